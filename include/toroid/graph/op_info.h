@@ -1,0 +1,38 @@
+// What the graph layer needs to know about operators: which arguments a call mutates, and
+// whether it is deterministic. Until operator schemas exist (ops layer), a default provider
+// infers this from the overload name; the ops layer installs a schema-backed provider, and
+// also a per-call checker that the verifier runs on every call node.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace toroid {
+
+class Node;
+struct Diagnostics;
+
+class OpInfoProvider {
+ public:
+  virtual ~OpInfoProvider() = default;
+  // Indices (into node.args()) of the arguments the call writes to. In-place ops ("add_"),
+  // out= overloads and copy_ mutate their first argument (and out kwargs).
+  virtual std::vector<size_t> mutated_args(const Node& call) const;
+  // True if the call writes any input or has another effect (so DCE must keep it).
+  virtual bool has_side_effects(const Node& call) const;
+  // Random ops are not deterministic: CSE must not merge two of them.
+  virtual bool is_deterministic(const Node& call) const;
+  // Checks a call against its schema; reports problems to `diags`. Default: nothing.
+  virtual void check_call(const Node& call, Diagnostics& diags) const;
+};
+
+// The provider in use (a default name-based one until another is installed).
+const OpInfoProvider& op_info();
+void set_op_info(std::unique_ptr<OpInfoProvider> provider);
+
+// Name helpers: "aten.add_.Tensor" -> base "add_", overload "Tensor".
+std::string op_base_name(const std::string& target);
+std::string op_overload_name(const std::string& target);
+
+}  // namespace toroid

@@ -1,0 +1,49 @@
+#include "toroid/support/file.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "toroid/support/error.h"
+
+namespace toroid {
+
+std::string read_file(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream buf;
+    buf << std::cin.rdbuf();
+    return buf.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) user_error("cannot open '" + path + "': " + std::strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) user_error("cannot read '" + path + "'");
+  return data;
+}
+
+void write_file_atomic(const std::string& path, const std::string& contents) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) user_error("cannot write '" + tmp + "': " + std::strerror(errno));
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      user_error("cannot write '" + tmp + "'");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    user_error("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
+  }
+}
+
+}  // namespace toroid
