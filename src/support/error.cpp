@@ -16,11 +16,15 @@ UserError::UserError(std::string message, SourceLoc loc)
       message_(std::move(message)),
       loc_(std::move(loc)) {}
 
+UserError::UserError(Preformatted, std::string text) : std::runtime_error(text), message_(std::move(text)) {}
+
 InternalError::InternalError(std::string message, const char* file, int line)
     : std::logic_error("internal error: " + message + " (at " + file + ":" + std::to_string(line) +
                        ")") {}
 
 void user_error(std::string message, SourceLoc loc) { throw UserError(std::move(message), std::move(loc)); }
+
+void user_error_preformatted(std::string text) { throw UserError(UserError::Preformatted{}, std::move(text)); }
 
 void internal_error(std::string message, const char* file, int line) {
   throw InternalError(std::move(message), file, line);

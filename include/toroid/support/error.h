@@ -20,6 +20,9 @@ struct SourceLoc {
 class UserError : public std::runtime_error {
  public:
   UserError(std::string message, SourceLoc loc = {});
+  // For errors already formatted as diagnostic lines (several located problems at once).
+  struct Preformatted {};
+  UserError(Preformatted, std::string text);
   const std::string& message() const { return message_; }
   const SourceLoc& loc() const { return loc_; }
 
@@ -34,6 +37,8 @@ class InternalError : public std::logic_error {
 };
 
 [[noreturn]] void user_error(std::string message, SourceLoc loc = {});
+// Throws a UserError whose what() is `text` as given ("file:line:col: error: ..." lines).
+[[noreturn]] void user_error_preformatted(std::string text);
 [[noreturn]] void internal_error(std::string message, const char* file, int line);
 
 // Formats "file:line:col: error: message", the form every tool prints.
