@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test: a clang build (warnings are errors), the g++ build's unit and lit tests, then the
+# same tests under AddressSanitizer + UndefinedBehaviorSanitizer. ctest prints the counts.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${TOROID_JOBS:-$(nproc)}
+"$root/scripts/setup.sh"
+
+echo "== build (clang++ 14, -Werror)"
+"$root/scripts/build.sh" "$root/build-clang" -DCMAKE_CXX_COMPILER=clang++ -DTOROID_TESTS=OFF
+
+echo "== build and test (g++ 12, RelWithDebInfo)"
+"$root/scripts/build.sh" "$root/build"
+ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+
+echo "== build and test (g++ 12, ASan + UBSan)"
+"$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DTOROID_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"

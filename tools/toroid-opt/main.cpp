@@ -1,0 +1,129 @@
+// toroid-opt: read a .tir graph, run passes over it, print the result.
+//
+//   toroid-opt FILE [--passes=dce,cse] [--print-after-all] [--verify-each] [--no-verify] [-o OUT]
+//
+// Exit status: 0 on success, 1 on bad input (parse or verification errors, printed as
+// "file:line:col: error: message"), 2 on bad command-line usage, 3 on an internal error.
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "toroid/graph/graph.h"
+#include "toroid/graph/text.h"
+#include "toroid/graph/verify.h"
+#include "toroid/passes/pass_manager.h"
+#include "toroid/support/error.h"
+#include "toroid/support/file.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: toroid-opt FILE [options]\n"
+    "\n"
+    "Reads a .tir graph (FILE '-' reads standard input), runs passes, prints the graph.\n"
+    "\n"
+    "options:\n"
+    "  --passes=P1,P2     passes to run, in order (see --list-passes)\n"
+    "  --verify-each      verify before the first pass and after every pass, including the\n"
+    "                     check that no pass creates new aliasing of graph outputs\n"
+    "  --no-verify        do not verify the parsed graph or the result\n"
+    "  --print-after-all  print the graph to stderr after every pass\n"
+    "  -o OUT             write the result to OUT instead of standard output\n"
+    "  --list-passes      list the passes and exit\n"
+    "  -h, --help         show this help\n";
+
+struct Options {
+  std::string input;
+  std::string output;
+  std::string passes;
+  bool verify_each = false;
+  bool verify = true;
+  bool print_after_all = false;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "toroid-opt: error: " << message << "\n" << kUsage;
+  std::exit(2);
+}
+
+Options parse_command_line(int argc, char** argv) {
+  Options o;
+  bool have_input = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--list-passes") {
+      for (const toroid::PassInfo& p : toroid::registered_passes())
+        std::cout << p.name << "\t" << p.summary << "\n";
+      std::exit(0);
+    } else if (arg.rfind("--passes=", 0) == 0) {
+      o.passes = arg.substr(std::strlen("--passes="));
+    } else if (arg == "--passes") {
+      if (i + 1 >= argc) usage_error("--passes needs a value");
+      o.passes = argv[++i];
+    } else if (arg == "--verify-each") {
+      o.verify_each = true;
+    } else if (arg == "--no-verify") {
+      o.verify = false;
+    } else if (arg == "--print-after-all") {
+      o.print_after_all = true;
+    } else if (arg == "-o") {
+      if (i + 1 >= argc) usage_error("-o needs a file name");
+      o.output = argv[++i];
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      usage_error("unknown option '" + arg + "'");
+    } else {
+      if (have_input) usage_error("more than one input file ('" + o.input + "' and '" + arg + "')");
+      o.input = arg;
+      have_input = true;
+    }
+  }
+  if (!have_input) usage_error("no input file (use '-' for standard input)");
+  return o;
+}
+
+int run(const Options& o) {
+  std::string text = toroid::read_file(o.input);
+  std::string name = o.input == "-" ? "<stdin>" : o.input;
+  std::unique_ptr<toroid::Graph> graph = toroid::parse_graph(text, name);
+  std::vector<const toroid::PassInfo*> passes = toroid::parse_pass_list(o.passes);
+
+  if (o.verify && !o.verify_each) toroid::verify_or_throw(*graph);
+  toroid::PassManagerOptions pm;
+  pm.verify_each = o.verify_each;
+  pm.print_after_all = o.print_after_all;
+  toroid::run_passes(*graph, passes, pm);
+  if (o.verify && !o.verify_each && !passes.empty()) toroid::verify_or_throw(*graph, "after the passes");
+
+  std::string printed = toroid::print_graph(*graph);
+  if (o.output.empty()) {
+    std::cout << printed;
+    std::cout.flush();
+  } else {
+    toroid::write_file_atomic(o.output, printed);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_command_line(argc, argv);
+  try {
+    return run(options);
+  } catch (const toroid::UserError& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const toroid::InternalError& e) {
+    std::cerr << "toroid-opt: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "toroid-opt: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}
