@@ -14,6 +14,7 @@
 #include "toroid/graph/graph.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
+#include "toroid/ops/registry.h"
 #include "toroid/passes/pass_manager.h"
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
@@ -88,6 +89,7 @@ Options parse_command_line(int argc, char** argv) {
 }
 
 int run(const Options& o) {
+  toroid::ops::install_schema_op_info();
   std::string text = toroid::read_file(o.input);
   std::string name = o.input == "-" ? "<stdin>" : o.input;
   std::unique_ptr<toroid::Graph> graph = toroid::parse_graph(text, name);

@@ -1,0 +1,48 @@
+// The operator registry: every overload toroid knows, built from its ATen schema string.
+// The 193 Core ATen overloads come from data/core_aten_ops.tsv (src/ops/core_schemas.inc);
+// common non-core overloads from src/ops/extra_schemas.inc.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "toroid/graph/op_info.h"
+#include "toroid/ops/schema.h"
+
+namespace toroid::ops {
+
+struct OpEntry {
+  std::string name;  // "aten.add.Tensor"
+  OpSchema schema;
+  // For core ops, how Inductor treats it: "decomposed", "lowered" or "fallback"; "extra" for
+  // the non-core overloads.
+  std::string treatment;
+  bool core = false;
+};
+
+class OpRegistry {
+ public:
+  // The registry of every known overload (built once, thread-safe).
+  static const OpRegistry& global();
+  const OpEntry* find(std::string_view qualified_name) const;  // "aten.add.Tensor"
+  std::span<const OpEntry> entries() const { return entries_; }
+
+ private:
+  OpRegistry();
+  std::vector<OpEntry> entries_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// An OpInfoProvider backed by the schemas: mutation from alias annotations, and a check of
+// every call's arguments and results against its schema (run by the verifier). Operators of
+// the aten and prims namespaces must be registered; other namespaces (higher_order, user
+// kernels) are left to their own checks.
+std::unique_ptr<OpInfoProvider> make_schema_op_info();
+// Installs it as toroid::op_info().
+void install_schema_op_info();
+
+}  // namespace toroid::ops
