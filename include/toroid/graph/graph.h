@@ -84,6 +84,10 @@ class Argument {
   std::variant<std::monostate, SymExpr, std::string, DType, Device, Layout, MemoryFormat, Value*, List> data_;
 };
 
+// "%x" (or "%<unnamed>"), and an argument as text ("[%x, 2]", "torch.float32"), for messages.
+std::string describe_value(const Value* v);
+std::string describe_argument(const Argument& a);
+
 struct Kwarg {
   std::string name;
   Argument value;
@@ -100,6 +104,7 @@ class Value {
   const TensorMeta& meta() const;  // tensors only (InternalError otherwise)
   TensorMeta& meta();
   void set_meta(TensorMeta meta);
+  bool has_meta() const { return meta_.has_value(); }
   // For scalar values: the symbolic value when known (an expression such as s0, or a fresh
   // unbacked symbol u0 for item()); null when unknown.
   SymExpr scalar_value() const { return scalar_value_; }
@@ -202,6 +207,7 @@ class Node {
   Node(Graph* graph, NodeKind kind, std::string target);
   void add_uses();
   void drop_uses();
+  void use_argument(const Argument& a, bool add);
 
   Graph* graph_;
   NodeKind kind_;
@@ -237,10 +243,14 @@ class Graph {
 
   // Storages (owned by the root graph).
   Storage* new_storage();
+  // Every storage of the root graph, in creation order.
+  std::vector<const Storage*> storages() const;
 
   // Iteration in order.
   class NodeRange;
   NodeRange nodes() const;
+  // A snapshot of the nodes in order (safe to iterate while erasing or inserting).
+  std::vector<Node*> node_list() const;
   size_t size() const { return nodes_.size(); }
   Node* front() const;
   Node* back() const;
@@ -256,7 +266,8 @@ class Graph {
 
   Node* create_node(NodeKind kind, std::string target, std::vector<Argument> args,
                     std::vector<Kwarg> kwargs, std::vector<ResultSpec> results);
-  // Convenience forms.
+  // Convenience forms. Inputs go after the leading run of Input nodes, params after the leading
+  // run of Input and Param nodes, whatever the insertion point.
   Value* add_input(std::string name, TensorMeta meta);  // appended after the last input
   Value* add_scalar_input(std::string name, ValueType type, SymExpr value = {});
   Value* add_param(std::string qualified_name, TensorMeta meta, std::string value_name = {});
@@ -296,8 +307,14 @@ class Graph {
 
  private:
   friend class Node;
+  using NodeIt = std::list<std::unique_ptr<Node>>::iterator;
   explicit Graph(Node* parent);  // a subgraph
   void renumber() const;
+  NodeIt default_position(NodeKind kind);
+  NodeIt leading_position(bool include_params);
+  Node* insert_node(std::unique_ptr<Node> node, NodeIt pos);
+  void assign_order(Node* n);
+  void check_owned(const Node* n, const char* what) const;
 
   std::string name_ = "main";
   bool functional_ = false;

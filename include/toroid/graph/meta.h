@@ -35,7 +35,8 @@ struct TensorMeta {
   bool same_layout(const TensorMeta& o) const;
 };
 
-// Row-major strides: stride[i] = prod(sizes[i+1:]).
+// Row-major strides: stride[i] = prod(sizes[i+1:]), except that a size that is the constant 0
+// counts as 1 in the product, as in PyTorch (a [2, 0, 3] tensor has strides [3, 3, 1]).
 std::vector<SymExpr> contiguous_strides(const std::vector<SymExpr>& sizes);
 
 }  // namespace toroid

@@ -16,10 +16,15 @@ struct Diagnostics;
 class OpInfoProvider {
  public:
   virtual ~OpInfoProvider() = default;
-  // Indices (into node.args()) of the arguments the call writes to. In-place ops ("add_"),
-  // out= overloads and copy_ mutate their first argument (and out kwargs).
+  // Indices (into node.args()) of the arguments the call writes to. In-place ops ("add_",
+  // "__iand__") and copy_ mutate their first argument. out= overloads (overload "out", "out*" or
+  // "*_out") write their out keyword arguments instead: see mutated_kwargs.
   virtual std::vector<size_t> mutated_args(const Node& call) const;
-  // True if the call writes any input or has another effect (so DCE must keep it).
+  // Names of the keyword arguments the call writes to: for out= overloads, kwargs named "out"
+  // or "out" followed by digits ("out0", "out1").
+  virtual std::vector<std::string> mutated_kwargs(const Node& call) const;
+  // True if the call writes any input or has another effect (so DCE must keep it). The default
+  // also counts asserts, prints and sym_constrain_range*. Random ops are not side effects.
   virtual bool has_side_effects(const Node& call) const;
   // Random ops are not deterministic: CSE must not merge two of them.
   virtual bool is_deterministic(const Node& call) const;
@@ -31,7 +36,9 @@ class OpInfoProvider {
 const OpInfoProvider& op_info();
 void set_op_info(std::unique_ptr<OpInfoProvider> provider);
 
-// Name helpers: "aten.add_.Tensor" -> base "add_", overload "Tensor".
+// Name helpers: "aten.add_.Tensor" -> base "add_", overload "Tensor". With two parts
+// ("higher_order.cond") the base is the second and the overload is empty; with one part the
+// base is the whole name.
 std::string op_base_name(const std::string& target);
 std::string op_overload_name(const std::string& target);
 
