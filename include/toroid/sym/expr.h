@@ -153,6 +153,8 @@ inline Expr operator+(Expr a, int64_t b) { return add(a, Expr::integer(b)); }
 inline Expr operator-(Expr a, int64_t b) { return sub(a, Expr::integer(b)); }
 inline Expr operator*(Expr a, int64_t b) { return mul(a, Expr::integer(b)); }
 inline Expr operator*(int64_t a, Expr b) { return mul(Expr::integer(a), b); }
+inline Expr floordiv(Expr a, int64_t b) { return floordiv(a, Expr::integer(b)); }
+inline Expr mod(Expr a, int64_t b) { return mod(a, Expr::integer(b)); }
 
 // Python floor semantics on int64 values. Return nullopt on division by zero or overflow.
 std::optional<int64_t> py_floordiv(int64_t a, int64_t b);
