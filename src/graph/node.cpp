@@ -23,7 +23,9 @@ std::string quote(const std::string& s) {
   return out + "\"";
 }
 
-void describe_argument(const Argument& a, std::string& out) {
+using LiveFn = std::function<bool(const Value*)>;
+
+void describe_argument(const Argument& a, std::string& out, const LiveFn* live = nullptr) {
   switch (a.kind()) {
     case Argument::Kind::None:
       out += "None";
@@ -47,7 +49,7 @@ void describe_argument(const Argument& a, std::string& out) {
       out += memory_format_torch_name(a.memory_format());
       break;
     case Argument::Kind::Value:
-      out += describe_value(a.value());
+      out += live != nullptr && !(*live)(a.value()) ? std::string("%<dead>") : describe_value(a.value());
       break;
     case Argument::Kind::List: {
       out += "[";
@@ -55,7 +57,7 @@ void describe_argument(const Argument& a, std::string& out) {
       for (const Argument& e : a.list()) {
         if (!first) out += ", ";
         first = false;
-        describe_argument(e, out);
+        describe_argument(e, out, live);
       }
       out += "]";
       break;
@@ -270,7 +272,10 @@ Node* Node::prev() const {
   return std::prev(self_)->get();
 }
 
-std::string Node::describe() const {
+std::string Node::describe() const { return describe(LiveFn()); }
+
+std::string Node::describe(const std::function<bool(const Value*)>& live_fn) const {
+  const LiveFn* live = live_fn ? &live_fn : nullptr;
   constexpr size_t kMaxArgsText = 160;  // keep error messages one readable line
   std::string out;
   if (kind_ != NodeKind::Output && !results_.empty()) {
@@ -302,13 +307,13 @@ std::string Node::describe() const {
   for (const Argument& a : args_) {
     if (!first) args += ", ";
     first = false;
-    describe_argument(a, args);
+    describe_argument(a, args, live);
   }
   for (const Kwarg& k : kwargs_) {
     if (!first) args += ", ";
     first = false;
     args += k.name + "=";
-    describe_argument(k.value, args);
+    describe_argument(k.value, args, live);
   }
   if (args.size() > kMaxArgsText) args = args.substr(0, kMaxArgsText) + "...";
   if (kind_ == NodeKind::Output) return args.empty() ? out : out + " " + args;

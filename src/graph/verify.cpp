@@ -131,6 +131,7 @@ class Verifier {
  public:
   Verifier(const Graph& g, Diagnostics& d) : d_(d) {
     collect(*g.root());
+    find_broken();
     for (const Storage* s : g.storages()) storages_.insert(s);
   }
 
@@ -140,14 +141,19 @@ class Verifier {
     for (Node* n : g.nodes()) {
       check_node_shape(*n);
       check_uses(g, *n, defined);
+      if (broken_.contains(n)) {
+        // It names a destroyed value: anything else could touch it.
+        for (Value* r : n->results()) defined.insert(r);
+        continue;
+      }
       for (Value* r : n->results()) check_value(*n, r);
       if (n->is_call()) op_info().check_call(*n, d_);
       for (const NamedSubgraph& s : n->subgraphs()) {
         if (s.graph == nullptr) {
-          d_.error(n, "subgraph " + s.name + " of " + n->target() + " is null");
+          err(n, "subgraph " + s.name + " of " + n->target() + " is null");
           continue;
         }
-        if (s.graph->parent_node() != n) d_.error(n, "subgraph " + s.name + " does not name " + n->target() + " as its owner");
+        if (s.graph->parent_node() != n) err(n, "subgraph " + s.name + " does not name " + n->target() + " as its owner");
         verify_graph(*s.graph, functional || s.graph->functional());
       }
       if (n->is_call()) {
@@ -160,6 +166,36 @@ class Verifier {
   }
 
  private:
+  // Like Diagnostics::error, but safe for nodes whose arguments dangle.
+  void err(const Node* n, std::string message) {
+    if (n == nullptr || !broken_.contains(n)) {
+      d_.error(n, std::move(message));
+      return;
+    }
+    Diagnostic d;
+    if (n->loc().known()) {
+      d.loc = n->loc();
+    } else {
+      d.loc = graph_loc(*n->graph());
+      message += "; in: " + safe_describe(n);
+    }
+    d.message = std::move(message);
+    d_.items.push_back(std::move(d));
+  }
+
+  std::string safe_describe(const Node* n) const {
+    if (!broken_.contains(n)) return n->describe();
+    return n->describe([this](const Value* v) { return values_.contains(v); });
+  }
+
+  void find_broken() {
+    for (const Node* n : nodes_) {
+      for (Value* v : n->inputs()) {
+        if (v != nullptr && !values_.contains(v)) broken_.insert(n);
+      }
+    }
+  }
+
   void collect(const Graph& g) {
     for (Node* n : g.nodes()) {
       nodes_.insert(n);
@@ -175,12 +211,12 @@ class Verifier {
     for (Node* n : g.nodes()) {
       if (n->kind() != NodeKind::Output) continue;
       if (first_output == nullptr) first_output = n;
-      else d_.error(n, "graph " + graph_path(g) + " has more than one output node");
+      else err(n, "graph " + graph_path(g) + " has more than one output node");
     }
     if (first_output == nullptr) {
       d_.error(g, "graph " + graph_path(g) + " has no output node");
     } else if (first_output->next() != nullptr && first_output->next()->kind() != NodeKind::Output) {
-      d_.error(first_output->next(), "node after the output node of graph " + graph_path(g) +
+      err(first_output->next(), "node after the output node of graph " + graph_path(g) +
                                          " (the output must be last)");
     }
   }
@@ -191,26 +227,26 @@ class Verifier {
       case NodeKind::Param:
       case NodeKind::Constant:
         if (!n.args().empty() || !n.kwargs().empty()) {
-          d_.error(&n, std::string(node_kind_name(n.kind())) + " node must have no arguments");
+          err(&n, std::string(node_kind_name(n.kind())) + " node must have no arguments");
         }
         if (n.num_results() != 1) {
-          d_.error(&n, std::string(node_kind_name(n.kind())) + " node must have exactly one result, has " +
+          err(&n, std::string(node_kind_name(n.kind())) + " node must have exactly one result, has " +
                            std::to_string(n.num_results()));
         } else if (n.kind() == NodeKind::Param && !n.result()->is_tensor()) {
-          d_.error(&n, "param " + describe_value(n.result()) + " must be a tensor");
+          err(&n, "param " + describe_value(n.result()) + " must be a tensor");
         }
         if (n.kind() == NodeKind::Constant) check_constant_data(n);
         break;
       case NodeKind::Call:
-        if (n.target().empty()) d_.error(&n, "call node has no operator name");
+        if (n.target().empty()) err(&n, "call node has no operator name");
         break;
       case NodeKind::Output:
-        if (n.num_results() != 0) d_.error(&n, "output node must have no results");
-        if (!n.kwargs().empty()) d_.error(&n, "output node must have no keyword arguments");
+        if (n.num_results() != 0) err(&n, "output node must have no results");
+        if (!n.kwargs().empty()) err(&n, "output node must have no keyword arguments");
         break;
     }
     if (n.kind() != NodeKind::Call && !n.subgraphs().empty()) {
-      d_.error(&n, std::string(node_kind_name(n.kind())) + " node must not own subgraphs");
+      err(&n, std::string(node_kind_name(n.kind())) + " node must not own subgraphs");
     }
   }
 
@@ -226,7 +262,7 @@ class Verifier {
     }
     auto expected = static_cast<uint64_t>(numel) * static_cast<uint64_t>(dtype_size(m.dtype));
     if (n.constant_data().size() != expected) {
-      d_.error(&n, "constant " + describe_value(n.result()) + " has " + std::to_string(n.constant_data().size()) +
+      err(&n, "constant " + describe_value(n.result()) + " has " + std::to_string(n.constant_data().size()) +
                        " bytes of data, expected " + std::to_string(expected) + " for " + type_text(n.result()));
     }
   }
@@ -235,36 +271,38 @@ class Verifier {
     std::unordered_map<const Value*, size_t> counts;
     for (Value* v : n.inputs()) {
       if (v == nullptr) {
-        d_.error(&n, "argument is a null value");
+        err(&n, "argument is a null value");
         continue;
       }
       if (!values_.contains(v)) {
         // Never dereference it: the node that defined it is gone.
-        d_.error(&n, "uses a value that is not defined by any live node (was its node erased?)");
+        err(&n, "uses a value that is not defined by any live node (was its node erased?)");
         continue;
       }
       ++counts[v];
       if (defined.contains(v)) continue;
       if (v->node()->graph() == &g) {
-        d_.error(&n, "value " + describe_value(v) + " is used before it is defined");
+        err(&n, "value " + describe_value(v) + " is used before it is defined");
       } else {
-        d_.error(&n, "value " + describe_value(v) + " of graph " + graph_path(*v->node()->graph()) +
+        err(&n, "value " + describe_value(v) + " of graph " + graph_path(*v->node()->graph()) +
                          " is used in graph " + graph_path(g) + " (subgraphs are closed)");
       }
     }
     for (const auto& [v, count] : counts) {
       size_t listed = static_cast<size_t>(std::count(v->users().begin(), v->users().end(), &n));
       if (listed != count) {
-        d_.error(&n, "use list of " + describe_value(v) + " is out of date: it lists this node " +
+        err(&n, "use list of " + describe_value(v) + " is out of date: it lists this node " +
                          std::to_string(listed) + " time(s), the node uses it " + std::to_string(count));
       }
     }
     for (Value* r : n.results()) {
       for (Node* u : r->users()) {
         if (!nodes_.contains(u)) {
-          d_.error(&n, "use list of " + describe_value(r) + " names a node that no longer exists");
+          err(&n, "use list of " + describe_value(r) + " names a node that no longer exists");
+        } else if (broken_.contains(u)) {
+          continue;
         } else if (std::vector<Value*> uses = u->inputs(); std::find(uses.begin(), uses.end(), r) == uses.end()) {
-          d_.error(&n, "use list of " + describe_value(r) + " names " + u->describe() + ", which does not use it");
+          err(&n, "use list of " + describe_value(r) + " names " + u->describe() + ", which does not use it");
         }
       }
     }
@@ -272,45 +310,45 @@ class Verifier {
 
   void check_value(const Node& n, const Value* v) {
     if (v->node() != &n || n.result(v->index()) != v) {
-      d_.error(&n, "result " + describe_value(v) + " does not point back to its node");
+      err(&n, "result " + describe_value(v) + " does not point back to its node");
     }
     std::string what = describe_value(v);
     if (!v->is_tensor()) {
-      if (v->has_meta()) d_.error(&n, std::string(value_type_name(v->type())) + " value " + what + " has a tensor meta");
+      if (v->has_meta()) err(&n, std::string(value_type_name(v->type())) + " value " + what + " has a tensor meta");
       SymExpr e = v->scalar_value();
       if (!e.is_null()) {
         bool ok = (v->type() == ValueType::Int && e.is_int()) || (v->type() == ValueType::Float && e.is_float()) ||
                   (v->type() == ValueType::Bool && e.is_bool());
         if (!ok) {
-          d_.error(&n, std::string(value_type_name(v->type())) + " value " + what + " has a value of another type (" +
+          err(&n, std::string(value_type_name(v->type())) + " value " + what + " has a value of another type (" +
                            e.str() + ")");
         }
       }
       return;
     }
     if (!v->has_meta()) {
-      d_.error(&n, "tensor value " + what + " has no meta");
+      err(&n, "tensor value " + what + " has no meta");
       return;
     }
     const TensorMeta& m = v->meta();
     if (m.sizes.size() != m.strides.size()) {
-      d_.error(&n, "tensor value " + what + " has " + plural(m.sizes.size(), "size") + " but " +
+      err(&n, "tensor value " + what + " has " + plural(m.sizes.size(), "size") + " but " +
                        plural(m.strides.size(), "stride"));
     }
     auto check_exprs = [&](const std::vector<SymExpr>& es, const char* kind) {
       for (size_t i = 0; i < es.size(); ++i) {
         if (es[i].is_null() || !es[i].is_int()) {
-          d_.error(&n, std::string(kind) + " " + std::to_string(i) + " of " + what + " is not an integer expression");
+          err(&n, std::string(kind) + " " + std::to_string(i) + " of " + what + " is not an integer expression");
         }
       }
     };
     check_exprs(m.sizes, "size");
     check_exprs(m.strides, "stride");
-    if (m.offset.is_null() || !m.offset.is_int()) d_.error(&n, "storage offset of " + what + " is not an integer expression");
+    if (m.offset.is_null() || !m.offset.is_int()) err(&n, "storage offset of " + what + " is not an integer expression");
     if (m.storage == nullptr) {
-      d_.error(&n, "tensor value " + what + " has no storage");
+      err(&n, "tensor value " + what + " has no storage");
     } else if (!storages_.contains(m.storage)) {
-      d_.error(&n, "tensor value " + what + " has a storage that its root graph does not own");
+      err(&n, "tensor value " + what + " has a storage that its root graph does not own");
     }
   }
 
@@ -332,7 +370,7 @@ class Verifier {
     }
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node* n = nodes[i];
-      if (!n->is_call()) continue;
+      if (!n->is_call() || broken_.contains(n)) continue;
       if (root && n->target() == kCopyInto && !n->args().empty()) {
         const Argument& dst = n->args()[0];
         bool into_input = dst.is_value() && dst.value() != nullptr && values_.contains(dst.value()) &&
@@ -340,22 +378,22 @@ class Verifier {
                           (dst.value()->node()->kind() == NodeKind::Input ||
                            dst.value()->node()->kind() == NodeKind::Param);
         if (!into_input) {
-          d_.error(n, "graph marked functional mutates " + describe_argument(dst) + " in " + n->target() +
+          err(n, "graph marked functional mutates " + describe_argument(dst) + " in " + n->target() +
                           " (only a trailing copy_ into a graph input is allowed)");
         } else if (any_body && i < last_body) {
-          d_.error(n, "copy_ into graph input " + describe_argument(dst) +
-                          " must be in the trailing epilogue, but " + nodes[last_body]->describe() + " follows it");
+          err(n, "copy_ into graph input " + describe_argument(dst) +
+                          " must be in the trailing epilogue, but " + safe_describe(nodes[last_body]) + " follows it");
         }
         continue;
       }
       for (size_t a : op_info().mutated_args(*n)) {
         if (a < n->args().size()) {
-          d_.error(n, "graph marked functional mutates " + describe_argument(n->args()[a]) + " in " + n->target());
+          err(n, "graph marked functional mutates " + describe_argument(n->args()[a]) + " in " + n->target());
         }
       }
       for (const std::string& k : op_info().mutated_kwargs(*n)) {
         const Argument* v = n->kwarg(k);
-        d_.error(n, "graph marked functional mutates " + (v ? describe_argument(*v) : k) + " in " + n->target() +
+        err(n, "graph marked functional mutates " + (v ? describe_argument(*v) : k) + " in " + n->target() +
                         " (" + k + "=)");
       }
     }
@@ -365,6 +403,7 @@ class Verifier {
   std::unordered_set<const Node*> nodes_;
   std::unordered_set<const Value*> values_;
   std::unordered_set<const Storage*> storages_;
+  std::unordered_set<const Node*> broken_;  // nodes with an argument that is not a live value
 };
 
 // Flattened output arguments (lists expanded), by position.

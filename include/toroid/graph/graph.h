@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
@@ -201,6 +202,9 @@ class Node {
 
   // "%y = aten.relu.default(...)" style one-line description, for error messages.
   std::string describe() const;
+  // The same, but values for which `live` is false print as "%<dead>" and are not looked at (the
+  // verifier describes nodes whose arguments may dangle).
+  std::string describe(const std::function<bool(const Value*)>& live) const;
 
  private:
   friend class Graph;
