@@ -253,7 +253,6 @@ class Verifier {
   void check_constant_data(const Node& n) {
     if (n.num_results() != 1 || !n.result()->is_tensor() || !n.result()->has_meta()) return;
     const TensorMeta& m = n.result()->meta();
-    if (m.sizes.empty() && n.constant_data().empty()) return;
     int64_t numel = 1;
     for (const SymExpr& s : m.sizes) {
       std::optional<int64_t> v = s.is_null() ? std::nullopt : s.as_int();

@@ -143,6 +143,58 @@ TEST(GraphVerify, InputNodesTakeNoArguments) {
   EXPECT_DIAG(s.g, "input node must have no arguments");
 }
 
+TEST(GraphVerify, NodeShapes) {
+  {
+    Simple s;
+    s.g.create_node(NodeKind::Param, "p", {}, {}, {ResultSpec::tensor(meta(s.g, dims({4})), "w")});
+    s.g.create_node(NodeKind::Constant, "", {}, {}, {ResultSpec::scalar(ValueType::Int, SymExpr::integer(1), "c")});
+    EXPECT_CLEAN(s.g);
+  }
+  {
+    Simple s;
+    s.g.create_node(NodeKind::Param, "p", {}, {}, {ResultSpec::scalar(ValueType::Int, {}, "w")});
+    EXPECT_DIAG(s.g, "param %w must be a tensor");
+  }
+  {
+    Simple s;
+    s.g.create_node(NodeKind::Constant, "", {Argument::integer(1)}, {}, {ResultSpec::scalar(ValueType::Int, {}, "c")});
+    EXPECT_DIAG(s.g, "constant node must have no arguments");
+  }
+  {
+    Simple s;
+    s.g.create_node(NodeKind::Input, "", {}, {}, {});
+    EXPECT_DIAG(s.g, "input node must have exactly one result, has 0");
+  }
+  {
+    Simple s;
+    s.r->set_target("");
+    EXPECT_DIAG(s.g, "call node has no operator name");
+  }
+  {
+    Simple s;
+    s.x->node()->add_subgraph("body")->set_output({});
+    EXPECT_DIAG(s.g, "input node must not own subgraphs");
+  }
+  {
+    Graph g;
+    Value* x = g.add_input("x", meta(g, dims({4})));
+    g.create_node(NodeKind::Output, "", {Argument(x)}, {Kwarg{"k", Argument(x)}},
+                  {ResultSpec::tensor(meta(g, dims({4})), "o")});
+    EXPECT_DIAG(g, "output node must have no results");
+    EXPECT_DIAG(g, "output node must have no keyword arguments");
+  }
+}
+
+TEST(GraphVerify, MetaExpressionTypes) {
+  Simple s;
+  s.r->result()->meta().sizes[0] = SymExpr::floating(4.0);
+  s.r->result()->meta().strides[0] = SymExpr();
+  s.r->result()->meta().offset = SymExpr::boolean(false);
+  EXPECT_DIAG(s.g, "size 0 of %r is not an integer expression");
+  EXPECT_DIAG(s.g, "stride 0 of %r is not an integer expression");
+  EXPECT_DIAG(s.g, "storage offset of %r is not an integer expression");
+}
+
 TEST(GraphVerify, TensorMetas) {
   {
     Simple s;
@@ -210,6 +262,18 @@ TEST(GraphVerify, CondSignature) {
   bad_output.f->set_output({Argument(a), Argument(a)});
   EXPECT_DIAG(bad_output.g, "subgraph false_branch returns 2 values but higher_order.cond has 1 result");
 
+  Cond const_operand;
+  const_operand.cond->set_args({Argument(const_operand.p), Argument::integer(3)});
+  EXPECT_DIAG(const_operand.g, "operand 1 of higher_order.cond must be a value or a list of values, got 3");
+
+  Cond list_operand;  // operands may come as a list
+  list_operand.cond->set_args({Argument(list_operand.p), Argument(Argument::List{Argument(list_operand.x)})});
+  EXPECT_CLEAN(list_operand.g);
+
+  Cond wrong_result;
+  wrong_result.cond->result()->meta().dtype = DType::Int32;
+  EXPECT_DIAG(wrong_result.g, "output 0 of subgraph true_branch is f32[4] but result 0 of higher_order.cond (%r) is i32[4]");
+
   Graph g;
   Value* p = g.add_scalar_input("p", ValueType::Bool);
   Node* c = call(g, "higher_order.cond", {Argument(p)}, "r");
@@ -250,6 +314,11 @@ TEST(GraphVerify, WhileLoopSignature) {
                         {ResultSpec::scalar(ValueType::Int, {}, "k")});
   c->set_output({Argument(i->result())});
   EXPECT_DIAG(good, "subgraph cond_fn of higher_order.while_loop must return one bool scalar or tensor");
+  c->set_output({Argument(t->result())});
+  EXPECT_CLEAN(good);
+  w->result()->meta().dtype = DType::Int64;
+  EXPECT_DIAG(good, "result 0 of higher_order.while_loop (%w) is i64[4] but carried operand 0 (%x) is f32[4]");
+  EXPECT_DIAG(good, "output 0 of subgraph body_fn is f32[4] but result 0 of higher_order.while_loop (%w) is i64[4]");
 }
 
 TEST(GraphVerify, RegisteredSubgraphChecker) {
