@@ -47,7 +47,8 @@ using FactsFn = std::function<SymbolFacts(Expr symbol)>;
 ValueRange bound(Expr e, const FactsFn& facts);
 
 // The largest d >= 1 known to divide e for every value of its symbols (1 if nothing is known;
-// 0 is never returned). Uses constant coefficients and symbol divisors.
+// 0 is never returned; for an expression that is always 0, 2**62). Uses constant coefficients
+// and symbol divisors.
 int64_t known_divisor(Expr e, const FactsFn& facts);
 
 }  // namespace toroid::sym

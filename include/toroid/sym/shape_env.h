@@ -88,7 +88,8 @@ class ShapeEnv {
   // Evaluates `e` with `binding`; symbols the binding lacks are an error (nullopt).
   std::optional<Scalar> evaluate(Expr e, const Binding& binding) const;
   // Index of the first guard that is false (or cannot be evaluated) under `binding`; nullopt
-  // if all hold. Also checks that each bound symbol lies in its declared range.
+  // if all hold. Also checks that each bound symbol lies in its declared range and is a multiple
+  // of its divisor; a binding that fails that check returns guards().size().
   std::optional<size_t> first_failing_guard(const Binding& binding) const;
   bool guards_hold(const Binding& binding) const { return !first_failing_guard(binding); }
 
