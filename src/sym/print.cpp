@@ -5,6 +5,7 @@
 // factor or a divisor, for readability). Spacing: spaces around + - and comparisons, none
 // around * // % / **. Sums print their constant last and negative terms as subtraction:
 // "2*s0 + s1 - 3". The text parses back (through the builders) to the same expression.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -94,11 +95,24 @@ Printed render_add(Expr e) {
 }
 
 Printed render_mul(Expr e) {
-  auto ops = e.operands();
+  std::vector<Expr> ops(e.operands().begin(), e.operands().end());
   size_t start = 0;
   std::string s;
+  bool has_coeff = ops[0].is_constant() && ops.size() >= 2 && !ops[1].is_constant();
+  // The parser folds left to right, and a coefficient times a single sum distributes; so the
+  // factor right after the coefficient must not be a sum. Move a non-sum factor there, or, if
+  // every factor is a sum, write the coefficient last: "(s0 + 1)*(s1 + 1)*(-1)".
+  if (has_coeff && ops.size() >= 3 && ops[1].kind() == Kind::Add) {
+    auto it = std::find_if(ops.begin() + 2, ops.end(), [](Expr f) { return f.kind() != Kind::Add; });
+    if (it != ops.end()) {
+      std::rotate(ops.begin() + 1, it, it + 1);
+    } else {
+      std::rotate(ops.begin(), ops.begin() + 1, ops.end());
+      has_coeff = false;
+    }
+  }
   // A single leading constant is a coefficient: "2*s0", "-s0*s1", "-2.5*x".
-  if (ops[0].is_constant() && ops.size() >= 2 && !ops[1].is_constant()) {
+  if (has_coeff) {
     Expr c = ops[0];
     bool minus_one = (c.kind() == Kind::IntConst && c.int_value() == -1) ||
                      (c.kind() == Kind::FloatConst && c.float_value() == -1.0);
