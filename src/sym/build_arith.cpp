@@ -11,6 +11,7 @@
 // constants folded, but like terms are not collected.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "node.h"
 #include "toroid/support/error.h"
@@ -58,6 +59,30 @@ std::vector<int64_t> fold_ints(std::vector<int64_t> cs, int64_t identity, Op op)
   }
   out.push_back(acc);
   std::erase(out, identity);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The exact sum of int64 constants as canonical int64 pieces: one constant when it fits,
+// otherwise copies of INT64_MAX (or INT64_MIN) and a remainder, so that equal sums always give
+// the same pieces.
+std::vector<int64_t> fold_sum(const std::vector<int64_t>& cs) {
+  __extension__ typedef __int128 i128;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMinV = std::numeric_limits<int64_t>::min();
+  i128 total = 0;
+  for (int64_t c : cs) total += c;  // fewer than 2**63 terms: no i128 overflow
+  std::vector<int64_t> out;
+  while (total > kMax) {
+    out.push_back(kMax);
+    total -= kMax;
+  }
+  while (total < kMinV) {
+    out.push_back(kMinV);
+    total -= kMinV;
+  }
+  if (total != 0) out.push_back(static_cast<int64_t>(total));
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -194,7 +219,7 @@ Expr add(std::span<const Expr> terms) {
   for (const detail::Term& t : merged) {
     if (t.coeff != 0) ops.push_back(detail::make_term(t.coeff, t.mono));
   }
-  for (int64_t c : fold_ints(consts, 0, checked_add)) ops.push_back(Expr::integer(c));
+  for (int64_t c : fold_sum(consts)) ops.push_back(Expr::integer(c));
   if (ops.empty()) return Expr::integer(0);
   if (ops.size() == 1) return ops[0];
   return make_node(Kind::Add, Type::Int, std::move(ops));
