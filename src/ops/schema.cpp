@@ -23,7 +23,8 @@ constexpr BaseName kBaseNames[] = {
     {"MemoryFormat", SchemaType::Base::MemoryFormat}, {"Generator", SchemaType::Base::Generator},
     {"Dimname", SchemaType::Base::Dimname},       {"Storage", SchemaType::Base::Storage},
     {"Stream", SchemaType::Base::Stream},         {"complex", SchemaType::Base::Complex},
-    {"Any", SchemaType::Base::Any},
+    {"Any", SchemaType::Base::Any},               {"SymFloat", SchemaType::Base::SymFloat},
+    {"SymBool", SchemaType::Base::SymBool},
 };
 
 // Recursive-descent parser over one schema string.
@@ -60,7 +61,8 @@ class SchemaParser {
         expect(")");
       }
     } else {
-      SchemaArgument ret = argument(/*is_return=*/true);
+      SchemaArgument ret;
+      ret.type = type();  // a bare return has no name
       s.returns_list = ret.type.is_list;
       s.returns.push_back(std::move(ret));
     }
@@ -205,7 +207,22 @@ class SchemaParser {
       ++pos_;
       return Argument::string(std::move(s));
     }
-    if (c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) return number(t);
+    if (c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) {
+      size_t at = pos_;
+      Argument n = number(t);
+      // c10's MemoryFormat enum values, as some schemas write them.
+      if (t.base == SchemaType::Base::MemoryFormat) {
+        static constexpr MemoryFormat kByValue[] = {MemoryFormat::Contiguous, MemoryFormat::Preserve,
+                                                    MemoryFormat::ChannelsLast, MemoryFormat::ChannelsLast3d};
+        std::optional<int64_t> v = n.is_scalar() ? n.scalar().as_int() : std::nullopt;
+        if (!v || *v < 0 || *v > 3) {
+          pos_ = at;
+          fail("unknown MemoryFormat default");
+        }
+        return Argument(kByValue[*v]);
+      }
+      return n;
+    }
     std::string word = identifier("a default value");
     if (word == "None") return Argument::none();
     if (word == "True") return Argument::boolean(true);

@@ -43,11 +43,15 @@ bool matches_element(SchemaType::Base base, const Argument& a) {
   using B = SchemaType::Base;
   std::optional<ValueType> st = scalar_type(a);
   switch (base) {
-    case B::Tensor: return a.is_value() && a.value()->is_tensor();
+    // ATen wraps a Python number passed for a Tensor into a 0-dim tensor (aten.mul.Tensor(x, 0.5)
+    // is common in FX graphs), so scalars are accepted for Tensor arguments.
+    case B::Tensor: return (a.is_value() && a.value()->is_tensor()) || st.has_value();
     case B::Int:
     case B::SymInt: return st == ValueType::Int;
-    case B::Float: return st == ValueType::Float || st == ValueType::Int;
-    case B::Bool: return st == ValueType::Bool;
+    case B::Float:
+    case B::SymFloat: return st == ValueType::Float || st == ValueType::Int;
+    case B::Bool:
+    case B::SymBool: return st == ValueType::Bool;
     case B::Scalar: return st.has_value();
     case B::Str: return a.kind() == Argument::Kind::String;
     case B::ScalarType: return a.kind() == Argument::Kind::DType;
@@ -81,8 +85,10 @@ bool result_matches(const SchemaType& t, const Value* v) {
     case B::Tensor: return v->is_tensor();
     case B::Int:
     case B::SymInt: return v->type() == ValueType::Int;
-    case B::Float: return v->type() == ValueType::Float;
-    case B::Bool: return v->type() == ValueType::Bool;
+    case B::Float:
+    case B::SymFloat: return v->type() == ValueType::Float;
+    case B::Bool:
+    case B::SymBool: return v->type() == ValueType::Bool;
     case B::Scalar: return !v->is_tensor();
     default: return true;
   }

@@ -97,6 +97,10 @@ TEST(SchemaOpInfo, AcceptsWellFormedCalls) {
   Node* idx = g.add_call("aten.index.Tensor", {Argument(x), Argument(Argument::List{Argument(), Argument(x)})}, {},
                          {ResultSpec::tensor(meta_f32(g, {4, 4, 4}))});
   EXPECT_EQ(check(*idx), "");
+  // A Python number where ATen expects a Tensor is wrapped into a 0-dim tensor.
+  Node* scaled = g.add_call("aten.mul.Tensor", {Argument(x), Argument::floating(0.125)}, {},
+                            {ResultSpec::tensor(meta_f32(g, {4, 4}))});
+  EXPECT_EQ(check(*scaled), "");
 }
 
 TEST(SchemaOpInfo, ReportsArgumentProblems) {

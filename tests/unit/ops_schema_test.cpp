@@ -105,8 +105,8 @@ TEST(Schema, MalformedSchemasAreLocatedErrors) {
       {"aten::f(Tensor self -> Tensor", "<schema>:1:21: error: in schema 'aten::f(Tensor self -> Tensor': expected ')'"},
       {"aten::f(Tensr self) -> Tensor", "<schema>:1:9: error: in schema 'aten::f(Tensr self) -> Tensor': unknown type 'Tensr'"},
       {"aten::f(Tensor) -> Tensor", "<schema>:1:15: error: in schema 'aten::f(Tensor) -> Tensor': expected an argument name"},
-      {"aten::f(int x=--1) -> Tensor", "<schema>:1:15: error: in schema 'aten::f(int x=--1) -> Tensor': malformed integer '--1'"},
-      {"aten f(Tensor x) -> Tensor", "<schema>:1:5: error: in schema 'aten f(Tensor x) -> Tensor': expected '::'"},
+      {"aten::f(int x=--1) -> Tensor", "<schema>:1:15: error: in schema 'aten::f(int x=--1) -> Tensor': expected a number"},
+      {"aten f(Tensor x) -> Tensor", "<schema>:1:6: error: in schema 'aten f(Tensor x) -> Tensor': expected '::'"},
       {"aten::f(Tensor x) -> Tensor junk", "<schema>:1:29: error: in schema 'aten::f(Tensor x) -> Tensor junk': unexpected text after the return type"},
   };
   for (const Case& c : cases) {

@@ -17,7 +17,7 @@ namespace toroid::ops {
 struct SchemaType {
   enum class Base : uint8_t {
     Tensor, Int, SymInt, Float, Bool, Str, Scalar, ScalarType, Layout, Device, MemoryFormat,
-    Generator, Dimname, Storage, Stream, Complex, Any,
+    Generator, Dimname, Storage, Stream, Complex, Any, SymFloat, SymBool,
   };
   Base base = Base::Tensor;
   bool optional = false;               // T? (or T[]? for the list as a whole)
