@@ -1,8 +1,8 @@
 // Canonicalizing builders for comparisons and boolean connectives.
 //
 //  - Comparisons of constants fold; x == x, x <= x fold for ints and bools (not floats: nan).
-//  - Eq/Ne are symmetric: operands sorted so that the "larger" one comes first, which puts a
-//    constant on the right ("s0 == 4").
+//  - Eq/Ne are symmetric: a constant goes on the right ("s0 == 4"), otherwise the operands are
+//    in canonical order ("s0 == s1").
 //  - a > b is Lt(b, a) and a >= b is Le(b, a).
 //  - And/Or: flattened, constants absorbed, duplicates removed, sorted; x & Not(x) is false.
 //  - Not: folds constants, Not(Not(x)) -> x, flips Eq/Ne, and Not(a < b) -> b <= a for ints.
@@ -62,7 +62,11 @@ Expr compare_op(Kind k, Expr a, Expr b) {
     }
     if (a == b) return Expr::boolean(k == Kind::Eq || k == Kind::Le);
   }
-  if (symmetric && Expr::compare(a, b) < 0) std::swap(a, b);
+  if (symmetric) {
+    // Canonical order: a constant on the right, otherwise the canonical order.
+    bool swap = a.is_constant() != b.is_constant() ? a.is_constant() : Expr::compare(a, b) > 0;
+    if (swap) std::swap(a, b);
+  }
   return make_node(k, Type::Bool, {a, b});
 }
 
