@@ -124,7 +124,7 @@ TEST(TextRoundTrip, SymbolicExpressions) {
   expect_canonical(wrap(
       "  %x = input : f32[s0, s1]\n"
       "  %a = test.op(s0 + 1, 2*s0 - 3, s0//4, s0%s1, ToFloat(s0)/ToFloat(s1), s0**2, -s0, Min(s0, s1), "
-      "Max(16, s0, s1), ToFloat(s0), 2.0*f0, s0 < s1, s0 <= s1, s1 == s0, s1 != s0, s0 != 1, And(s0 < 8, s1 < 8), "
+      "Max(16, s0, s1), ToFloat(s0), 2.0*f0, s0 < s1, s0 <= s1, s0 == s1, s0 != s1, s0 != 1, And(s0 < 8, s1 < 8), "
       "Or(s0 < 8, s1 < 8), (s0 + 1)//2, (s0 + 1)**3) : f32[]\n"
       "  output %a\n",
       syms));
