@@ -117,7 +117,10 @@ Printed render_mul(Expr e) {
     bool minus_one = (c.kind() == Kind::IntConst && c.int_value() == -1) ||
                      (c.kind() == Kind::FloatConst && c.float_value() == -1.0);
     if (minus_one) {
-      s = "-" + wrap(render(ops[1]), kUnary);
+      s = wrap(render(ops[1]), kUnary);
+      // "-10**31" would read as (-10)**31 where "-" before a digit makes a negative literal.
+      if (!s.empty() && s[0] >= '0' && s[0] <= '9') s = "(" + s + ")";
+      s = "-" + s;
       if (ops.size() == 2) return {s, kUnary};
       start = 2;
     } else {

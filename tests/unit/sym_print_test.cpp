@@ -20,7 +20,8 @@ Expr F(double v) { return Expr::floating(v); }
 // unary := '-' unary | power ; power := atom ('**' INT)? ; atom := number | name | '(' expr ')' | call
 class Parser {
  public:
-  Parser(std::string text, const std::map<std::string, Expr>& syms) : s_(std::move(text)), syms_(syms) {}
+  Parser(std::string text, const std::map<std::string, Expr>& syms, bool negative_literals)
+      : s_(std::move(text)), syms_(syms), negative_literals_(negative_literals) {}
 
   Expr parse() {
     Expr e = expr();
@@ -88,11 +89,20 @@ class Parser {
     }
   }
   Expr unary() {
+    skip();
+    // As in the graph text parser: a '-' directly before a digit starts a negative literal.
+    if (negative_literals_ && pos_ + 1 < s_.size() && s_[pos_] == '-' &&
+        std::isdigit(static_cast<unsigned char>(s_[pos_ + 1]))) {
+      ++pos_;
+      Expr lit = atom();
+      Expr v = lit.as_int() ? I(static_cast<int64_t>(0ULL - static_cast<uint64_t>(lit.int_value())))
+                            : F(-lit.float_value());
+      return power_of(v);
+    }
     if (eat("-")) return neg(unary());
     return power();
   }
-  Expr power() {
-    Expr a = atom();
+  Expr power_of(Expr a) {
     if (eat("**")) {
       skip();
       size_t start = pos_;
@@ -102,6 +112,7 @@ class Parser {
     }
     return a;
   }
+  Expr power() { return power_of(atom()); }
   std::vector<Expr> args() {
     std::vector<Expr> out;
     if (!eat("(")) fail("(");
@@ -161,6 +172,7 @@ class Parser {
   std::string s_;
   size_t pos_ = 0;
   const std::map<std::string, Expr>& syms_;
+  bool negative_literals_;
 };
 
 struct Env {
@@ -171,13 +183,18 @@ struct Env {
   Expr b = Expr::fresh_symbol("b", Type::Bool);
   std::map<std::string, Expr> names{{"s0", s0}, {"s1", s1}, {"s2", s2}, {"x", x}, {"b", b}};
 
-  Expr parse(const std::string& t) { return Parser(t, names).parse(); }
+  Expr parse(const std::string& t, bool negative_literals = false) {
+    return Parser(t, names, negative_literals).parse();
+  }
+  // Round trip under both readings of "-5": unary minus applied to 5, and a negative literal.
   void expect_round_trip(Expr e) {
     std::string t = e.str();
-    Expr back;
-    ASSERT_NO_THROW(back = parse(t)) << t;
-    EXPECT_EQ(back.str(), t);
-    EXPECT_EQ(back, e) << t << " reparsed as " << back.str();
+    for (bool negative_literals : {false, true}) {
+      Expr back;
+      ASSERT_NO_THROW(back = parse(t, negative_literals)) << t;
+      EXPECT_EQ(back.str(), t);
+      EXPECT_EQ(back, e) << t << " reparsed as " << back.str() << (negative_literals ? " (negative literals)" : "");
+    }
   }
 };
 
@@ -229,6 +246,9 @@ TEST(SymPrint, ExactText) {
       {truediv(v.x, to_float(s0)), "x/ToFloat(s0)"},
       {neg(add(v.x, F(1.5))), "-(x + 1.5)"},
       {sub(s1, mul(I(3), floordiv(s0, 2))), "s1 - 3*(s0//2)"},
+      {neg(pow(I(10), 31)), "-(10**31)"},
+      {pow(I(-10), 31), "(-10)**31"},
+      {floordiv(I(-2), s0), "-2//s0"},
       {mul(std::vector<Expr>{I(-1), s0 + 1, s1 + 2}), "(s0 + 1)*(s1 + 2)*(-1)"},
       {mul(std::vector<Expr>{I(3), s0 + 1, s1 + 2, s2}), "3*s2*(s0 + 1)*(s1 + 2)"},
   };
