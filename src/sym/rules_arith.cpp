@@ -78,11 +78,11 @@ Expr divide_by_expr(Expr a, Expr b) {
   if (!m || *m != 0) return Expr();
   std::vector<Expr> out{Expr::integer(*py_floordiv(fa->coeff, fb->coeff))};
   std::vector<std::pair<Expr, int64_t>> rest = fa->powers;
-  for (const auto& [base, exp] : fb->powers) {
+  for (const auto& want : fb->powers) {
     auto it = std::find_if(rest.begin(), rest.end(),
-                           [&](const auto& p) { return p.first == base && p.second >= exp; });
+                           [&](const auto& p) { return p.first == want.first && p.second >= want.second; });
     if (it == rest.end()) return Expr();
-    it->second -= exp;
+    it->second -= want.second;
   }
   for (const auto& [base, exp] : rest) out.push_back(pow(base, exp));
   return mul(out);
