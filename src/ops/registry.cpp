@@ -31,6 +31,18 @@ OpRegistry::OpRegistry() {
   };
   for (const SchemaRow& row : kCoreRows) add(row, true);
   for (const SchemaRow& row : kExtraRows) add(row, false);
+  for (const MetaImpl& m : all_meta_impls()) {
+    auto it = index_.find(m.name);
+    if (it == index_.end()) TOROID_INTERNAL_ERROR(std::string("meta function for unregistered op ") + m.name);
+    if (entries_[it->second].meta) TOROID_INTERNAL_ERROR(std::string("two meta functions for ") + m.name);
+    entries_[it->second].meta = m.meta;
+  }
+  for (const KernelImpl& k : all_kernel_impls()) {
+    auto it = index_.find(k.name);
+    if (it == index_.end()) TOROID_INTERNAL_ERROR(std::string("kernel for unregistered op ") + k.name);
+    if (entries_[it->second].kernel) TOROID_INTERNAL_ERROR(std::string("two kernels for ") + k.name);
+    entries_[it->second].kernel = k.kernel;
+  }
 }
 
 const OpRegistry& OpRegistry::global() {

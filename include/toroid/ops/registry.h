@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "toroid/graph/op_info.h"
+#include "toroid/ops/impl.h"
 #include "toroid/ops/schema.h"
 
 namespace toroid::ops {
@@ -22,6 +23,8 @@ struct OpEntry {
   // the non-core overloads.
   std::string treatment;
   bool core = false;
+  MetaFn meta = nullptr;      // null until the op's family implements it
+  KernelFn kernel = nullptr;  // reference kernel; null until implemented
 };
 
 class OpRegistry {
