@@ -1,0 +1,158 @@
+// Helpers shared by the reference kernels (src/ops/ref_*.cpp): C++ value types per dtype,
+// loads and stores with PyTorch's casting rules, dims and broadcasting, element iteration over
+// strided operands, and type promotion.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "toroid/graph/half.h"
+#include "toroid/graph/types.h"
+#include "toroid/ops/host_tensor.h"
+#include "toroid/ops/meta_util.h"
+#include "toroid/ops/rt_value.h"
+
+namespace toroid::ops {
+
+// 16-bit floats: stored as bits, computed in float, rounded to nearest even once on conversion.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(float f) : bits(float_to_f16(f)) {}
+  operator float() const { return f16_to_float(bits); }
+};
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float f) : bits(float_to_bf16(f)) {}
+  operator float() const { return bf16_to_float(bits); }
+};
+
+// Calls f.template operator()<T>() with the C++ type stored for dtype d.
+template <class F>
+decltype(auto) dispatch_dtype(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool: return f.template operator()<bool>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::Int8: return f.template operator()<int8_t>();
+    case DType::Int16: return f.template operator()<int16_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::Float16: return f.template operator()<Half>();
+    case DType::BFloat16: return f.template operator()<BFloat16>();
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+  }
+  return f.template operator()<float>();
+}
+
+// ---- casting (PyTorch's rules; see docs/ops.md "casting") -----------------------------------
+
+// float -> int64: truncates toward zero; NaN and values outside int64 give INT64_MIN (what the
+// x86 conversion instruction PyTorch CPU compiles to gives), never UB.
+int64_t float_to_int64(double v);
+// float -> 32-bit integer the same way (INT32_MIN when out of range), used for i32 and narrower
+// (narrower types then wrap, as PyTorch CPU does: 300.0 -> u8 is 44).
+int32_t float_to_int32(double v);
+
+double load_double(DType d, const std::byte* p);
+int64_t load_int(DType d, const std::byte* p);  // floats convert as above; bool 0/1
+bool load_bool(DType d, const std::byte* p);    // != 0 (NaN is true)
+void store_double(DType d, std::byte* p, double v);
+void store_int(DType d, std::byte* p, int64_t v);  // wraps modulo 2^bits; bool is != 0
+// Rounds v to what dtype d can hold, returned as a double (f32/f16/bf16 round to nearest even).
+double round_to(DType d, double v);
+// Wraps v to integer dtype d (bool: 0/1).
+int64_t wrap_to(DType d, int64_t v);
+
+// Wrapping integer arithmetic (no signed-overflow UB).
+inline int64_t wrap_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+inline int64_t wrap_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+inline int64_t wrap_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+
+// ---- dtypes -------------------------------------------------------------------------------
+
+// PyTorch's names in messages: "Float", "Long", "Half", "BFloat16", "Bool", ...
+const char* dtype_aten_name(DType d);
+// torch.promote_types: the meta functions' implementation.
+using meta::promote_types;
+// Whether a value of dtype `from` may be written into an out/in-place tensor of dtype `to`
+// (PyTorch's canCast: no float -> integral, no non-bool -> bool).
+bool can_cast(DType from, DType to);
+// One participant of type promotion.
+struct PromoteArg {
+  DType dtype;
+  bool zero_dim = false;  // a 0-dim tensor
+  bool wrapped = false;   // a Python number (Scalar argument)
+};
+DType result_type(std::span<const PromoteArg> args);
+PromoteArg promote_arg(const HostTensor& t);
+// A Scalar argument: int -> i64, float -> f64 (a float participant), bool -> bool.
+PromoteArg promote_arg(const RtValue& scalar);
+// A Scalar as a 0-dim tensor of its natural dtype (i64, f64 or bool).
+HostTensor scalar_to_tensor(const RtValue& scalar);
+DType scalar_dtype(const RtValue& scalar);
+
+// ---- shapes and dims ----------------------------------------------------------------------
+
+std::string shape_str(const std::vector<int64_t>& sizes);  // "[2, 3]"
+// Wraps a possibly negative dim into [0, ndim); a 0-dim tensor accepts -1 and 0.
+// UserError "op: Dimension out of range (expected to be in range of [-2, 1], but got 5)".
+int64_t wrap_dim(const std::string& op, int64_t dim, int64_t ndim);
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes);
+int64_t numel_of(const std::vector<int64_t>& sizes);
+std::vector<int64_t> broadcast_shapes(const std::string& op, const std::vector<int64_t>& a,
+                                      const std::vector<int64_t>& b);
+// A view of t broadcast to `sizes` (stride 0 along expanded dims); UserError if impossible.
+HostTensor broadcast_to(const std::string& op, const HostTensor& t, const std::vector<int64_t>& sizes);
+
+// ---- iteration ----------------------------------------------------------------------------
+
+// Visits every index of `sizes` in row-major order. ops[k] must have dim() == sizes.size()
+// and sizes equal to `sizes` (or stride 0 where broadcast); fn gets one element pointer per
+// operand.
+template <size_t N, class F>
+void for_each_element(const std::vector<int64_t>& sizes, const std::array<const HostTensor*, N>& ops, F&& fn) {
+  const size_t nd = sizes.size();
+  for (int64_t s : sizes)
+    if (s == 0) return;
+  std::array<std::byte*, N> ptr;
+  std::array<int64_t, N> esz;
+  for (size_t k = 0; k < N; ++k) {
+    ptr[k] = ops[k]->data();
+    esz[k] = ops[k]->element_size();
+  }
+  std::vector<int64_t> idx(nd, 0);
+  while (true) {
+    fn(ptr);
+    size_t d = nd;
+    while (true) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < sizes[d]) {
+        for (size_t k = 0; k < N; ++k) ptr[k] += ops[k]->strides()[d] * esz[k];
+        break;
+      }
+      for (size_t k = 0; k < N; ++k) ptr[k] -= ops[k]->strides()[d] * (sizes[d] - 1) * esz[k];
+      idx[d] = 0;
+    }
+  }
+}
+
+// Copies src (broadcast to dst's sizes) into dst with casting.
+void copy_into(const std::string& op, const HostTensor& dst, const HostTensor& src);
+// A tensor with the same values in a new contiguous storage, of dtype `dtype`.
+HostTensor contiguous_as(const HostTensor& t, DType dtype);
+// Whether writing to t would write one memory location twice (a stride-0 dim of size > 1).
+bool has_internal_overlap(const HostTensor& t);
+
+// ---- messages -----------------------------------------------------------------------------
+
+[[noreturn]] void kernel_error(const std::string& op, const std::string& message);
+
+}  // namespace toroid::ops
