@@ -1,8 +1,15 @@
 // Gathers the meta-function rows of every op family.
-#include "toroid/ops/impl.h"
+#include "meta_families.h"
 
 namespace toroid::ops {
 
-std::vector<MetaImpl> all_meta_impls() { return {}; }
+std::vector<MetaImpl> all_meta_impls() {
+  std::vector<MetaImpl> rows;
+  for (auto family : {pointwise_meta_impls, reduction_meta_impls, view_meta_impls, creation_meta_impls}) {
+    std::vector<MetaImpl> r = family();
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  return rows;
+}
 
 }  // namespace toroid::ops

@@ -5,6 +5,7 @@
 
 #include "toroid/graph/graph.h"
 #include "toroid/graph/verify.h"
+#include "toroid/ops/meta.h"
 #include "toroid/ops/registry.h"
 
 namespace toroid::ops {
@@ -128,6 +129,15 @@ class SchemaOpInfo : public OpInfoProvider {
       return;
     }
     const OpSchema& s = e->schema;
+    size_t errors_before = diags.items.size();
+    check_schema(call, s, diags);
+    // Re-derive the results only for calls that bind to their schema.
+    if (diags.items.size() == errors_before) check_node_meta(call, diags);
+  }
+
+ private:
+  static void check_schema(const Node& call, const OpSchema& s, Diagnostics& diags) {
+    const std::string& op = call.target();
     size_t positional_max = 0;
     while (positional_max < s.arguments.size() && !s.arguments[positional_max].kwarg_only) ++positional_max;
     if (call.args().size() > positional_max) {

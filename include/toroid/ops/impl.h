@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -84,10 +86,34 @@ class RtArgs {
 // Meta functions: results (dtype, sizes, strides, offset, storage) from the arguments' metas.
 
 struct MetaContext {
+  MetaContext(Graph& g, ShapeEnv& s, SourceLoc l = {}, std::string o = {}, bool dry = false)
+      : graph(g), shapes(s), loc(std::move(l)), op(std::move(o)), dry_run(dry) {}
+
   Graph& graph;       // new storages come from graph.new_storage()
   ShapeEnv& shapes;   // guards (broadcasting s0 against s1) and unbacked symbols (nonzero)
   SourceLoc loc;      // where the call is, for errors
   std::string op;     // "aten.add.Tensor", for errors
+  // Dry run (the verifier re-deriving a node's results): conditions are decided from ranges and
+  // hints without recording guards, new storages are scratch ones owned by this context, and
+  // unbacked symbols are placeholders (not added to the ShapeEnv) that match any expression.
+  bool dry_run = false;
+  std::vector<std::unique_ptr<Storage>> scratch_storages;
+  std::vector<SymExpr> placeholders;
+
+  // A fresh storage for a non-view result.
+  Storage* new_storage();
+  // Decides `cond` as ShapeEnv::guard does (recording a guard unless dry_run).
+  bool guard(SymExpr cond);
+  // Decided from ranges alone, or else from the hints; records nothing. nullopt when neither
+  // can (an unbacked symbol is involved).
+  std::optional<bool> known(SymExpr cond) const;
+  // Size-oblivious test (PyTorch's guard_size_oblivious): a size of an unbacked symbol is
+  // assumed not to be 0 or 1 unless its range says so; otherwise as guard().
+  bool size_oblivious(SymExpr cond);
+  // An unbacked integer symbol with `range` (a placeholder in a dry run).
+  SymExpr create_unbacked(sym::ValueRange range);
+  // UserError "<op>: message" at loc.
+  [[noreturn]] void fail(const std::string& message) const;
 };
 
 // Returns one ResultSpec per result. A view result uses its input's storage.

@@ -1,0 +1,15 @@
+// Each meta family file's table of rows (gathered by all_meta_impls in meta_families.cpp).
+#pragma once
+
+#include <vector>
+
+#include "toroid/ops/impl.h"
+
+namespace toroid::ops {
+
+std::vector<MetaImpl> pointwise_meta_impls();
+std::vector<MetaImpl> reduction_meta_impls();
+std::vector<MetaImpl> view_meta_impls();
+std::vector<MetaImpl> creation_meta_impls();
+
+}  // namespace toroid::ops
