@@ -26,7 +26,19 @@ std::optional<bool> MetaContext::known(SymExpr cond) const {
 
 bool MetaContext::guard(SymExpr cond) {
   if (cond.kind() == sym::Kind::BoolConst) return cond.bool_value();
-  if (!dry_run) return shapes.guard(cond, loc);
+  // A condition already guarded (either way) is not recorded again.
+  for (const sym::Guard& gd : shapes.guards()) {
+    if (gd.condition == cond) return true;
+    if (gd.condition == sym::logical_not(cond)) return false;
+  }
+  if (!dry_run) {
+    SymExpr s = shapes.simplify(cond);
+    for (const sym::Guard& gd : shapes.guards()) {
+      if (gd.condition == s) return true;
+      if (gd.condition == sym::logical_not(s)) return false;
+    }
+    return shapes.guard(cond, loc);
+  }
   if (std::optional<bool> k = known(cond)) return *k;
   // Same error as ShapeEnv::guard, without recording anything.
   user_error(op + ": data-dependent condition `" + cond.str() + "` cannot be decided at compile time", loc);
