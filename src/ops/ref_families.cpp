@@ -1,8 +1,15 @@
 // Gathers the reference-kernel rows of every op family.
-#include "toroid/ops/impl.h"
+#include "ref_families.h"
 
 namespace toroid::ops {
 
-std::vector<KernelImpl> all_kernel_impls() { return {}; }
+std::vector<KernelImpl> all_kernel_impls() {
+  std::vector<KernelImpl> rows;
+  for (auto family : {pointwise_kernel_impls, binary_kernel_impls}) {
+    std::vector<KernelImpl> r = family();
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  return rows;
+}
 
 }  // namespace toroid::ops

@@ -280,3 +280,38 @@ bool has_internal_overlap(const HostTensor& t) {
 void kernel_error(const std::string& op, const std::string& message) { user_error(op + ": " + message); }
 
 }  // namespace toroid::ops
+
+namespace toroid::ops {
+
+EwInput ew_input(const RtValue& v) {
+  if (v.is_tensor()) return {v.tensor(), false};
+  return {scalar_to_tensor(v), true};
+}
+
+DType ew_result_type(std::span<const EwInput> in) {
+  std::vector<PromoteArg> args;
+  for (const EwInput& e : in) args.push_back(e.wrapped ? PromoteArg{e.t.dtype(), true, true} : promote_arg(e.t));
+  return result_type(args);
+}
+
+std::vector<int64_t> ew_shape(const std::string& op, std::span<const EwInput> in) {
+  std::vector<int64_t> shape;
+  for (const EwInput& e : in) shape = broadcast_shapes(op, shape, e.t.sizes());
+  return shape;
+}
+
+HostTensor write_result(const std::string& op, const HostTensor& dst, const HostTensor& result, DType result_dtype) {
+  if (!can_cast(result_dtype, dst.dtype()))
+    kernel_error(op, std::string("result type ") + dtype_aten_name(result_dtype) +
+                         " can't be cast to the desired output type " + dtype_aten_name(dst.dtype()));
+  if (result.sizes() != dst.sizes())
+    kernel_error(op, "output with shape " + shape_str(dst.sizes()) + " doesn't match the broadcast shape " +
+                         shape_str(result.sizes()));
+  if (has_internal_overlap(dst))
+    kernel_error(op, "unsupported operation: more than one element of the written-to tensor refers to a single "
+                     "memory location. Please clone() the tensor before performing the operation.");
+  copy_into(op, dst, result);
+  return dst;
+}
+
+}  // namespace toroid::ops

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "toroid/graph/half.h"
@@ -154,5 +155,65 @@ bool has_internal_overlap(const HostTensor& t);
 // ---- messages -----------------------------------------------------------------------------
 
 [[noreturn]] void kernel_error(const std::string& op, const std::string& message);
+
+}  // namespace toroid::ops
+
+// ---- the elementwise engine of the pointwise kernels -----------------------------------------
+
+namespace toroid::ops {
+
+// One input of a pointwise op: a tensor, or a Scalar argument held as a 0-dim tensor.
+struct EwInput {
+  HostTensor t;
+  bool wrapped = false;  // a Python number (does not decide the result dtype, computes in opmath)
+};
+EwInput ew_input(const RtValue& v);
+DType ew_result_type(std::span<const EwInput> in);
+std::vector<int64_t> ew_shape(const std::string& op, std::span<const EwInput> in);
+
+// out[i] = f(inputs converted to `compute`) over the broadcast shape; floating compute passes
+// doubles (16-bit dtypes load wrapped numbers at f32, the opmath type), integral compute passes
+// int64 values already wrapped to `compute`. The result is a new contiguous tensor of `out`.
+template <size_t N, class F>
+HostTensor ew_map(const std::string& op, const std::array<EwInput, N>& in, DType compute, DType out, F&& f) {
+  std::vector<int64_t> shape = ew_shape(op, in);
+  HostTensor res = HostTensor::zeros(out, shape);
+  std::array<HostTensor, N> views;
+  std::array<DType, N> src, load;
+  std::array<const HostTensor*, N + 1> ops{&res};
+  for (size_t k = 0; k < N; ++k) {
+    views[k] = broadcast_to(op, in[k].t, shape);
+    src[k] = in[k].t.dtype();
+    bool opmath16 = in[k].wrapped && (compute == DType::Float16 || compute == DType::BFloat16);
+    load[k] = opmath16 ? DType::Float32 : compute;
+    ops[k + 1] = &views[k];
+  }
+  if (is_floating(compute)) {
+    if constexpr (std::is_invocable_v<F&, const std::array<double, N>&>) {
+      for_each_element<N + 1>(shape, ops, [&](const std::array<std::byte*, N + 1>& p) {
+        std::array<double, N> v;
+        for (size_t k = 0; k < N; ++k) v[k] = round_to(load[k], load_double(src[k], p[k + 1]));
+        store_double(out, p[0], static_cast<double>(f(v)));
+      });
+    } else {
+      kernel_error(op, std::string("not implemented for '") + dtype_aten_name(compute) + "'");
+    }
+  } else {
+    if constexpr (std::is_invocable_v<F&, const std::array<int64_t, N>&>) {
+      for_each_element<N + 1>(shape, ops, [&](const std::array<std::byte*, N + 1>& p) {
+        std::array<int64_t, N> v;
+        for (size_t k = 0; k < N; ++k) v[k] = wrap_to(compute, load_int(src[k], p[k + 1]));
+        store_int(out, p[0], static_cast<int64_t>(f(v)));
+      });
+    } else {
+      kernel_error(op, std::string("not implemented for '") + dtype_aten_name(compute) + "'");
+    }
+  }
+  return res;
+}
+
+// Writes a computed result into an in-place self or an out= tensor: the shapes must match and
+// the result dtype must be castable (PyTorch's rules); returns dst.
+HostTensor write_result(const std::string& op, const HostTensor& dst, const HostTensor& result, DType result_dtype);
 
 }  // namespace toroid::ops
