@@ -5,7 +5,8 @@ namespace toroid::ops {
 
 std::vector<MetaImpl> all_meta_impls() {
   std::vector<MetaImpl> rows;
-  for (auto family : {pointwise_meta_impls, reduction_meta_impls, view_meta_impls, creation_meta_impls}) {
+  for (auto family : {pointwise_meta_impls, reduction_meta_impls, view_meta_impls, creation_meta_impls, indexing_meta_impls,
+                      norm_meta_impls, linalg_meta_impls}) {
     std::vector<MetaImpl> r = family();
     rows.insert(rows.end(), r.begin(), r.end());
   }

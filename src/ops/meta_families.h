@@ -11,5 +11,8 @@ std::vector<MetaImpl> pointwise_meta_impls();
 std::vector<MetaImpl> reduction_meta_impls();
 std::vector<MetaImpl> view_meta_impls();
 std::vector<MetaImpl> creation_meta_impls();
+std::vector<MetaImpl> indexing_meta_impls();
+std::vector<MetaImpl> norm_meta_impls();
+std::vector<MetaImpl> linalg_meta_impls();
 
 }  // namespace toroid::ops
