@@ -43,7 +43,11 @@ int64_t max_offset(const std::vector<int64_t>& sizes, const std::vector<int64_t>
 HostStorage::HostStorage(size_t nbytes) : nbytes_(nbytes) {
   size_t n = (nbytes + kAlign - 1) / kAlign * kAlign;
   if (n == 0) n = kAlign;
-  data_ = static_cast<std::byte*>(::operator new(n, std::align_val_t(kAlign)));
+  try {
+    data_ = static_cast<std::byte*>(::operator new(n, std::align_val_t(kAlign)));
+  } catch (const std::bad_alloc&) {
+    user_error("out of memory allocating a tensor of " + std::to_string(nbytes) + " bytes");
+  }
   std::memset(data_, 0, n);
 }
 
