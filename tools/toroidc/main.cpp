@@ -1,0 +1,270 @@
+// toroidc: the toroid compiler driver. Today it has one subcommand, `run --reference`, which runs a
+// .tir graph with the reference interpreter on .npy or seeded random inputs (docs/toroidc.md).
+//
+// Exit status: 0 on success, 1 on bad input (parse, verification, input or run-time errors,
+// printed as "file:line:col: error: message"), 2 on bad command-line usage, 3 on an internal error.
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "summary.h"
+#include "toroid/graph/graph.h"
+#include "toroid/graph/text.h"
+#include "toroid/graph/verify.h"
+#include "toroid/interp/interpreter.h"
+#include "toroid/ops/npy.h"
+#include "toroid/ops/registry.h"
+#include "toroid/support/error.h"
+#include "toroid/support/file.h"
+
+namespace {
+
+using toroid::ops::HostTensor;
+using toroid::ops::RtValue;
+
+constexpr const char* kUsage =
+    "usage: toroidc run FILE --reference [options]\n"
+    "       toroidc --help\n"
+    "\n"
+    "Runs a .tir graph (FILE '-' reads standard input) with the reference interpreter and\n"
+    "prints one summary line per output.\n"
+    "\n"
+    "options of 'run':\n"
+    "  --reference          run with the reference interpreter (the only backend so far)\n"
+    "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
+    "                       or a parameter's qualified name): a .npy file, or for scalar inputs\n"
+    "                       a number or true/false; may be repeated\n"
+    "  --random-inputs      seeded random values for the inputs not given with --input\n"
+    "  --seed N             seed of the random inputs and of the random ops (default 0)\n"
+    "  --normal             random float inputs ~ N(0, 1) instead of uniform in [-1, 1)\n"
+    "  --output-dir DIR     write output i to DIR/out<i>.npy (created if needed)\n"
+    "  --json               print the summary as JSON\n"
+    "  --no-check           do not check results against the graph's metas\n"
+    "  -h, --help           show this help\n";
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "toroidc: error: " << message << "\n" << kUsage;
+  std::exit(2);
+}
+
+struct Options {
+  std::string file;
+  bool reference = false;
+  std::vector<std::pair<std::string, std::string>> inputs;  // NAME, VALUE
+  bool random = false;
+  bool normal = false;
+  uint64_t seed = 0;
+  std::string output_dir;
+  bool json = false;
+  bool check = true;
+};
+
+uint64_t parse_seed(const std::string& s) {
+  try {
+    size_t pos = 0;
+    unsigned long long v = std::stoull(s, &pos, 0);
+    if (pos != s.size() || s.empty() || s[0] == '-') throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    usage_error("--seed needs a non-negative integer, got '" + s + "'");
+  }
+}
+
+Options parse_command_line(int argc, char** argv) {
+  Options o;
+  if (argc < 2) usage_error("no command (try 'toroidc run FILE --reference')");
+  std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help") {
+    std::cout << kUsage;
+    std::exit(0);
+  }
+  if (cmd != "run") usage_error("unknown command '" + cmd + "'");
+  auto value_of = [&](int& i, const std::string& arg, const std::string& opt) -> std::string {
+    if (arg.size() > opt.size() && arg[opt.size()] == '=') return arg.substr(opt.size() + 1);
+    if (i + 1 >= argc) usage_error(opt + " needs a value");
+    return argv[++i];
+  };
+  auto is_opt = [](const std::string& arg, const std::string& opt) {
+    return arg == opt || (arg.rfind(opt + "=", 0) == 0);
+  };
+  bool have_file = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--reference") {
+      o.reference = true;
+    } else if (is_opt(arg, "--input")) {
+      std::string v = value_of(i, arg, "--input");
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) usage_error("--input needs NAME=VALUE, got '" + v + "'");
+      o.inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else if (arg == "--random-inputs") {
+      o.random = true;
+    } else if (arg == "--normal") {
+      o.normal = true;
+    } else if (is_opt(arg, "--seed")) {
+      o.seed = parse_seed(value_of(i, arg, "--seed"));
+    } else if (is_opt(arg, "--output-dir")) {
+      o.output_dir = value_of(i, arg, "--output-dir");
+    } else if (arg == "--json") {
+      o.json = true;
+    } else if (arg == "--no-check") {
+      o.check = false;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      usage_error("unknown option '" + arg + "'");
+    } else {
+      if (have_file) usage_error("more than one input file ('" + o.file + "' and '" + arg + "')");
+      o.file = arg;
+      have_file = true;
+    }
+  }
+  if (!have_file) usage_error("no input file (use '-' for standard input)");
+  if (!o.reference) usage_error("run needs --reference (compiled backends do not exist yet)");
+  return o;
+}
+
+// The index of the graph input called `name` ("x", "%x" or a parameter's qualified name).
+std::optional<size_t> find_input(const std::vector<const toroid::Value*>& values, const std::string& name) {
+  std::string bare = name[0] == '%' ? name.substr(1) : name;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const toroid::Value* v = values[i];
+    if (v->name() == bare) return i;
+    if (v->node()->kind() == toroid::NodeKind::Param && v->node()->target() == name) return i;
+  }
+  return std::nullopt;
+}
+
+RtValue scalar_from_text(const toroid::Value* v, const std::string& text) {
+  const std::string what = "input " + toroid::interp::describe_input(v);
+  if (v->type() == toroid::ValueType::Bool) {
+    if (text == "true" || text == "True" || text == "1") return RtValue::boolean(true);
+    if (text == "false" || text == "False" || text == "0") return RtValue::boolean(false);
+    toroid::user_error(what + ": expected true or false, got '" + text + "'", v->node()->loc());
+  }
+  try {
+    size_t pos = 0;
+    if (v->type() == toroid::ValueType::Int) {
+      long long x = std::stoll(text, &pos);
+      if (pos == text.size()) return RtValue::integer(x);
+    } else {
+      double x = std::stod(text, &pos);
+      if (pos == text.size()) return RtValue::floating(x);
+    }
+  } catch (const std::exception&) {
+  }
+  toroid::user_error(what + ": expected " + (v->type() == toroid::ValueType::Int ? "an integer" : "a number") +
+                         ", got '" + text + "'",
+                     v->node()->loc());
+}
+
+// A scalar input given as a 0-dim (or one-element) .npy file.
+RtValue scalar_from_tensor(const toroid::Value* v, const HostTensor& t, const std::string& path) {
+  if (t.numel() != 1)
+    toroid::user_error(path + ": input " + toroid::interp::describe_input(v) + " is a scalar but the file holds " +
+                       t.describe());
+  if (v->type() == toroid::ValueType::Float) return RtValue::floating(t.get_double(0));
+  if (v->type() == toroid::ValueType::Bool) return RtValue::boolean(t.get_int(0) != 0);
+  return RtValue::integer(t.get_int(0));
+}
+
+// Output names: the output node's arguments, lists flattened (as interpret() returns them).
+void output_names(const toroid::Argument& a, std::vector<std::string>& out) {
+  if (a.is_list()) {
+    for (const toroid::Argument& e : a.list()) output_names(e, out);
+  } else {
+    out.push_back(toroid::describe_argument(a));
+  }
+}
+
+HostTensor scalar_tensor(const RtValue& v) {
+  if (v.kind() == RtValue::Kind::Float) {
+    HostTensor t = HostTensor::zeros(toroid::DType::Float64, {});
+    t.set_double(0, v.to_double());
+    return t;
+  }
+  HostTensor t = HostTensor::zeros(v.kind() == RtValue::Kind::Bool ? toroid::DType::Bool : toroid::DType::Int64, {});
+  t.set_int(0, v.to_int());
+  return t;
+}
+
+int run(const Options& o) {
+  toroid::ops::install_schema_op_info();
+  std::string text = toroid::read_file(o.file);
+  std::string name = o.file == "-" ? "<stdin>" : o.file;
+  std::unique_ptr<toroid::Graph> graph = toroid::parse_graph(text, name);
+  toroid::verify_or_throw(*graph);
+
+  std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(*graph);
+  std::vector<RtValue> given(values.size());
+  for (const auto& [input_name, value] : o.inputs) {
+    std::optional<size_t> i = find_input(values, input_name);
+    if (!i) usage_error("the graph has no input named '" + input_name + "'");
+    const toroid::Value* v = values[*i];
+    bool npy = value.size() > 4 && value.substr(value.size() - 4) == ".npy";
+    if (v->is_tensor()) {
+      if (!npy) usage_error("--input " + input_name + ": a tensor input needs a .npy file, got '" + value + "'");
+      given[*i] = toroid::ops::read_npy(value);
+    } else {
+      given[*i] = npy ? scalar_from_tensor(v, toroid::ops::read_npy(value), value) : scalar_from_text(v, value);
+    }
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (given[i].is_none() && !o.random)
+      toroid::user_error("no value for input " + toroid::interp::describe_input(values[i]) + " (give --input " +
+                             values[i]->name() + "=FILE.npy or --random-inputs)",
+                         values[i]->node()->loc());
+  std::vector<RtValue> inputs = toroid::interp::random_inputs(
+      *graph, o.seed, o.normal ? toroid::interp::RandomDist::Normal : toroid::interp::RandomDist::Uniform, given);
+  inputs = toroid::interp::materialize_inputs(*graph, inputs);
+
+  toroid::interp::InterpreterOptions io;
+  io.seed = o.seed;
+  io.check_results = o.check;
+  std::vector<RtValue> outputs = toroid::interp::interpret(*graph, inputs, io);
+
+  std::vector<std::string> names;
+  if (const toroid::Node* out = graph->output_node())
+    for (const toroid::Argument& a : out->args()) output_names(a, names);
+  if (!o.output_dir.empty()) std::filesystem::create_directories(o.output_dir);
+  if (o.json) std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    toroidc::OutputInfo info;
+    info.name = "out" + std::to_string(i);
+    info.value = i < names.size() ? names[i] : "";
+    if (!o.output_dir.empty() && !outputs[i].is_none()) {
+      info.file = (std::filesystem::path(o.output_dir) / (info.name + ".npy")).string();
+      toroid::ops::write_npy(info.file, outputs[i].is_tensor() ? outputs[i].tensor() : scalar_tensor(outputs[i]));
+    }
+    if (o.json) std::cout << (i ? ", " : "") << toroidc::summary_json(info, outputs[i]);
+    else std::cout << toroidc::summary_line(info, outputs[i]) << "\n";
+  }
+  if (o.json) std::cout << "]}\n";
+  std::cout.flush();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_command_line(argc, argv);
+  try {
+    return run(options);
+  } catch (const toroid::UserError& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  } catch (const toroid::InternalError& e) {
+    std::cerr << "toroidc: " << e.what() << "\n";
+    return 3;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "toroidc: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "toroidc: internal error: " << e.what() << "\n";
+    return 3;
+  }
+}
