@@ -52,7 +52,7 @@ decltype(auto) dispatch_dtype(DType d, F&& f) {
   return f.template operator()<float>();
 }
 
-// ---- casting (PyTorch's rules; see docs/ops.md "casting") -----------------------------------
+// ---- casting (PyTorch CPU rules on x86; float -> int out of range is defined, never UB) ----
 
 // float -> int64: truncates toward zero; NaN and values outside int64 give INT64_MIN (what the
 // x86 conversion instruction PyTorch CPU compiles to gives), never UB.
