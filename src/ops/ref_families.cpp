@@ -6,7 +6,7 @@ namespace toroid::ops {
 std::vector<KernelImpl> all_kernel_impls() {
   std::vector<KernelImpl> rows;
   for (auto family : {pointwise_kernel_impls, binary_kernel_impls, reduction_kernel_impls, view_kernel_impls,
-                      creation_kernel_impls}) {
+                      creation_kernel_impls, indexing_kernel_impls}) {
     std::vector<KernelImpl> r = family();
     rows.insert(rows.end(), r.begin(), r.end());
   }

@@ -13,5 +13,6 @@ std::vector<KernelImpl> binary_kernel_impls();      // ref_binary.cpp: arithmeti
 std::vector<KernelImpl> reduction_kernel_impls();   // ref_reduction.cpp
 std::vector<KernelImpl> view_kernel_impls();        // ref_view.cpp
 std::vector<KernelImpl> creation_kernel_impls();    // ref_creation.cpp (and the random ops)
+std::vector<KernelImpl> indexing_kernel_impls();    // ref_indexing.cpp
 
 }  // namespace toroid::ops
