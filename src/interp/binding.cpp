@@ -143,7 +143,7 @@ bool same_scalar(const sym::Scalar& a, const sym::Scalar& b) {
 }  // namespace
 
 void bind_values(const ShapeEnv& env, sym::Binding& b, const std::vector<const Value*>& values,
-                 const std::vector<ops::RtValue>& inputs, bool rebind_unbacked) {
+                 const std::vector<ops::RtValue>& inputs, bool rebind_unbacked, bool check_strides) {
   TOROID_CHECK(values.size() == inputs.size(), "bind_values needs one input per value");
   auto may_bind = [&](SymExpr e) {
     if (!e.is_symbol()) return false;
@@ -212,7 +212,7 @@ void bind_values(const ShapeEnv& env, sym::Binding& b, const std::vector<const V
                        " but the graph expects " + explain(m.sizes[d], *want, b),
                    loc);
     }
-    for (size_t d = 0; d < m.strides.size(); ++d) {
+    for (size_t d = 0; d < m.strides.size() && check_strides; ++d) {
       if (t.sizes()[d] <= 1) continue;  // the stride of a size-0/1 dim is never used
       if (may_bind(m.strides[d]))
         bind_symbol(env, b, m.strides[d], sym::Scalar{sym::Type::Int, t.strides()[d], 0},
@@ -249,15 +249,22 @@ std::string describe_input(const Value* v) {
   return s;
 }
 
-sym::Binding bind_inputs(const Graph& g, const std::vector<ops::RtValue>& inputs) {
+namespace {
+sym::Binding bind_all(const Graph& g, const std::vector<ops::RtValue>& inputs, bool check_strides) {
   std::vector<const Value*> values = graph_inputs(g);
   if (values.size() != inputs.size())
     user_error("graph @" + g.name() + " takes " + std::to_string(values.size()) + " inputs (inputs, then params) but " +
                std::to_string(inputs.size()) + " were given");
   sym::Binding b;
-  detail::bind_values(g.shape_env(), b, values, inputs, false);
+  detail::bind_values(g.shape_env(), b, values, inputs, false, check_strides);
   detail::check_bound_guards(g.shape_env(), b);
   return b;
+}
+}  // namespace
+
+sym::Binding bind_inputs(const Graph& g, const std::vector<ops::RtValue>& inputs) { return bind_all(g, inputs, true); }
+sym::Binding detail::bind_input_sizes(const Graph& g, const std::vector<ops::RtValue>& inputs) {
+  return bind_all(g, inputs, false);
 }
 
 }  // namespace toroid::interp

@@ -47,7 +47,7 @@ HostTensor lay_out(const HostTensor& logical, const TensorMeta& m, const ShapeEn
 }  // namespace
 
 std::vector<RtValue> materialize_inputs(const Graph& g, const std::vector<RtValue>& logical) {
-  sym::Binding b = bind_inputs(g, logical);  // sizes must match; strides may not yet
+  sym::Binding b = detail::bind_input_sizes(g, logical);
   std::vector<const Value*> values = graph_inputs(g);
   std::vector<RtValue> out;
   for (size_t i = 0; i < values.size(); ++i) {

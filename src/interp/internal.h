@@ -30,9 +30,12 @@ void check_bound_guards(const ShapeEnv& env, const sym::Binding& b, SymExpr only
 
 // Binds and checks the values of Input (or Param) nodes: the shared step of bind_inputs and of
 // entering a subgraph. With `rebind_unbacked`, a bare unbacked symbol already bound is re-bound
-// (a loop body may see new sizes each iteration) instead of checked.
+// (a loop body may see new sizes each iteration) instead of checked. Without `check_strides`,
+// only dtypes, sizes and scalar values are checked (inputs not laid out yet).
 void bind_values(const ShapeEnv& env, sym::Binding& b, const std::vector<const Value*>& values,
-                 const std::vector<ops::RtValue>& inputs, bool rebind_unbacked);
+                 const std::vector<ops::RtValue>& inputs, bool rebind_unbacked, bool check_strides = true);
+// bind_inputs without the stride checks.
+sym::Binding bind_input_sizes(const Graph& g, const std::vector<ops::RtValue>& inputs);
 
 // "where" description of a node for messages: "%y (aten.add.Tensor)".
 std::string node_what(const Value* v);
