@@ -11,23 +11,9 @@ std::string arg_desc(const OpSchema& s, std::string_view name) {
   return "argument '" + std::string(name) + "' of " + s.qualified_name();
 }
 
-const char* kind_name(const Argument& a) {
-  switch (a.kind()) {
-    case Argument::Kind::None: return "None";
-    case Argument::Kind::Scalar: return a.scalar().is_bool() ? "bool" : a.scalar().is_float() ? "float" : "int";
-    case Argument::Kind::String: return "str";
-    case Argument::Kind::DType: return "ScalarType";
-    case Argument::Kind::Device: return "Device";
-    case Argument::Kind::Layout: return "Layout";
-    case Argument::Kind::MemoryFormat: return "MemoryFormat";
-    case Argument::Kind::Value: return a.value()->is_tensor() ? "Tensor" : value_type_name(a.value()->type());
-    case Argument::Kind::List: return "list";
-  }
-  return "?";
-}
 
 [[noreturn]] void mismatch(const OpSchema& s, std::string_view name, const char* expected, const Argument& got) {
-  user_error(arg_desc(s, name) + " must be " + expected + ", not " + kind_name(got) + " (" + describe_argument(got) +
+  user_error(arg_desc(s, name) + " must be " + expected + ", not " + argument_kind_name(got) + " (" + describe_argument(got) +
              ")");
 }
 

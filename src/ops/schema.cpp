@@ -303,6 +303,21 @@ const char* schema_base_name(SchemaType::Base b) {
   return "?";
 }
 
+const char* argument_kind_name(const Argument& a) {
+  switch (a.kind()) {
+    case Argument::Kind::None: return "None";
+    case Argument::Kind::Scalar: return a.scalar().is_bool() ? "bool" : a.scalar().is_float() ? "float" : "int";
+    case Argument::Kind::String: return "str";
+    case Argument::Kind::DType: return "ScalarType";
+    case Argument::Kind::Device: return "Device";
+    case Argument::Kind::Layout: return "Layout";
+    case Argument::Kind::MemoryFormat: return "MemoryFormat";
+    case Argument::Kind::Value: return a.value()->is_tensor() ? "Tensor" : value_type_name(a.value()->type());
+    case Argument::Kind::List: return "list";
+  }
+  return "?";
+}
+
 std::string SchemaType::str() const {
   std::string out = schema_base_name(base);
   if (!alias_set.empty()) {

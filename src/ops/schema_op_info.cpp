@@ -15,20 +15,6 @@ bool registered_namespace(const std::string& target) {
   return target.rfind("aten.", 0) == 0 || target.rfind("prims.", 0) == 0;
 }
 
-std::string argument_kind_name(const Argument& a) {
-  switch (a.kind()) {
-    case Argument::Kind::None: return "None";
-    case Argument::Kind::Scalar: return a.scalar().is_bool() ? "bool" : a.scalar().is_float() ? "float" : "int";
-    case Argument::Kind::String: return "str";
-    case Argument::Kind::DType: return "ScalarType";
-    case Argument::Kind::Device: return "Device";
-    case Argument::Kind::Layout: return "Layout";
-    case Argument::Kind::MemoryFormat: return "MemoryFormat";
-    case Argument::Kind::Value: return a.value()->is_tensor() ? "Tensor" : value_type_name(a.value()->type());
-    case Argument::Kind::List: return "list";
-  }
-  return "?";
-}
 
 // The scalar type of an argument that is a scalar constant or a scalar value.
 std::optional<ValueType> scalar_type(const Argument& a) {

@@ -1,28 +1,17 @@
 // replace_by_example (seed 000).
 #include <gtest/gtest.h>
 
+#include "graph_test_util.h"
+
 #include "toroid/graph/graph.h"
 #include "toroid/graph/replace.h"
 #include "toroid/graph/verify.h"
 
 using namespace toroid;
+using toroid::testing::dims;
+using toroid::testing::meta;
 
 namespace {
-
-std::vector<SymExpr> dims(std::initializer_list<int64_t> ds) {
-  std::vector<SymExpr> out;
-  for (int64_t d : ds) out.push_back(SymExpr::integer(d));
-  return out;
-}
-
-TensorMeta meta(Graph& g, std::vector<SymExpr> sizes, DType dt = DType::Float32, Storage* s = nullptr) {
-  TensorMeta m;
-  m.dtype = dt;
-  m.strides = contiguous_strides(sizes);
-  m.sizes = std::move(sizes);
-  m.storage = s ? s : g.new_storage();
-  return m;
-}
 
 Node* call(Graph& g, const std::string& op, std::vector<Argument> args, const std::string& name,
            Storage* storage = nullptr, std::vector<Kwarg> kwargs = {}, DType dt = DType::Float32) {

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "graph_test_util.h"
+
 #include "toroid/graph/graph.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
@@ -10,22 +12,12 @@
 #include "toroid/passes/pass_manager.h"
 
 using namespace toroid;
+using toroid::testing::dims;
 
 namespace {
 
 TensorMeta meta_f32(Graph& g, std::vector<SymExpr> sizes, Storage* storage = nullptr) {
-  TensorMeta m;
-  m.dtype = DType::Float32;
-  m.strides = contiguous_strides(sizes);
-  m.sizes = std::move(sizes);
-  m.storage = storage ? storage : g.new_storage();
-  return m;
-}
-
-std::vector<SymExpr> dims(std::initializer_list<int64_t> ds) {
-  std::vector<SymExpr> out;
-  for (int64_t d : ds) out.push_back(SymExpr::integer(d));
-  return out;
+  return toroid::testing::meta(g, std::move(sizes), DType::Float32, storage);
 }
 
 Value* unary(Graph& g, const char* op, Value* x) {

@@ -36,6 +36,8 @@ struct SchemaType {
 };
 
 const char* schema_base_name(SchemaType::Base b);
+// The schema-syntax kind of a graph argument, for messages: "Tensor", "int", "str", "list", "None"...
+const char* argument_kind_name(const Argument& a);
 
 struct SchemaArgument {
   std::string name;  // empty for unnamed returns

@@ -1,0 +1,27 @@
+// Builders shared by the graph-level unit tests.
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "toroid/graph/graph.h"
+
+namespace toroid::testing {
+
+inline std::vector<SymExpr> dims(std::initializer_list<int64_t> ds) {
+  std::vector<SymExpr> out;
+  for (int64_t d : ds) out.push_back(SymExpr::integer(d));
+  return out;
+}
+
+// A contiguous tensor meta in a fresh storage of `g` (or in `s`).
+inline TensorMeta meta(Graph& g, std::vector<SymExpr> sizes, DType dt = DType::Float32, Storage* s = nullptr) {
+  TensorMeta m;
+  m.dtype = dt;
+  m.strides = contiguous_strides(sizes);
+  m.sizes = std::move(sizes);
+  m.storage = s ? s : g.new_storage();
+  return m;
+}
+
+}  // namespace toroid::testing
