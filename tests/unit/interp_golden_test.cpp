@@ -134,7 +134,9 @@ std::string run_case(const fs::path& dir) {
   try {
     CaseInfo info = read_case_info(dir);
     std::string path = (dir / "graph.tir").string();
-    std::unique_ptr<Graph> g = parse_graph(read_file(path), path);
+    std::string text = read_file(path);
+    std::unique_ptr<Graph> g = parse_graph(text, path);
+    if (print_graph(*g) != text) return "graph.tir is not in canonical form (print(parse(file)) differs)";
     Diagnostics diags = verify(*g);
     if (!diags.empty()) return "verify: " + diags.str();
     std::vector<const Value*> values = interp::graph_inputs(*g);
