@@ -14,5 +14,10 @@ std::vector<MetaImpl> creation_meta_impls();
 std::vector<MetaImpl> indexing_meta_impls();
 std::vector<MetaImpl> norm_meta_impls();
 std::vector<MetaImpl> linalg_meta_impls();
+std::vector<MetaImpl> conv_meta_impls();
+std::vector<MetaImpl> pool_meta_impls();
+std::vector<MetaImpl> pad_meta_impls();
+std::vector<MetaImpl> nn_meta_impls();
+std::vector<MetaImpl> misc_meta_impls();
 
 }  // namespace toroid::ops
