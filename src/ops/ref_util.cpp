@@ -1,5 +1,6 @@
 #include "toroid/ops/ref_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -312,6 +313,71 @@ HostTensor write_result(const std::string& op, const HostTensor& dst, const Host
                      "memory location. Please clone() the tensor before performing the operation.");
   copy_into(op, dst, result);
   return dst;
+}
+
+
+// ---- helpers of the larger kernels ----------------------------------------------------------
+
+std::vector<double> to_double_vec(const HostTensor& t) {
+  std::vector<double> out;
+  out.reserve(static_cast<size_t>(t.numel()));
+  for_each_element<1>(t.sizes(), {&t}, [&](const std::array<std::byte*, 1>& p) { out.push_back(load_double(t.dtype(), p[0])); });
+  return out;
+}
+
+std::vector<int64_t> to_int64_vec(const HostTensor& t) {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(t.numel()));
+  for_each_element<1>(t.sizes(), {&t}, [&](const std::array<std::byte*, 1>& p) { out.push_back(load_int(t.dtype(), p[0])); });
+  return out;
+}
+
+HostTensor from_double_vec(DType dtype, const std::vector<int64_t>& sizes, const std::vector<double>& v) {
+  HostTensor r = HostTensor::zeros(dtype, sizes);
+  if (static_cast<int64_t>(v.size()) != r.numel()) TOROID_INTERNAL_ERROR("from_double_vec: size mismatch");
+  std::byte* p = r.data();
+  int64_t es = r.element_size();
+  for (size_t i = 0; i < v.size(); ++i) store_double(dtype, p + static_cast<int64_t>(i) * es, v[i]);
+  return r;
+}
+
+HostTensor from_int64_vec(DType dtype, const std::vector<int64_t>& sizes, const std::vector<int64_t>& v) {
+  HostTensor r = HostTensor::zeros(dtype, sizes);
+  if (static_cast<int64_t>(v.size()) != r.numel()) TOROID_INTERNAL_ERROR("from_int64_vec: size mismatch");
+  std::byte* p = r.data();
+  int64_t es = r.element_size();
+  for (size_t i = 0; i < v.size(); ++i) store_int(dtype, p + static_cast<int64_t>(i) * es, v[i]);
+  return r;
+}
+
+void copy_one_element(DType dst_dtype, std::byte* dst, DType src_dtype, const std::byte* src) {
+  if (dst_dtype == src_dtype) std::memcpy(dst, src, static_cast<size_t>(dtype_size(dst_dtype)));
+  else if (is_floating(src_dtype)) store_double(dst_dtype, dst, load_double(src_dtype, src));
+  else store_int(dst_dtype, dst, load_int(src_dtype, src));
+}
+
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> st(sizes.size(), 1);
+  if (sizes.size() < 3) return contiguous_strides(sizes);
+  int64_t s = 1;
+  st[1] = s;
+  s *= std::max<int64_t>(sizes[1], 1);
+  for (size_t d = sizes.size() - 1; d >= 2; --d) {
+    st[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+  st[0] = s;
+  return st;
+}
+
+HostTensor in_memory_format_of(const HostTensor& result, const HostTensor& like) {
+  if ((like.dim() != 4 && like.dim() != 5) || like.is_contiguous() || result.sizes() != like.sizes()) return result;
+  std::vector<int64_t> cl = channels_last_strides(like.sizes());
+  for (size_t d = 0; d < cl.size(); ++d)
+    if (like.sizes()[d] != 1 && like.strides()[d] != cl[d]) return result;
+  HostTensor out = HostTensor::empty_strided(result.dtype(), result.sizes(), cl);
+  copy_into("in_memory_format_of", out, result);
+  return out;
 }
 
 }  // namespace toroid::ops

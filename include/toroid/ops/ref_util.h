@@ -152,6 +152,41 @@ HostTensor contiguous_as(const HostTensor& t, DType dtype);
 // Whether writing to t would write one memory location twice (a stride-0 dim of size > 1).
 bool has_internal_overlap(const HostTensor& t);
 
+// ---- helpers of the larger kernels (norm, linalg, conv, pool, ...) -------------------------
+
+// Visits every multi-index of `sizes` in row-major order (nothing when a size is 0).
+template <class F>
+void ref_for_each_index(const std::vector<int64_t>& sizes, F&& fn) {
+  for (int64_t s : sizes)
+    if (s <= 0) return;
+  std::vector<int64_t> idx(sizes.size(), 0);
+  while (true) {
+    fn(static_cast<const std::vector<int64_t>&>(idx));
+    size_t d = sizes.size();
+    while (true) {
+      if (d == 0) return;
+      --d;
+      if (++idx[d] < sizes[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+// The values of t in row-major order, exactly (every dtype fits a double except int64 beyond
+// 2^53: use to_int64_vec for integers).
+std::vector<double> to_double_vec(const HostTensor& t);
+std::vector<int64_t> to_int64_vec(const HostTensor& t);
+// A new contiguous tensor of `dtype` and `sizes` from row-major values, each rounded once.
+HostTensor from_double_vec(DType dtype, const std::vector<int64_t>& sizes, const std::vector<double>& v);
+HostTensor from_int64_vec(DType dtype, const std::vector<int64_t>& sizes, const std::vector<int64_t>& v);
+// Copies one element between tensors of possibly different dtypes (memcpy when equal).
+void copy_one_element(DType dst_dtype, std::byte* dst, DType src_dtype, const std::byte* src);
+
+// The strides of a channels-last (4-d) or channels-last-3d (5-d) tensor of these sizes.
+std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes);
+// `result` (contiguous) copied into channels-last strides when `like` is a non-contiguous
+// channels-last 4-d/5-d tensor (PyTorch's suggest_memory_format); else `result` itself.
+HostTensor in_memory_format_of(const HostTensor& result, const HostTensor& like);
+
 // ---- messages -----------------------------------------------------------------------------
 
 [[noreturn]] void kernel_error(const std::string& op, const std::string& message);
