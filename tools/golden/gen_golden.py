@@ -150,8 +150,11 @@ def fmt_arg(a, names):
 
 
 def storage_key(t):
-    """Identity of t's storage: its address, or for 0-size tensors (no address) its base tensor."""
+    """Identity of t's storage: the StorageImpl (kept when resize_ reallocates the data), else its
+    address, or for 0-size tensors (no address) its base tensor."""
     st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()  # torch < 2.0
+    if hasattr(st, "_cdata"):
+        return ("impl", st._cdata)
     p = st.data_ptr()
     if p != 0:
         return ("ptr", p)
