@@ -39,10 +39,17 @@ inline bool is_lt(MetaContext& ctx, SymExpr a, SymExpr b) { return a != b && hol
 inline bool is_le(MetaContext& ctx, SymExpr a, SymExpr b) { return a == b || holds(ctx, sym::le(a, b)); }
 inline SymExpr I(int64_t v) { return SymExpr::integer(v); }
 
-// A list argument whose entries must be constant ints.
+// A list argument whose entries must be constant ints (window parameters: kernel sizes,
+// strides, paddings, dilations). Entries beyond +-2^31 are rejected, so that products of two
+// of them cannot overflow.
 inline std::vector<int64_t> const_list(const BoundArgs& a, MetaContext& ctx, const char* name) {
   std::vector<int64_t> out;
-  for (SymExpr e : a.int_list(name)) out.push_back(const_int(ctx, e, name));
+  for (SymExpr e : a.int_list(name)) {
+    int64_t v = const_int(ctx, e, name);
+    if (v > (int64_t{1} << 31) || v < -(int64_t{1} << 31))
+      ctx.fail(std::string(name) + " value " + std::to_string(v) + " is out of range");
+    out.push_back(v);
+  }
   return out;
 }
 

@@ -140,7 +140,11 @@ SymExpr scaled_size(MetaContext& ctx, SymExpr size, double scale) {
     num /= 2;
     --shift;
   }
-  if (shift <= 0) return simp(ctx, size * static_cast<int64_t>(std::ldexp(static_cast<double>(num), -shift)));
+  if (shift <= 0) {
+    double mult = std::ldexp(static_cast<double>(num), -shift);
+    if (mult > 1e15) ctx.fail("upsample: scale factor " + std::to_string(scale) + " is too large");
+    return simp(ctx, size * static_cast<int64_t>(mult));
+  }
   if (shift > 30 || num > (int64_t{1} << 31))
     ctx.fail("upsample: scale factor " + std::to_string(scale) + " is not supported with a symbolic input size " +
              size.str());

@@ -97,6 +97,9 @@ TEST_F(MetaTest, ConvErrors) {
   EXPECT_TRUE(contains(error("aten.convolution.default", {x, w3, Argument::none(), L({1, 1, 1}), L({0, 0}), L({1, 1}), B(false),
                                                           L({0, 0}), A(1)}),
                        "expected stride to be a single integer value or a list of 2 values"));
+  EXPECT_TRUE(contains(error("aten.convolution.default", {x, w3, Argument::none(), L({1, 1}), L({int64_t{1} << 40, 0}), L({1, 1}),
+                                                          B(false), L({0, 0}), A(1)}),
+                       "padding value 1099511627776 is out of range"));
 }
 
 TEST_F(MetaTest, ConvolutionBackwardMask) {
