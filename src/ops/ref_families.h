@@ -21,6 +21,7 @@ std::vector<KernelImpl> conv_kernel_impls();        // ref_conv.cpp: convolution
 std::vector<KernelImpl> pool_kernel_impls();        // ref_pool.cpp: avg/max/adaptive pooling and backwards
 std::vector<KernelImpl> sort_kernel_impls();        // ref_sort.cpp: sort, topk
 std::vector<KernelImpl> embedding_kernel_impls();   // ref_embedding.cpp: embedding, embedding_bag, nll_loss
+std::vector<KernelImpl> backward_kernel_impls();    // ref_backward.cpp: layer/group norm backward
 std::vector<KernelImpl> misc_kernel_impls();        // ref_misc.cpp: cdist, pdist, grid_sampler, col2im, upsample, pads
 
 }  // namespace toroid::ops
