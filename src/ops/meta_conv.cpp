@@ -1,12 +1,12 @@
 // Meta functions of convolution: convolution (1-d, 2-d, 3-d; transposed, groups, dilation,
 // padding, output_padding), convolution_backward (output_mask), and col2im.
 //
-// Output memory format: PyTorch's convolution backends (cuDNN, oneDNN, the slow CPU kernels)
-// write a channels-last result when the input or the weight suggests channels-last
-// (suggest_memory_format), and torch.compile's fake tensors take the same backend decision.
-// toroid uses that rule on every device: rank 4 -> ChannelsLast, rank 5 -> ChannelsLast3d when
-// the input or the weight suggests it, else contiguous; 1-d convolutions are always contiguous.
-// (PyTorch's plain meta kernel only looks at the weight on CUDA; the backends look at both.)
+// Output memory format. PyTorch's meta kernel for convolution is overridden, under fake tensors
+// (torch.compile) as in eager, by the layout of the backend that would run: toroid follows the
+// backends (checked against torch 2.11 on CPU and CUDA), see conv_format below. In short: a
+// 2-d/3-d convolution is channels-last when the input or the weight suggests channels-last,
+// except float64 on CUDA (cuDNN's channels-last path excludes double) and 3-d on the CPU unless
+// oneDNN runs it (float16/bfloat16, or float32 past oneDNN's size heuristic); 1-d is contiguous.
 #include "meta_families.h"
 #include "meta_helpers.h"
 
@@ -57,13 +57,33 @@ ConvParams conv_params(const BoundArgs& a, MetaContext& ctx, size_t spatial) {
   return p;
 }
 
-// The memory format of a convolution's input-shaped and output-shaped results.
-MemoryFormat conv_format(MetaContext& ctx, const TensorMeta& x, const TensorMeta& w) {
-  MemoryFormat fx = suggest_memory_format(ctx, x), fw = suggest_memory_format(ctx, w);
-  if (x.rank() == 4 && (fx == MemoryFormat::ChannelsLast || fw == MemoryFormat::ChannelsLast))
-    return MemoryFormat::ChannelsLast;
-  if (x.rank() == 5 && (fx == MemoryFormat::ChannelsLast3d || fw == MemoryFormat::ChannelsLast3d))
-    return MemoryFormat::ChannelsLast3d;
+// Would PyTorch run this CPU convolution with oneDNN (ConvParams::use_mkldnn)? float16 and
+// bfloat16 always; float32 when the batch, kernel or size is past its heuristic (the
+// single-thread clause is taken as false: PyTorch runs multi-threaded).
+bool cpu_uses_onednn(MetaContext& ctx, const TensorMeta& x, const TensorMeta& w, const ConvParams& p) {
+  if (p.transposed)
+    for (size_t i = 0; i < p.stride.size(); ++i)
+      if (p.output_padding[i] >= p.stride[i]) return false;
+  if (x.dtype == DType::Float16 || x.dtype == DType::BFloat16) return true;
+  if (x.dtype != DType::Float32) return false;
+  SymExpr kw = w.sizes[w.sizes.size() - 1], kh = w.sizes[w.sizes.size() - 2];
+  return p.groups > 1 || (holds(ctx, sym::lt(I(3), kw)) && holds(ctx, sym::lt(I(3), kh))) ||
+         holds(ctx, sym::lt(I(1), x.sizes[0])) ||
+         holds(ctx, sym::lt(I(20480), x.sizes[0] * x.sizes[1] * x.sizes[2] * x.sizes[3]));
+}
+
+// The memory format of a convolution's results (output; grad_input and grad_weight). With the
+// input or the weight suggesting channels-last (ChannelsLast for 4-d, ChannelsLast3d for 5-d):
+// CUDA (cuDNN) gives channels-last except for float64; the CPU gives it for 4-d (oneDNN and the
+// slow kernels alike) and for 5-d only through oneDNN. Everything else is contiguous.
+MemoryFormat conv_format(MetaContext& ctx, const TensorMeta& x, const TensorMeta& w, const ConvParams& p) {
+  MemoryFormat want = x.rank() == 4 ? MemoryFormat::ChannelsLast
+                      : x.rank() == 5 ? MemoryFormat::ChannelsLast3d
+                                      : MemoryFormat::Contiguous;
+  if (want == MemoryFormat::Contiguous) return want;
+  if (suggest_memory_format(ctx, x) != want && suggest_memory_format(ctx, w) != want) return MemoryFormat::Contiguous;
+  if (!x.device.is_cpu()) return x.dtype == DType::Float64 ? MemoryFormat::Contiguous : want;
+  if (x.rank() == 4 || cpu_uses_onednn(ctx, x, w, p)) return want;
   return MemoryFormat::Contiguous;
 }
 
@@ -155,7 +175,7 @@ Results convolution(const BoundArgs& a, MetaContext& ctx) {
   ConvParams p = conv_params(a, ctx, static_cast<size_t>(x.rank() - 2));
   std::vector<SymExpr> out = conv_output_shape(ctx, x, w, b ? &b->meta() : nullptr, p);
   Device dev = common_device(ctx, std::vector<Operand>{Operand::of(x), Operand::of(w)});
-  return {ResultSpec::tensor(fresh_format(ctx, x.dtype, dev, out, conv_format(ctx, x, w)))};
+  return {ResultSpec::tensor(fresh_format(ctx, x.dtype, dev, out, conv_format(ctx, x, w, p)))};
 }
 
 Results convolution_backward(const BoundArgs& a, MetaContext& ctx) {
@@ -175,7 +195,7 @@ Results convolution_backward(const BoundArgs& a, MetaContext& ctx) {
              dtype_short_name(go.dtype));
   std::vector<bool> mask = bool_list(a, ctx, "output_mask");
   if (mask.size() != 3) ctx.fail("output_mask must have 3 entries");
-  MemoryFormat f = conv_format(ctx, x, w);
+  MemoryFormat f = conv_format(ctx, x, w, p);
   Results r;
   r.push_back(mask[0] ? ResultSpec::tensor(fresh_format(ctx, go.dtype, go.device, x.sizes, f))
                       : undefined_result(ctx, go.dtype, go.device));

@@ -47,7 +47,7 @@ Results embedding_dense_backward(const BoundArgs& a, MetaContext& ctx) {
 }
 
 // _embedding_bag -> (output [bags, D], offset2bag, bag_size, max_indices). On the CPU the
-// index results take the offsets' dtype: offset2bag is [0] on the fast sum path (f32/f16
+// index results take the offsets' dtype: offset2bag is [0] on the fast sum path (f32/f16/bf16
 // weight with unit inner stride, no padding_idx, unit-stride per_sample_weights) and
 // [indices.size(0)] otherwise; bag_size is [bags]; max_indices is [bags, D] in max mode, else
 // [bags]. On CUDA they take the indices' dtype, bag_size is [offsets.size(0)] and max_indices
@@ -101,7 +101,7 @@ Results embedding_bag(const BoundArgs& a, MetaContext& ctx) {
     return r;
   }
   auto unit = [&](SymExpr s) { return s.as_int() == std::optional<int64_t>(1); };
-  bool fast = (w.dtype == DType::Float32 || w.dtype == DType::Float16) && unit(w.strides[1]) && padding_idx < 0 &&
+  bool fast = (w.dtype == DType::Float32 || w.dtype == DType::Float16 || w.dtype == DType::BFloat16) && unit(w.strides[1]) && padding_idx < 0 &&
               (!psw || unit(psw->strides[0]));
   SymExpr o2b = (mode == 1 || mode == 2 || !fast) ? idx.sizes[0] : I(0);
   r.push_back(ResultSpec::tensor(fresh_contiguous(ctx, off.dtype, off.device, {o2b})));

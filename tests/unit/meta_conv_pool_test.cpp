@@ -43,12 +43,42 @@ TEST_F(MetaTest, ConvChannelsLastInputGivesChannelsLastOutput) {
   Value* wcl = input(D::Float32, {4, 3, 3, 3}, {27, 1, 9, 3});
   TensorMeta r2 = run("aten.convolution.default", {xc, wcl, Argument::none(), L({1, 1}), L({0, 0}), L({1, 1}), B(false), L({0, 0}), A(1)});
   EXPECT_EQ(str(r2.strides), "[144, 1, 24, 4]");
-  // 3-d: channels_last_3d.
-  Value* x3 = input(D::Float32, {1, 2, 4, 4, 4}, {128, 1, 32, 8, 2});
+  // 3-d: channels_last_3d (here oneDNN runs it: batch 2).
+  Value* x3 = input(D::Float32, {2, 2, 4, 4, 4}, {128, 1, 32, 8, 2});
   Value* w3 = input(D::Float32, {3, 2, 1, 1, 1});
   TensorMeta r3 = run("aten.convolution.default", {x3, w3, Argument::none(), L({1}), L({0}), L({1}), B(false), L({0}), A(1)});
-  EXPECT_EQ(str(r3.sizes), "[1, 3, 4, 4, 4]");
+  EXPECT_EQ(str(r3.sizes), "[2, 3, 4, 4, 4]");
   EXPECT_EQ(str(r3.strides), "[192, 1, 48, 12, 3]");
+}
+
+// The layout follows the backend PyTorch would pick (values from torch 2.11, CPU and CUDA).
+TEST_F(MetaTest, ConvLayoutFollowsTheBackend) {
+  auto on = [&](Device dev, DType d, std::initializer_list<int64_t> sizes, std::initializer_list<int64_t> strides = {}) {
+    TensorMeta m;
+    m.dtype = d;
+    m.device = dev;
+    m.sizes = shape(sizes);
+    m.strides = strides.size() ? shape(strides) : contiguous_strides(m.sizes);
+    m.storage = g.new_storage();
+    return g.add_input("t" + std::to_string(g.inputs().size()), m);
+  };
+  Device cpu = Device::cpu(), cuda{Device::Type::CUDA, 0};
+  auto conv = [&](Value* x, Value* w) {
+    return run("aten.convolution.default", {x, w, Argument::none(), L({1}), L({0}), L({1}), B(false), L({0}), A(1)}).strides;
+  };
+  std::initializer_list<int64_t> x3cl = {128, 1, 32, 8, 2};
+  // CPU float32, batch 1, 1x1x1 kernel, small: the slow 3-d kernel, contiguous.
+  EXPECT_EQ(str(conv(on(cpu, D::Float32, {1, 2, 4, 4, 4}, x3cl), on(cpu, D::Float32, {3, 2, 1, 1, 1}))), "[192, 64, 16, 4, 1]");
+  // ... but a 5x5x5 kernel goes to oneDNN, and bfloat16 always does.
+  EXPECT_EQ(str(conv(on(cpu, D::Float32, {1, 2, 6, 6, 6}, {432, 1, 72, 12, 2}), on(cpu, D::Float32, {3, 2, 5, 5, 5}))),
+            "[24, 1, 12, 6, 3]");
+  EXPECT_EQ(str(conv(on(cpu, D::BFloat16, {1, 2, 4, 4, 4}, x3cl), on(cpu, D::BFloat16, {3, 2, 1, 1, 1}))), "[192, 1, 48, 12, 3]");
+  // float64: channels-last in 2-d on the CPU, never on CUDA.
+  std::initializer_list<int64_t> x2cl = {192, 1, 24, 3};
+  EXPECT_EQ(str(conv(on(cpu, D::Float64, {2, 3, 8, 8}, x2cl), on(cpu, D::Float64, {4, 3, 3, 3}))), "[144, 1, 24, 4]");
+  EXPECT_EQ(str(conv(on(cuda, D::Float64, {2, 3, 8, 8}, x2cl), on(cuda, D::Float64, {4, 3, 3, 3}))), "[144, 36, 6, 1]");
+  EXPECT_EQ(str(conv(on(cuda, D::Float32, {1, 2, 4, 4, 4}, x3cl), on(cuda, D::Float32, {3, 2, 1, 1, 1}))), "[192, 1, 48, 12, 3]");
+  EXPECT_EQ(str(conv(on(cpu, D::Float64, {1, 2, 4, 4, 4}, x3cl), on(cpu, D::Float64, {3, 2, 1, 1, 1}))), "[192, 64, 16, 4, 1]");
 }
 
 TEST_F(MetaTest, ConvTransposedGroupsDilation) {

@@ -231,6 +231,10 @@ TEST_F(MetaTest, EmbeddingBagShapesPerMode) {
   EXPECT_EQ(str(mx[3].meta->sizes), "[2, 4]");
   // A padding_idx leaves the fast path: offset2bag is kept.
   EXPECT_EQ(str(bag(0, false, Argument::none(), 2)[1].meta->sizes), "[7]");
+  // bfloat16 takes the fast path too (as PyTorch's CPU kernel; its Python meta says otherwise).
+  std::vector<ResultSpec> bf = run_all("aten._embedding_bag.default", {input(D::BFloat16, {10, 4}), idx, off, B(false), A(0), B(false),
+                                                                         Argument::none(), B(false), A(-1)});
+  EXPECT_EQ(str(bf[1].meta->sizes), "[0]");
   EXPECT_TRUE(contains(error("aten._embedding_bag.default", {w, idx, off, B(false), A(1), B(false), input(D::Float32, {7}), B(false), A(-1)}),
                        "only supported with mode='sum'"));
 }
