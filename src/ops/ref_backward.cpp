@@ -90,10 +90,10 @@ Out k_native_group_norm_backward(const RtArgs& a, KernelContext&) {
   if (G <= 0 || C % G != 0)
     kernel_error(op, "Expected number of channels in input to be divisible by num_groups, but got input of shape " + shape_str(x.sizes()) +
                          " and num_groups=" + std::to_string(G));
-  if (x.numel() != N * C * HxW || go.sizes() != x.sizes())
+  if (x.numel() != checked_mul(op, checked_mul(op, N, C), HxW) || go.sizes() != x.sizes())
     kernel_error(op, "Expected input and grad_out of " + std::to_string(N * C * HxW) + " elements (N * C * HxW), got " + shape_str(x.sizes()) +
                          " and " + shape_str(go.sizes()));
-  if (mean.numel() != N * G || rstd.numel() != N * G)
+  if (mean.numel() != checked_mul(op, N, G) || rstd.numel() != N * G)
     kernel_error(op, "Expected mean and rstd of " + std::to_string(N * G) + " elements, got " + shape_str(mean.sizes()) + " and " + shape_str(rstd.sizes()));
   if (w && w->numel() != C) kernel_error(op, "Expected weight of " + std::to_string(C) + " elements, got " + shape_str(w->sizes()));
   std::vector<double> gv = to_double_vec(go), xv = to_double_vec(x), mv = to_double_vec(mean), rv = to_double_vec(rstd);

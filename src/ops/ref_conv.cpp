@@ -66,6 +66,10 @@ ConvGeom conv_geom(const std::string& op, const std::vector<int64_t>& in_sizes, 
                            ", stride=" + shape_str(g.stride) + ", dilation=" + shape_str(g.dil));
   }
   if (g.G <= 0) kernel_error(op, "non-positive groups is not supported");
+  require_int32_params(op, g.stride, "stride");
+  require_int32_params(op, g.pad, "padding");
+  require_int32_params(op, g.dil, "dilation");
+  require_int32_params(op, g.opad, "output_padding");
   g.N = in_sizes[0];
   g.Cin = in_sizes[1];
   g.in.assign(in_sizes.begin() + 2, in_sizes.end());
@@ -84,7 +88,7 @@ ConvGeom conv_geom(const std::string& op, const std::vector<int64_t>& in_sizes, 
     for (int64_t d = 0; d < g.S; ++d) {
       size_t u = static_cast<size_t>(d);
       padded.push_back(g.in[u] + 2 * g.pad[u]);
-      eff.push_back(g.dil[u] * (g.k[u] - 1) + 1);
+      eff.push_back(checked_add(op, checked_mul(op, g.dil[u], g.k[u] - 1), 1));
       if (padded.back() < eff.back()) bad = true;
       g.out.push_back(bad ? 0 : (padded.back() - eff.back()) / g.stride[u] + 1);
     }
@@ -101,7 +105,7 @@ ConvGeom conv_geom(const std::string& op, const std::vector<int64_t>& in_sizes, 
     g.Cout = w_sizes[1] * g.G;
     for (int64_t d = 0; d < g.S; ++d) {
       size_t u = static_cast<size_t>(d);
-      int64_t o = (g.in[u] - 1) * g.stride[u] - 2 * g.pad[u] + g.dil[u] * (g.k[u] - 1) + g.opad[u] + 1;
+      int64_t o = checked_add(op, checked_mul(op, g.in[u] - 1, g.stride[u]), -2 * g.pad[u] + g.dil[u] * (g.k[u] - 1) + g.opad[u] + 1);
       if (o < 0) kernel_error(op, "Given input size per channel: (" + join_x(g.in) + "), the calculated output size is negative");
       g.out.push_back(o);
     }

@@ -62,6 +62,8 @@ Out k_embedding_dense_backward(const RtArgs& a, KernelContext&) {
   if (go.dim() != idx.dim() + 1 || !std::equal(idx.sizes().begin(), idx.sizes().end(), go.sizes().begin()))
     kernel_error(op, "Expected grad_output of shape indices.shape + [D], got " + shape_str(go.sizes()) + " for indices " + shape_str(idx.sizes()));
   int64_t D = go.sizes().back();
+  if (V < 0) kernel_error(op, "num_weights must be non-negative, got " + std::to_string(V));
+  numel_of({V, D});  // UserError when too large
   std::vector<int64_t> iv = to_int64_vec(idx);
   std::vector<double> gv = to_double_vec(go), gw(static_cast<size_t>(V * D), 0.0);
   std::vector<int64_t> count(static_cast<size_t>(std::max<int64_t>(V, 0)), 0);

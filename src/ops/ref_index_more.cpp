@@ -358,7 +358,7 @@ Out k_slice_scatter(const RtArgs& a, KernelContext&) {
   start = std::clamp<int64_t>(start, 0, n);
   end = std::clamp<int64_t>(end, 0, n);
   if (end < start) end = start;
-  int64_t len = (end - start + step - 1) / step;
+  int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
   HostTensor out = self.clone();
   std::vector<int64_t> ss = out.sizes(), st = out.strides();
   ss[static_cast<size_t>(dim)] = len;
@@ -456,7 +456,7 @@ Out k_repeat(const RtArgs& a, KernelContext&) {
   in.insert(in.end(), self.sizes().begin(), self.sizes().end());
   for (size_t d = 0; d < reps.size(); ++d) {
     if (reps[d] < 0) kernel_error(op, "Trying to create tensor with negative dimension " + std::to_string(reps[d]) + ": " + shape_str(reps));
-    out_sizes.push_back(in[d] * reps[d]);
+    out_sizes.push_back(checked_mul(op, in[d], reps[d]));
   }
   HostTensor out = HostTensor::zeros(self.dtype(), out_sizes);
   ref_for_each_index(out_sizes, [&](const std::vector<int64_t>& idx) {
@@ -476,6 +476,7 @@ Out k_constant_pad_nd(const RtArgs& a, KernelContext&) {
   if (static_cast<int64_t>(pad.size()) > 2 * nd)
     kernel_error(op, "Length of pad should be no more than twice the number of dimensions of the input. Pad length is " +
                          std::to_string(pad.size()) + " while the input has " + std::to_string(nd) + " dimensions.");
+  require_int32_params(op, pad, "pad");
   std::vector<int64_t> before(static_cast<size_t>(nd), 0), out_sizes = self.sizes();
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     size_t d = static_cast<size_t>(nd) - 1 - i;

@@ -212,6 +212,11 @@ Out k_col2im(const RtArgs& a, KernelContext&) {
                        pad = a.int_list("padding"), st = a.int_list("stride");
   for (auto* v : {&os, &k, &dil, &pad, &st})
     if (v->size() != 2) kernel_error(op, "It is expected output_size, kernel_size, dilation, padding and stride to have 2 elements each");
+  require_int32_params(op, os, "output_size");
+  require_int32_params(op, k, "kernel_size");
+  require_int32_params(op, dil, "dilation");
+  require_int32_params(op, pad, "padding");
+  require_int32_params(op, st, "stride");
   for (size_t d = 0; d < 2; ++d) {
     if (k[d] <= 0) kernel_error(op, "kernel size should be greater than zero, but got kernel_height: " + std::to_string(k[0]) + " kernel_width: " + std::to_string(k[1]));
     if (dil[d] <= 0) kernel_error(op, "dilation should be greater than zero, but got dilation_height: " + std::to_string(dil[0]) + " dilation_width: " + std::to_string(dil[1]));
@@ -369,6 +374,7 @@ HostTensor pad_impl(const RtArgs& a, size_t S, bool reflection) {
   const HostTensor& x = a.tensor("self");
   std::vector<int64_t> pad = a.int_list("padding");
   if (pad.size() != 2 * S) kernel_error(op, "padding size is expected to be " + std::to_string(2 * S) + ", but got: " + std::to_string(pad.size()));
+  require_int32_params(op, pad, "padding");
   if (x.dim() != static_cast<int64_t>(S) + 1 && x.dim() != static_cast<int64_t>(S) + 2)
     kernel_error(op, std::to_string(S + 1) + "D or " + std::to_string(S + 2) + "D (batch mode) tensor expected for input, but got: " + shape_str(x.sizes()));
   if (x.dtype() == DType::Bool) kernel_error(op, std::string("\"") + (reflection ? "reflection_pad" : "replication_pad") + "\" not implemented for 'Bool'");

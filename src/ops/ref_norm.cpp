@@ -207,7 +207,7 @@ Out k_native_group_norm(const RtArgs& a, KernelContext&) {
   if (C % G != 0)
     kernel_error(op, "Expected number of channels in input to be divisible by num_groups, but got input of shape " + shape_str(x.sizes()) +
                          " and num_groups=" + std::to_string(G));
-  if (x.numel() != N * C * HxW)
+  if (x.numel() != checked_mul(op, checked_mul(op, N, C), HxW))
     kernel_error(op, "Expected input of " + std::to_string(N * C * HxW) + " elements (N * C * HxW), got " + shape_str(x.sizes()));
   if (x.dim() < 2 || x.sizes()[0] != N || x.sizes()[1] != C) kernel_error(op, "Expected input of shape [N, C, *], got " + shape_str(x.sizes()));
   for (const HostTensor* t : {w, b})

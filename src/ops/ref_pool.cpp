@@ -73,6 +73,10 @@ PoolGeom window_geom(const std::string& op, const HostTensor& x, size_t S, const
   g.stride = expand(op, a.int_list("stride"), S, "stride", true, g.k);
   g.pad = expand(op, a.int_list("padding"), S, "padding", false, {});
   g.dil = has_dilation ? expand(op, a.int_list("dilation"), S, "dilation", false, {}) : std::vector<int64_t>(S, 1);
+  require_int32_params(op, g.k, "kernel_size");
+  require_int32_params(op, g.stride, "stride");
+  require_int32_params(op, g.pad, "padding");
+  require_int32_params(op, g.dil, "dilation");
   for (size_t d = 0; d < S; ++d) {
     if (g.k[d] <= 0) kernel_error(op, "kernel size should be greater than zero, but got " + shape_str(g.k));
     if (g.stride[d] <= 0) kernel_error(op, "stride should be greater than zero, but got " + shape_str(g.stride));
@@ -89,6 +93,7 @@ PoolGeom window_geom(const std::string& op, const HostTensor& x, size_t S, const
   if (small)
     kernel_error(op, "Given input size: " + shape_str(x.sizes()) + ". Calculated output size: " + shape_str(g.out) + ". Output size is too small");
   g.out_plane = numel_of(g.out);
+  checked_mul(op, g.planes, g.out_plane);
   return g;
 }
 
@@ -201,8 +206,10 @@ PoolGeom adaptive_geom(const std::string& op, const HostTensor& x, size_t S, con
   if (output_size.size() != S) kernel_error(op, "output_size must be " + std::to_string(S) + ", got " + shape_str(output_size));
   for (int64_t s : output_size)
     if (s < 0) kernel_error(op, "output_size must be non-negative, got " + shape_str(output_size));
+  require_int32_params(op, output_size, "output_size");
   g.out = output_size;
   g.out_plane = numel_of(g.out);
+  checked_mul(op, g.planes, g.out_plane);
   return g;
 }
 

@@ -380,4 +380,22 @@ HostTensor in_memory_format_of(const HostTensor& result, const HostTensor& like)
   return out;
 }
 
+void require_int32_params(const std::string& op, const std::vector<int64_t>& values, const char* name) {
+  for (int64_t v : values)
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      kernel_error(op, std::string(name) + " value " + std::to_string(v) + " is out of range (at most 2^31 in magnitude)");
+}
+
+int64_t checked_mul(const std::string& op, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) kernel_error(op, "size arithmetic overflows int64 (" + std::to_string(a) + " * " + std::to_string(b) + ")");
+  return r;
+}
+
+int64_t checked_add(const std::string& op, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) kernel_error(op, "size arithmetic overflows int64 (" + std::to_string(a) + " + " + std::to_string(b) + ")");
+  return r;
+}
+
 }  // namespace toroid::ops

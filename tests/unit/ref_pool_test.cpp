@@ -129,3 +129,17 @@ TEST(RefPool, BackwardMatchesFiniteDifferences) {
                        {go, x, L({2, 3}), L({2, 1}), L({1, 1}), L({1, 1}), B(false), ind});
         });
 }
+
+// Huge window parameters are user errors, never overflowing arithmetic.
+TEST(RefPool, HugeParametersAreUserErrors) {
+  HostTensor x = F32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_TRUE(has(error_of([&] { call("aten.max_pool2d_with_indices.default", {x, L({1, 1}), L({big, 1})}); }), "out of range"));
+  EXPECT_TRUE(has(error_of([&] { call1("aten._adaptive_avg_pool2d.default", {x, L({big, big})}); }), "out of range"));
+  EXPECT_TRUE(has(error_of([&] {
+                    call1("aten.convolution.default", {x, F32({1, 1, 1, 1}, {1}), RtValue(), L({big}), L({0}), L({1}), B(false), L({0}), I(1)});
+                  }),
+                  "out of range"));
+  EXPECT_TRUE(has(error_of([&] { call1("aten.constant_pad_nd.default", {x, L({big, 0})}); }), "out of range"));
+  EXPECT_TRUE(has(error_of([&] { call1("aten.repeat.default", {x, L({1, 1, int64_t{1} << 62, 1})}); }), "overflows"));
+}

@@ -187,6 +187,14 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes);
 // channels-last 4-d/5-d tensor (PyTorch's suggest_memory_format); else `result` itself.
 HostTensor in_memory_format_of(const HostTensor& result, const HostTensor& like);
 
+// Window/padding parameters (stride, padding, dilation, pads, ...) must lie within
+// [-2^31, 2^31 - 1] (the range PyTorch's kernels compute in), so that size arithmetic on them
+// cannot overflow: UserError "op: <name> value <v> is out of range" otherwise.
+void require_int32_params(const std::string& op, const std::vector<int64_t>& values, const char* name);
+// a * b and a + b, or a UserError naming op when the result does not fit in int64.
+int64_t checked_mul(const std::string& op, int64_t a, int64_t b);
+int64_t checked_add(const std::string& op, int64_t a, int64_t b);
+
 // ---- messages -----------------------------------------------------------------------------
 
 [[noreturn]] void kernel_error(const std::string& op, const std::string& message);
