@@ -101,8 +101,8 @@ Results embedding_bag(const BoundArgs& a, MetaContext& ctx) {
     return r;
   }
   auto unit = [&](SymExpr s) { return s.as_int() == std::optional<int64_t>(1); };
-  bool fast = (w.dtype == DType::Float32 || w.dtype == DType::Float16 || w.dtype == DType::BFloat16) && unit(w.strides[1]) && padding_idx < 0 &&
-              (!psw || unit(psw->strides[0]));
+  bool fast_dtype = w.dtype == DType::Float32 || w.dtype == DType::Float16 || w.dtype == DType::BFloat16;
+  bool fast = fast_dtype && unit(w.strides[1]) && padding_idx < 0 && (!psw || unit(psw->strides[0]));
   SymExpr o2b = (mode == 1 || mode == 2 || !fast) ? idx.sizes[0] : I(0);
   r.push_back(ResultSpec::tensor(fresh_contiguous(ctx, off.dtype, off.device, {o2b})));
   r.push_back(ResultSpec::tensor(fresh_contiguous(ctx, off.dtype, off.device, {bags})));
