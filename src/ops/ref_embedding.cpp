@@ -203,7 +203,8 @@ Out k_nll_loss_forward(const RtArgs& a, KernelContext&) {
     total += wt;
     sum += per[static_cast<size_t>(n)];
   }
-  HostTensor tw = from_double_vec(x.dtype(), {}, {reduction == 0 ? 0.0 : total});
+  // PyTorch's CPU kernel zeroes total_weight only for per-sample (batched, reduction none) losses.
+  HostTensor tw = from_double_vec(x.dtype(), {}, {reduction == 0 && s.batched ? 0.0 : total});
   if (reduction == 0) return {from_double_vec(x.dtype(), s.batched ? std::vector<int64_t>{s.N} : std::vector<int64_t>{}, per), tw};
   double v = reduction == 2 ? sum : sum / total;
   return {from_double_vec(x.dtype(), {}, {v}), tw};
