@@ -50,7 +50,7 @@ std::string mask_others(const std::string& text) {
   std::string line, out;
   while (std::getline(in, line)) {
     if (line.rfind("| `", 0) == 0) {
-      for (int k = 0; k < 3; ++k) line = line.substr(0, line.rfind(" |", line.size() - 2) + 2);
+      for (int k = 0; k < 3; ++k) line = line.substr(0, line.rfind(" |", line.size() - 3) + 2);
     } else if (size_t p = line.find(" Reference kernels:"); p != std::string::npos) {
       line = line.substr(0, p);
     }
