@@ -2,6 +2,7 @@
 // gather, scatter*, nonzero (an unbacked row count), _local_scalar_dense (an unbacked value)
 // and sym_size/sym_stride/sym_numel/sym_storage_offset/sym_is_contiguous (scalar results).
 #include "meta_families.h"
+#include "meta_helpers.h"
 #include "toroid/ops/meta_util.h"
 
 namespace toroid::ops {
@@ -10,11 +11,7 @@ namespace {
 using namespace meta;
 using Results = std::vector<ResultSpec>;
 
-const TensorMeta& arg(const BoundArgs& a, MetaContext& ctx, const char* name) {
-  Value* x = a.tensor(name);
-  if (!x) ctx.fail(std::string("argument '") + name + "' must be a tensor, not None");
-  return x->meta();
-}
+constexpr auto& arg = tensor_arg;
 
 void index_dtype(MetaContext& ctx, const TensorMeta& idx, bool allow_i32) {
   if (idx.dtype != DType::Int64 && !(allow_i32 && idx.dtype == DType::Int32))

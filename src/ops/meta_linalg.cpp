@@ -1,6 +1,7 @@
 // Meta functions of matrix products: mm, bmm, addmm, baddbmm, linear, matmul. Outputs are
 // contiguous; operands must share a dtype and have compatible inner sizes.
 #include "meta_families.h"
+#include "meta_helpers.h"
 #include "toroid/ops/meta_util.h"
 
 namespace toroid::ops {
@@ -9,11 +10,7 @@ namespace {
 using namespace meta;
 using Results = std::vector<ResultSpec>;
 
-const TensorMeta& arg(const BoundArgs& a, MetaContext& ctx, const char* name) {
-  Value* x = a.tensor(name);
-  if (!x) ctx.fail(std::string("argument '") + name + "' must be a tensor, not None");
-  return x->meta();
-}
+constexpr auto& arg = tensor_arg;
 
 void same_dtype(MetaContext& ctx, const TensorMeta& x, const TensorMeta& y) {
   if (x.dtype != y.dtype)

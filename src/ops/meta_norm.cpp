@@ -3,6 +3,7 @@
 // _native_batch_norm_legit family. Statistics use float32 for half inputs on CUDA (the
 // accumulation type), the input dtype on the CPU.
 #include "meta_families.h"
+#include "meta_helpers.h"
 #include "toroid/ops/meta_util.h"
 
 namespace toroid::ops {
@@ -11,11 +12,7 @@ namespace {
 using namespace meta;
 using Results = std::vector<ResultSpec>;
 
-const TensorMeta& arg(const BoundArgs& a, MetaContext& ctx, const char* name) {
-  Value* x = a.tensor(name);
-  if (!x) ctx.fail(std::string("argument '") + name + "' must be a tensor, not None");
-  return x->meta();
-}
+constexpr auto& arg = tensor_arg;
 
 bool reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
