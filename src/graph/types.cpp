@@ -139,4 +139,20 @@ std::optional<MemoryFormat> parse_memory_format(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<DType> dtype_from_scalar_type_code(int64_t code) {
+  switch (code) {
+    case 0: return DType::UInt8;
+    case 1: return DType::Int8;
+    case 2: return DType::Int16;
+    case 3: return DType::Int32;
+    case 4: return DType::Int64;
+    case 5: return DType::Float16;
+    case 6: return DType::Float32;
+    case 7: return DType::Float64;
+    case 11: return DType::Bool;
+    case 15: return DType::BFloat16;
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace toroid

@@ -24,22 +24,6 @@ std::optional<SymExpr> number_of(const Argument& a) {
   return std::nullopt;
 }
 
-// c10::ScalarType codes, as schemas write integer dtype defaults (randperm's dtype=4).
-std::optional<DType> dtype_from_code(int64_t code) {
-  switch (code) {
-    case 0: return DType::UInt8;
-    case 1: return DType::Int8;
-    case 2: return DType::Int16;
-    case 3: return DType::Int32;
-    case 4: return DType::Int64;
-    case 5: return DType::Float16;
-    case 6: return DType::Float32;
-    case 7: return DType::Float64;
-    case 11: return DType::Bool;
-    case 15: return DType::BFloat16;
-    default: return std::nullopt;
-  }
-}
 
 }  // namespace
 
@@ -144,7 +128,7 @@ std::optional<DType> BoundArgs::dtype(std::string_view name) const {
   if (a.kind() == Argument::Kind::DType) return a.dtype();
   if (a.is_scalar())
     if (std::optional<int64_t> c = a.scalar().as_int())
-      if (std::optional<DType> d = dtype_from_code(*c)) return d;
+      if (std::optional<DType> d = dtype_from_scalar_type_code(*c)) return d;
   mismatch(*schema_, name, "a ScalarType", a);
 }
 

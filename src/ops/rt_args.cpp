@@ -23,22 +23,6 @@ const char* kind_name(RtValue::Kind k) {
   return "?";
 }
 
-// c10::ScalarType codes, for dtype defaults written as numbers (randperm's dtype=4).
-std::optional<DType> dtype_from_code(int64_t code) {
-  switch (code) {
-    case 0: return DType::UInt8;
-    case 1: return DType::Int8;
-    case 2: return DType::Int16;
-    case 3: return DType::Int32;
-    case 4: return DType::Int64;
-    case 5: return DType::Float16;
-    case 6: return DType::Float32;
-    case 7: return DType::Float64;
-    case 11: return DType::Bool;
-    case 15: return DType::BFloat16;
-    default: return std::nullopt;
-  }
-}
 }  // namespace
 
 RtArgs::RtArgs(const OpSchema& schema, std::vector<RtValue> values) : schema_(&schema), values_(std::move(values)) {
@@ -138,7 +122,7 @@ std::optional<DType> RtArgs::dtype(std::string_view name) const {
   if (v.is_none()) return std::nullopt;
   if (v.kind() == RtValue::Kind::DType) return v.dtype();
   if (v.kind() == RtValue::Kind::Int) {
-    if (auto d = dtype_from_code(v.to_int())) return d;
+    if (auto d = dtype_from_scalar_type_code(v.to_int())) return d;
   }
   bad(*schema_, name, "a dtype", v);
 }

@@ -17,6 +17,7 @@
 #include "toroid/ops/registry.h"
 #include "toroid/passes/pass_manager.h"
 #include "toroid/support/error.h"
+#include "toroid/support/tool.h"
 #include "toroid/support/file.h"
 
 namespace {
@@ -116,16 +117,5 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options options = parse_command_line(argc, argv);
-  try {
-    return run(options);
-  } catch (const toroid::UserError& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  } catch (const toroid::InternalError& e) {
-    std::cerr << "toroid-opt: " << e.what() << "\n";
-    return 3;
-  } catch (const std::exception& e) {
-    std::cerr << "toroid-opt: internal error: " << e.what() << "\n";
-    return 3;
-  }
+  return toroid::run_tool("toroid-opt", [&] { return run(options); });
 }

@@ -18,6 +18,7 @@
 #include "toroid/ops/npy.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
+#include "toroid/support/tool.h"
 #include "toroid/support/file.h"
 
 namespace {
@@ -252,19 +253,5 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options options = parse_command_line(argc, argv);
-  try {
-    return run(options);
-  } catch (const toroid::UserError& e) {
-    std::cerr << e.what() << "\n";
-    return 1;
-  } catch (const toroid::InternalError& e) {
-    std::cerr << "toroidc: " << e.what() << "\n";
-    return 3;
-  } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "toroidc: error: " << e.what() << "\n";
-    return 1;
-  } catch (const std::exception& e) {
-    std::cerr << "toroidc: internal error: " << e.what() << "\n";
-    return 3;
-  }
+  return toroid::run_tool("toroidc", [&] { return run(options); });
 }

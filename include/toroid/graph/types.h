@@ -29,6 +29,8 @@ const char* dtype_torch_name(DType d);
 // Accepts either form ("f32" or "torch.float32"), plus torch aliases (torch.float, torch.half,
 // torch.long, torch.int, torch.double, torch.short).
 std::optional<DType> parse_dtype(std::string_view name);
+// c10::ScalarType enum codes, as schemas write integer dtype defaults (randperm's dtype=4).
+std::optional<DType> dtype_from_scalar_type_code(int64_t code);
 int dtype_size(DType d);  // bytes per element
 bool is_floating(DType d);
 bool is_integral(DType d, bool include_bool = false);
