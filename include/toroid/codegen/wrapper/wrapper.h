@@ -1,0 +1,50 @@
+// The Wrapper IR (seed 001): the host program that drives the kernels, as a list of lines.
+// Every backend is an emitter over these lines: the in-process executor (runtime/), and the
+// text dump (--emit=wrapper) that FileCheck tests read.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "toroid/codegen/cpu/cpp_kernel.h"
+#include "toroid/loop/ir.h"
+#include "toroid/sched/schedule.h"
+
+namespace toroid::codegen::wrapper {
+
+struct Line {
+  enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall };
+  Kind kind = Kind::Comment;
+  loop::Buffer* buffer = nullptr;  // Alloc, Reuse, Free; ExternCall: the result
+  loop::Buffer* from = nullptr;    // Reuse: the freed buffer whose memory `buffer` takes
+  SymExpr nbytes;                  // Alloc, Reuse
+  int kernel = -1;                 // KernelCall: index into WrapperProgram::kernels
+  std::vector<loop::Buffer*> args;  // KernelCall: storages; ExternCall: operands
+  const Node* node = nullptr;      // ExternCall, FallbackCall: the graph call
+  std::vector<loop::Buffer*> results;  // FallbackCall: one buffer per tensor result
+  std::string text;                // Comment
+};
+
+struct WrapperProgram {
+  const loop::LoopProgram* program = nullptr;
+  std::vector<Line> lines;
+  std::vector<cpu::CppKernel> kernels;
+  std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
+};
+
+// Lines for a schedule: an Alloc before each buffer is first written, a provenance comment and
+// a call per step. Emits the kernels' C++.
+WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule);
+
+// Memory planning: frees each intermediate after its last use and turns an Alloc into a Reuse
+// of a freed buffer with the same size and device. A buffer is never reused within the step
+// that frees it, so a kernel's inputs and outputs never share memory.
+void plan_memory(WrapperProgram& w);
+
+// The text dump, one line per Wrapper IR line.
+std::string print_wrapper(const WrapperProgram& w);
+
+// The C++ translation unit of every kernel.
+std::string kernels_source(const WrapperProgram& w);
+
+}  // namespace toroid::codegen::wrapper

@@ -1,0 +1,107 @@
+// Loop-IR inner expressions: the value of one element of a buffer, as data.
+//
+// Expressions are hash-consed and immutable, like SymExpr: structurally equal expressions are
+// the same object, so equality is pointer equality and CSE in the emitters is free. Indices are
+// SymExprs over index variables (loop::index_var / reduction_var) and size symbols.
+//
+// Types: `dtype` is the logical dtype of the value. bf16 and f16 values are held in float by the
+// emitters; a Cast to bf16/f16 rounds. Arithmetic on bf16/f16 values does not round between
+// ops (as Inductor), only explicit casts and stores do.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "toroid/graph/types.h"
+#include "toroid/sym/expr.h"
+
+namespace toroid::loop {
+
+struct Buffer;
+
+enum class Op : uint8_t {
+  // leaves
+  Load,   // buffer(), index(): the element at flat storage position index()
+  Const,  // float_value() / int_value()
+  Index,  // index() as an int64 value
+  // one operand
+  Cast, Neg, Abs, Exp, Expm1, Log, Log1p, Log2, Log10, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Asin, Acos,
+  Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Sigmoid, Erf, Ceil, Floor, Round, Trunc, Sign, Reciprocal,
+  Relu, LogicalNot, BitNot, IsNan, IsInf,
+  // two operands
+  Add, Sub, Mul, Div, FloorDiv, TruncDiv, Pow, Maximum, Minimum, Atan2, Fmod, Remainder, Eq, Ne, Lt,
+  Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor, BitAnd, BitOr, BitXor,
+  // three operands
+  Where,  // [cond, a, b]
+};
+const char* op_name(Op op);
+int op_arity(Op op);  // 0 for leaves
+
+class ExprNode;
+
+class Expr {
+ public:
+  Expr() = default;
+  explicit Expr(const ExprNode* n) : node_(n) {}
+  bool is_null() const { return node_ == nullptr; }
+  explicit operator bool() const { return node_ != nullptr; }
+
+  Op op() const;
+  DType dtype() const;
+  std::span<const Expr> operands() const;
+  Expr operand(size_t i) const { return operands()[i]; }
+  Buffer* buffer() const;  // Load
+  SymExpr index() const;   // Load, Index
+  double float_value() const;  // Const of a floating dtype
+  int64_t int_value() const;   // Const of an integral or bool dtype
+  size_t hash() const;
+  const ExprNode* node() const { return node_; }
+
+  friend bool operator==(Expr a, Expr b) { return a.node_ == b.node_; }
+  friend bool operator!=(Expr a, Expr b) { return a.node_ != b.node_; }
+
+ private:
+  const ExprNode* node_ = nullptr;
+};
+
+// Leaves.
+Expr load(Buffer* buffer, SymExpr index);  // dtype is the buffer's
+Expr constant(double value, DType dtype);  // integral dtypes take the value as int64
+Expr int_constant(int64_t value, DType dtype);
+Expr index_value(SymExpr index);  // int64
+// Operations. The result dtype is given for casts and comparisons' bool; arithmetic keeps the
+// operands' dtype (they must agree: the lowering casts first).
+Expr cast(Expr a, DType dtype);  // no-op when a already has dtype
+Expr unary(Op op, Expr a);
+Expr binary(Op op, Expr a, Expr b);
+Expr where(Expr cond, Expr a, Expr b);
+
+// Rebuilds `e` with every index (Load and Index) passed through `fn`; memoized per call.
+Expr map_indices(Expr e, const std::function<SymExpr(SymExpr)>& fn);
+// Substitutes symbols in every index.
+Expr substitute(Expr e, const std::function<SymExpr(SymExpr symbol)>& replacement);
+// Calls fn on every node reachable from e once, operands before users.
+void visit(Expr e, const std::function<void(Expr)>& fn);
+// Non-leaf nodes reachable from e (its arithmetic cost).
+int op_count(Expr e);
+// Every Load reachable from e, in visit order.
+std::vector<Expr> loads(Expr e);
+
+// Printed as "add(load(buf3, 4*i0 + i1), 1.0:f32)".
+std::string to_string(Expr e);
+
+// The shared pool of index variables: i<k> for a buffer's k-th dimension, r<k> for its k-th
+// reduction dimension. Every body is a function of these, so inlining is substitution.
+SymExpr index_var(size_t k);
+SymExpr reduction_var(size_t k);
+bool is_index_var(SymExpr s);
+
+}  // namespace toroid::loop
+
+template <>
+struct std::hash<toroid::loop::Expr> {
+  size_t operator()(toroid::loop::Expr e) const noexcept { return e.hash(); }
+};

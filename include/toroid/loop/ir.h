@@ -1,0 +1,94 @@
+// The loop-level IR (the role of Inductor's ir.py): the buffers a graph computes.
+//
+// A Buffer is a tensor that lives in memory (is "realized"): a graph input or constant, or the
+// result of a Pointwise body, a Reduction, an Extern library call, or a Fallback kernel. Views
+// create no buffer: a load through a view is index arithmetic on its base's storage. Pointwise
+// values that are not realized are inlined into their consumers' bodies during lowering.
+//
+// Bodies are loop::Exprs over the shared index variables: index_var(k) for the buffer's k-th
+// dimension and, in reductions, reduction_var(k) for the k-th reduced dimension. A buffer stores
+// element (i0, ..., in) at flat position offset + sum(ik * strides[k]) of its storage.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "toroid/graph/graph.h"
+#include "toroid/loop/expr.h"
+
+namespace toroid::loop {
+
+enum class BufferKind : uint8_t { Input, Constant, Pointwise, Reduction, Extern, Fallback };
+const char* buffer_kind_name(BufferKind k);
+
+enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, Mean, Var };
+const char* reduce_op_name(ReduceOp r);
+
+struct Buffer {
+  int id = 0;
+  std::string name;  // "buf3", "arg0" (inputs); for printing
+  BufferKind kind = BufferKind::Pointwise;
+  DType dtype = DType::Float32;
+  Device device;
+  // The value's logical sizes and where each element is stored.
+  std::vector<SymExpr> sizes;
+  std::vector<SymExpr> strides;
+  SymExpr offset = SymExpr::integer(0);
+  // The buffer whose memory this one writes: itself, or a graph input for the copy_ epilogue.
+  Buffer* storage = this;
+  // Elements to allocate when this buffer owns its storage.
+  SymExpr storage_numel;
+
+  // Pointwise and Reduction: the body.
+  Expr body;
+  std::vector<SymExpr> reduction_sizes;  // Reduction: sizes of reduction_var(0..)
+  ReduceOp reduce = ReduceOp::Sum;
+  double correction = 1.0;  // Var
+
+  // Extern, Fallback: the graph call and which of its results this buffer holds. Fallback
+  // buffers of one node are computed by one call (the first of them).
+  const Node* node = nullptr;
+  unsigned result_index = 0;
+  std::vector<Buffer*> extern_inputs;  // Extern: operand buffers in the call's order
+
+  // Input: the position among the graph inputs (Input nodes, then Param nodes).
+  int input_index = -1;
+  // Constant: the data, laid out as `strides` say (row-major contiguous).
+  const Node* constant = nullptr;
+
+  // The graph values this buffer holds (the node whose result it is first), for provenance.
+  std::vector<const Node*> origins;
+
+  bool is_computed() const { return kind == BufferKind::Pointwise || kind == BufferKind::Reduction; }
+  // Every buffer this one reads (from its body's loads, or its extern/fallback operands).
+  std::vector<Buffer*> reads() const;
+};
+
+// A graph output: the value's meta gives the view of the storage of `buffer` that is returned.
+struct OutputRef {
+  const Value* value = nullptr;  // null for a None or scalar output
+  Buffer* buffer = nullptr;      // owner of the value's storage
+  SymExpr scalar;                // a scalar output's value
+};
+
+struct LoopProgram {
+  const Graph* graph = nullptr;
+  std::vector<std::unique_ptr<Buffer>> buffers;  // in dependency order
+  std::vector<Buffer*> inputs;                   // one per graph input, in graph_inputs() order
+  std::vector<OutputRef> outputs;
+  // The buffer that owns each realized storage (views of it load through their own metas).
+  std::unordered_map<const Storage*, Buffer*> owners;
+
+  Buffer* add(std::unique_ptr<Buffer> b);
+};
+
+// The --emit=loop text: one line per buffer.
+std::string print_program(const LoopProgram& p);
+
+// The flat storage position of element `index` of a tensor laid out as `meta` says.
+SymExpr position(const std::vector<SymExpr>& strides, SymExpr offset, std::span<const SymExpr> index);
+
+}  // namespace toroid::loop

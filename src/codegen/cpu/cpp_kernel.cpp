@@ -1,0 +1,512 @@
+#include "toroid/codegen/cpu/cpp_kernel.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <unordered_map>
+
+#include "toroid/support/error.h"
+
+namespace toroid::codegen::cpu {
+
+using loop::Buffer;
+using loop::BufferKind;
+using loop::Expr;
+using loop::Op;
+using loop::ReduceOp;
+
+namespace {
+
+// Kernels with fewer elements than this run on one thread (OpenMP start-up costs microseconds).
+constexpr int64_t kParallelThreshold = 32768;
+
+// The C++ type a value of `d` is computed in.
+const char* compute_type(DType d) {
+  switch (d) {
+    case DType::Bool: return "bool";
+    case DType::UInt8: return "uint8_t";
+    case DType::Int8: return "int8_t";
+    case DType::Int16: return "int16_t";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+  }
+  return "?";
+}
+
+// The C++ type an element of `d` is stored as.
+const char* storage_type(DType d) {
+  if (d == DType::BFloat16) return "uint16_t";
+  if (d == DType::Float16) return "_Float16";
+  return compute_type(d);
+}
+
+std::string int_literal(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  return "INT64_C(" + std::to_string(v) + ")";
+}
+
+std::string float_literal(double v, DType d) {
+  const char* t = compute_type(d);
+  if (std::isnan(v)) return std::string("std::numeric_limits<") + t + ">::quiet_NaN()";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + "std::numeric_limits<" + t + ">::infinity()";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return std::string(t) + "(" + buf + ")";
+}
+
+}  // namespace
+
+std::string cpp_index(SymExpr e, const std::function<std::string(SymExpr)>& name) {
+  auto list = [&](const char* sep) {
+    std::string s = "(";
+    for (size_t i = 0; i < e.operands().size(); ++i) s += (i ? sep : "") + cpp_index(e.operands()[i], name);
+    return s + ")";
+  };
+  auto fold = [&](const char* fn) {
+    std::string s = cpp_index(e.operands()[0], name);
+    for (size_t i = 1; i < e.operands().size(); ++i) s = std::string(fn) + "(" + s + ", " + cpp_index(e.operands()[i], name) + ")";
+    return s;
+  };
+  switch (e.kind()) {
+    case sym::Kind::IntConst: return int_literal(e.int_value());
+    case sym::Kind::BoolConst: return e.bool_value() ? "true" : "false";
+    case sym::Kind::Symbol: return name(e);
+    case sym::Kind::Add: return list(" + ");
+    case sym::Kind::Mul: return list(" * ");
+    case sym::Kind::FloorDiv: return "t_floordiv(" + cpp_index(e.operands()[0], name) + ", " + cpp_index(e.operands()[1], name) + ")";
+    case sym::Kind::Mod: return "t_mod(" + cpp_index(e.operands()[0], name) + ", " + cpp_index(e.operands()[1], name) + ")";
+    case sym::Kind::Min: return fold("std::min<int64_t>");
+    case sym::Kind::Max: return fold("std::max<int64_t>");
+    case sym::Kind::Pow: {
+      std::string b = cpp_index(e.operands()[0], name), s = "INT64_C(1)";
+      for (int64_t k = 0; k < e.exponent(); ++k) s += " * " + b;
+      return "(" + s + ")";
+    }
+    case sym::Kind::Eq: return "(" + cpp_index(e.operands()[0], name) + " == " + cpp_index(e.operands()[1], name) + ")";
+    case sym::Kind::Ne: return "(" + cpp_index(e.operands()[0], name) + " != " + cpp_index(e.operands()[1], name) + ")";
+    case sym::Kind::Lt: return "(" + cpp_index(e.operands()[0], name) + " < " + cpp_index(e.operands()[1], name) + ")";
+    case sym::Kind::Le: return "(" + cpp_index(e.operands()[0], name) + " <= " + cpp_index(e.operands()[1], name) + ")";
+    case sym::Kind::And: return list(" && ");
+    case sym::Kind::Or: return list(" || ");
+    case sym::Kind::Not: return "(!" + cpp_index(e.operands()[0], name) + ")";
+    default:
+      user_error(std::string("index expression ") + e.str() + " (" + sym::kind_name(e.kind()) +
+                 ") cannot be compiled");
+  }
+}
+
+namespace {
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const sched::Kernel& k, const SymbolSlots& slots, const ShapeEnv& env)
+      : k_(k), slots_(slots), env_(env) {}
+
+  CppKernel emit() {
+    CppKernel out;
+    out.name = k_.name;
+    // Arguments: every storage a member reads or writes.
+    for (const sched::Member& m : k_.members) {
+      arg(m.buffer->storage);
+      for (Expr l : loop::loads(m.buffer->body)) arg(l.buffer()->storage);
+    }
+    std::ostringstream body;
+    emit_members(body);
+    std::ostringstream os;
+    os << "// " << k_.name << ": outer " << sizes_str(k_.outer) << ", inner " << sizes_str(k_.inner) << "\n";
+    for (const sched::Member& m : k_.members) {
+      os << "//   " << m.buffer->name << " (" << (m.buffer->kind == BufferKind::Reduction ? reduce_op_name(m.buffer->reduce) : m.inner ? "pointwise" : "outer pointwise") << ") from";
+      for (const Node* n : m.buffer->origins) os << " " << n->target() << " " << describe_value(n->result(0));
+      os << "\n";
+    }
+    os << "extern \"C\" void " << k_.name << "(char* const* bufs, const int64_t* syms) {\n";
+    os << "  (void)syms;\n";
+    for (auto& [sym, slot] : used_syms_) os << "  const int64_t " << sym_name(sym) << " = syms[" << slot << "];\n";
+    for (size_t i = 0; i < args_.size(); ++i) {
+      const Buffer* b = args_[i];
+      os << "  " << storage_type(b->dtype) << "* __restrict__ " << ptr(b) << " = reinterpret_cast<"
+         << storage_type(b->dtype) << "*>(bufs[" << i << "]);\n";
+    }
+    os << body.str() << "}\n";
+    out.source = os.str();
+    out.args = args_;
+    return out;
+  }
+
+ private:
+  const sched::Kernel& k_;
+  const SymbolSlots& slots_;
+  const ShapeEnv& env_;
+  std::vector<Buffer*> args_;
+  std::vector<std::pair<SymExpr, size_t>> used_syms_;
+  int tmp_ = 0;
+
+  void arg(Buffer* b) {
+    for (Buffer* x : args_)
+      if (x == b) return;
+    args_.push_back(b);
+  }
+  std::string ptr(const Buffer* b) const { return "p_" + b->name; }
+
+  std::string sym_name(SymExpr s) const {
+    auto it = slots_.find(s);
+    return "sym" + std::to_string(it->second);
+  }
+
+  std::string name_of(SymExpr s) {
+    const std::string& n = s.symbol().name;
+    for (size_t k = 0; k < 16; ++k)
+      if (s == sched::outer_var(k) || s == sched::inner_var(k)) return n;
+    auto it = slots_.find(s);
+    if (it == slots_.end()) user_error("kernel uses symbol " + n + " that no input binds");
+    for (auto& [x, slot] : used_syms_)
+      if (x == s) return sym_name(s);
+    used_syms_.emplace_back(s, it->second);
+    return sym_name(s);
+  }
+
+  std::string index(SymExpr e) {
+    return cpp_index(env_.simplify(e), [this](SymExpr s) { return name_of(s); });
+  }
+
+  std::string sizes_str(const std::vector<SymExpr>& v) const {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+    return s + "]";
+  }
+
+  std::string numel(const std::vector<SymExpr>& sizes) {
+    SymExpr n = SymExpr::integer(1);
+    for (SymExpr s : sizes) n = n * s;
+    return index(n);
+  }
+
+  // Declarations of the domain variables of `sizes` from the flat counter `flat`.
+  void unravel(std::ostream& os, const std::string& ind, const std::vector<SymExpr>& sizes,
+               SymExpr (*var)(size_t), const std::string& flat) {
+    if (sizes.size() == 1) {
+      os << ind << "const int64_t " << var(0).symbol().name << " = " << flat << ";\n";
+      return;
+    }
+    std::string rest = flat;
+    for (size_t d = sizes.size(); d-- > 0;) {
+      std::string v = var(d).symbol().name;
+      if (d == 0) {
+        os << ind << "const int64_t " << v << " = " << rest << ";\n";
+      } else {
+        std::string s = index(sizes[d]);
+        os << ind << "const int64_t " << v << " = " << rest << " % " << s << ";\n";
+        rest = "(" + rest + " / " + s + ")";
+      }
+    }
+  }
+
+  // Emits SSA statements for `e`; returns the name of its value.
+  std::string value(std::ostream& os, const std::string& ind, Expr root, std::unordered_map<Expr, std::string>& names) {
+    loop::visit(root, [&](Expr e) {
+      if (names.count(e)) return;
+      std::string v = expr(e, names);
+      if (e.op() == Op::Const) {
+        names[e] = v;
+        return;
+      }
+      std::string t = "t" + std::to_string(tmp_++);
+      os << ind << "const " << compute_type(e.dtype()) << " " << t << " = " << v << ";\n";
+      names[e] = t;
+    });
+    return names.at(root);
+  }
+
+  std::string load_expr(Expr e) {
+    const Buffer* b = e.buffer()->storage;
+    std::string at = ptr(b) + "[" + index(e.index()) + "]";
+    if (b->dtype == DType::BFloat16) return "t_bf16_to_float(" + at + ")";
+    if (b->dtype == DType::Float16) return "static_cast<float>(" + at + ")";
+    return at;
+  }
+
+  std::string cast_expr(const std::string& x, DType from, DType to) {
+    if (to == DType::Bool) return "(" + x + " != 0)";
+    if (to == DType::BFloat16) return "t_round_bf16(static_cast<float>(" + x + "))";
+    if (to == DType::Float16) return "t_round_f16(static_cast<float>(" + x + "))";
+    (void)from;
+    return std::string("static_cast<") + compute_type(to) + ">(" + x + ")";
+  }
+
+  std::string expr(Expr e, std::unordered_map<Expr, std::string>& names) {
+    auto a = [&](size_t i) { return names.at(e.operand(i)); };
+    bool fp = is_floating(e.operands().empty() ? e.dtype() : e.operand(0).dtype());
+    const char* T = compute_type(e.operands().empty() ? e.dtype() : e.operand(0).dtype());
+    auto call = [&](const char* fn) { return std::string(fn) + "(" + a(0) + ")"; };
+    auto bin = [&](const char* op) { return "(" + a(0) + " " + op + " " + a(1) + ")"; };
+    switch (e.op()) {
+      case Op::Load: return load_expr(e);
+      case Op::Const: return is_floating(e.dtype()) ? float_literal(e.float_value(), e.dtype())
+                                                    : e.dtype() == DType::Bool ? (e.int_value() ? "true" : "false")
+                                                                               : std::string("static_cast<") + compute_type(e.dtype()) + ">(" + int_literal(e.int_value()) + ")";
+      case Op::Index: return "static_cast<int64_t>(" + index(e.index()) + ")";
+      case Op::Cast: return cast_expr(a(0), e.operand(0).dtype(), e.dtype());
+      case Op::Neg: return e.dtype() == DType::Bool ? a(0) : "(-" + a(0) + ")";
+      case Op::Abs: return fp ? call("std::abs") : "(" + a(0) + " < 0 ? -" + a(0) + " : " + a(0) + ")";
+      case Op::Exp: return call("std::exp");
+      case Op::Expm1: return call("std::expm1");
+      case Op::Log: return call("std::log");
+      case Op::Log1p: return call("std::log1p");
+      case Op::Log2: return call("std::log2");
+      case Op::Log10: return call("std::log10");
+      case Op::Sqrt: return call("std::sqrt");
+      case Op::Rsqrt: return std::string("(") + T + "(1) / std::sqrt(" + a(0) + "))";
+      case Op::Sin: return call("std::sin");
+      case Op::Cos: return call("std::cos");
+      case Op::Tan: return call("std::tan");
+      case Op::Tanh: return call("std::tanh");
+      case Op::Asin: return call("std::asin");
+      case Op::Acos: return call("std::acos");
+      case Op::Atan: return call("std::atan");
+      case Op::Sinh: return call("std::sinh");
+      case Op::Cosh: return call("std::cosh");
+      case Op::Asinh: return call("std::asinh");
+      case Op::Acosh: return call("std::acosh");
+      case Op::Atanh: return call("std::atanh");
+      case Op::Sigmoid: return call("t_sigmoid");
+      case Op::Erf: return call("std::erf");
+      case Op::Ceil: return call("std::ceil");
+      case Op::Floor: return call("std::floor");
+      case Op::Round: return call("std::nearbyint");
+      case Op::Trunc: return call("std::trunc");
+      case Op::Sign: return e.dtype() == DType::Bool ? a(0) : call("t_sign");
+      case Op::Reciprocal: return std::string("(") + T + "(1) / " + a(0) + ")";
+      case Op::Relu: return e.dtype() == DType::Bool ? a(0) : call("t_relu");
+      case Op::LogicalNot: return "(!" + a(0) + ")";
+      case Op::BitNot: return e.dtype() == DType::Bool ? "(!" + a(0) + ")" : std::string("static_cast<") + T + ">(~" + a(0) + ")";
+      case Op::IsNan: return fp ? "(" + a(0) + " != " + a(0) + ")" : "false";
+      case Op::IsInf: return fp ? call("std::isinf") : "false";
+      case Op::Add: return e.dtype() == DType::Bool ? bin("||") : bin("+");
+      case Op::Sub: return bin("-");
+      case Op::Mul: return e.dtype() == DType::Bool ? bin("&&") : bin("*");
+      case Op::Div: return fp ? bin("/") : "t_truncdiv(" + a(0) + ", " + a(1) + ")";
+      case Op::FloorDiv: return fp ? "t_floordiv_f(" + a(0) + ", " + a(1) + ")" : std::string("static_cast<") + T + ">(t_floordiv(" + a(0) + ", " + a(1) + "))";
+      case Op::TruncDiv: return std::string("static_cast<") + T + ">(t_truncdiv(" + a(0) + ", " + a(1) + "))";
+      case Op::Pow: return fp ? "std::pow(" + a(0) + ", " + a(1) + ")" : "t_ipow(" + a(0) + ", " + a(1) + ")";
+      case Op::Maximum: return fp ? "t_maximum(" + a(0) + ", " + a(1) + ")" : "std::max(" + a(0) + ", " + a(1) + ")";
+      case Op::Minimum: return fp ? "t_minimum(" + a(0) + ", " + a(1) + ")" : "std::min(" + a(0) + ", " + a(1) + ")";
+      case Op::Atan2: return "std::atan2(" + a(0) + ", " + a(1) + ")";
+      case Op::Fmod: return fp ? "std::fmod(" + a(0) + ", " + a(1) + ")" : std::string("static_cast<") + T + ">(t_fmod(" + a(0) + ", " + a(1) + "))";
+      case Op::Remainder: return fp ? "t_remainder_f(" + a(0) + ", " + a(1) + ")" : std::string("static_cast<") + T + ">(t_mod(" + a(0) + ", " + a(1) + "))";
+      case Op::Eq: return bin("==");
+      case Op::Ne: return bin("!=");
+      case Op::Lt: return bin("<");
+      case Op::Le: return bin("<=");
+      case Op::Gt: return bin(">");
+      case Op::Ge: return bin(">=");
+      case Op::LogicalAnd: return "(static_cast<bool>(" + a(0) + ") && static_cast<bool>(" + a(1) + "))";
+      case Op::LogicalOr: return "(static_cast<bool>(" + a(0) + ") || static_cast<bool>(" + a(1) + "))";
+      case Op::LogicalXor: return "(static_cast<bool>(" + a(0) + ") != static_cast<bool>(" + a(1) + "))";
+      case Op::BitAnd: return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " & " + a(1) + ")";
+      case Op::BitOr: return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " | " + a(1) + ")";
+      case Op::BitXor: return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " ^ " + a(1) + ")";
+      case Op::Where: return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
+    }
+    TOROID_INTERNAL_ERROR("unhandled loop op");
+  }
+
+  std::string store(const Buffer* b, const std::string& pos, const std::string& v) {
+    const Buffer* s = b->storage;
+    std::string val = v;
+    if (s->dtype == DType::BFloat16) val = "t_float_to_bf16(" + v + ")";
+    else if (s->dtype == DType::Float16) val = "static_cast<_Float16>(" + v + ")";
+    else val = std::string("static_cast<") + storage_type(s->dtype) + ">(" + v + ")";
+    return ptr(s) + "[" + pos + "] = " + val + ";\n";
+  }
+
+  // The accumulator type of a reduction whose body computes in `d`.
+  static const char* acc_type(ReduceOp r, DType d) {
+    if (r == ReduceOp::Any || r == ReduceOp::All) return "bool";
+    if (r == ReduceOp::Mean || r == ReduceOp::Var) return d == DType::Float64 ? "double" : "float";
+    if ((r == ReduceOp::Sum || r == ReduceOp::Prod) && !is_floating(d)) return "int64_t";
+    return compute_type(d);
+  }
+
+  void emit_members(std::ostream& os) {
+    bool has_outer = !k_.outer.empty();
+    std::string n_outer = numel(k_.outer), n_inner = numel(k_.inner);
+    std::string ind = "  ";
+    bool pointwise_only = true;
+    for (const sched::Member& m : k_.members) pointwise_only = pointwise_only && m.inner;
+    if (has_outer) {
+      os << ind << "const int64_t n_outer = " << n_outer << ";\n";
+      os << ind << "const int64_t n_inner = " << n_inner << ";\n";
+      os << ind << "#pragma omp parallel for schedule(static) if(n_outer * n_inner >= " << kParallelThreshold << ")\n";
+      os << ind << "for (int64_t o_flat = 0; o_flat < n_outer; ++o_flat) {\n";
+      unravel(os, ind + "  ", k_.outer, sched::outer_var, "o_flat");
+      ind += "  ";
+    } else {
+      os << ind << "const int64_t n_inner = " << n_inner << ";\n";
+    }
+    bool parallel_inner = !has_outer;
+    for (const sched::Member& m : k_.members) {
+      os << ind << "{  // " << m.buffer->name << "\n";
+      std::string in2 = ind + "  ";
+      if (m.buffer->kind == BufferKind::Reduction) emit_reduction(os, in2, m, parallel_inner);
+      else if (m.inner) emit_inner_pointwise(os, in2, m, parallel_inner && pointwise_only);
+      else emit_outer_pointwise(os, in2, m);
+      os << ind << "}\n";
+    }
+    if (has_outer) os << "  }\n";
+  }
+
+  void inner_loop_header(std::ostream& os, const std::string& ind, const std::string& pragma) {
+    os << ind << pragma << "\n";
+    os << ind << "for (int64_t q_flat = 0; q_flat < n_inner; ++q_flat) {\n";
+    if (!k_.inner.empty()) unravel(os, ind + "  ", k_.inner, sched::inner_var, "q_flat");
+  }
+
+  void emit_inner_pointwise(std::ostream& os, const std::string& ind, const sched::Member& m, bool parallel) {
+    std::string pragma = parallel ? "#pragma omp parallel for simd schedule(static) if(n_inner >= " +
+                                        std::to_string(kParallelThreshold) + ")"
+                                  : "#pragma omp simd";
+    if (k_.inner.empty()) {
+      os << ind << "for (int64_t q_flat = 0; q_flat < 1; ++q_flat) {\n";
+    } else {
+      inner_loop_header(os, ind, pragma);
+    }
+    std::unordered_map<Expr, std::string> names;
+    std::string v = value(os, ind + "  ", sched::member_body(m), names);
+    os << ind << "  " << store(m.buffer, index(sched::member_store_position(m)), v);
+    os << ind << "}\n";
+  }
+
+  void emit_outer_pointwise(std::ostream& os, const std::string& ind, const sched::Member& m) {
+    std::unordered_map<Expr, std::string> names;
+    std::string v = value(os, ind, sched::member_body(m), names);
+    os << ind << store(m.buffer, index(sched::member_store_position(m)), v);
+  }
+
+  void emit_reduction(std::ostream& os, const std::string& ind, const sched::Member& m, bool parallel) {
+    const Buffer* b = m.buffer;
+    Expr body = sched::member_body(m);
+    DType d = body.dtype();
+    const char* A = acc_type(b->reduce, d);
+    std::string acc = "acc";
+    std::string init, update, clause;
+    switch (b->reduce) {
+      case ReduceOp::Sum:
+      case ReduceOp::Mean:
+        init = "0";
+        update = acc + " += static_cast<" + std::string(A) + ">(V);";
+        clause = "reduction(+:" + acc + ")";
+        break;
+      case ReduceOp::Prod:
+        init = "1";
+        update = acc + " *= static_cast<" + std::string(A) + ">(V);";
+        clause = "reduction(*:" + acc + ")";
+        break;
+      case ReduceOp::Max:
+        if (is_floating(d)) {
+          init = std::string("-std::numeric_limits<") + A + ">::infinity()";
+          update = acc + " = t_maximum(" + acc + ", V);";
+          clause = "reduction(t_max:" + acc + ")";
+        } else {
+          init = std::string("std::numeric_limits<") + A + ">::lowest()";
+          update = acc + " = std::max(" + acc + ", V);";
+          clause = "reduction(max:" + acc + ")";
+        }
+        break;
+      case ReduceOp::Min:
+        if (is_floating(d)) {
+          init = std::string("std::numeric_limits<") + A + ">::infinity()";
+          update = acc + " = t_minimum(" + acc + ", V);";
+          clause = "reduction(t_min:" + acc + ")";
+        } else {
+          init = std::string("std::numeric_limits<") + A + ">::max()";
+          update = acc + " = std::min(" + acc + ", V);";
+          clause = "reduction(min:" + acc + ")";
+        }
+        break;
+      case ReduceOp::Any:
+        init = "false";
+        update = acc + " = " + acc + " || static_cast<bool>(V);";
+        clause = "reduction(||:" + acc + ")";
+        break;
+      case ReduceOp::All:
+        init = "true";
+        update = acc + " = " + acc + " && static_cast<bool>(V);";
+        clause = "reduction(&&:" + acc + ")";
+        break;
+      case ReduceOp::ArgMax:
+      case ReduceOp::ArgMin:
+      case ReduceOp::Var:
+        break;
+    }
+    std::string pos = index(sched::member_store_position(m));
+    std::string n_red = numel(b->reduction_sizes);
+    if (b->reduce == ReduceOp::ArgMax || b->reduce == ReduceOp::ArgMin) {
+      bool fp = is_floating(d);
+      const char* cmp = b->reduce == ReduceOp::ArgMax ? ">" : "<";
+      os << ind << compute_type(d) << " best = " << compute_type(d) << "(); int64_t best_i = 0;\n";
+      os << ind << "bool first = true;\n";
+      inner_loop_header(os, ind, "");
+      std::unordered_map<Expr, std::string> names;
+      std::string v = value(os, ind + "  ", body, names);
+      os << ind << "  if (first || (" << v << " " << cmp << " best)" << (fp ? " || (" + v + " != " + v + " && best == best)" : "")
+         << ") { best = " << v << "; best_i = q_flat; first = false; }\n";
+      os << ind << "}\n";
+      os << ind << store(b, pos, "best_i");
+      return;
+    }
+    if (b->reduce == ReduceOp::Var) {
+      // Two passes over the row: the mean, then the sum of squared deviations (exact enough and
+      // vectorizable, unlike a per-element Welford update).
+      os << ind << A << " sum = 0;\n";
+      inner_loop_header(os, ind, "#pragma omp simd reduction(+:sum)");
+      {
+        std::unordered_map<Expr, std::string> names;
+        std::string v = value(os, ind + "  ", body, names);
+        os << ind << "  sum += " << v << ";\n";
+      }
+      os << ind << "}\n";
+      os << ind << "const " << A << " mean = sum / static_cast<" << A << ">(" << n_red << ");\n";
+      os << ind << A << " m2 = 0;\n";
+      inner_loop_header(os, ind, "#pragma omp simd reduction(+:m2)");
+      {
+        std::unordered_map<Expr, std::string> names;
+        std::string v = value(os, ind + "  ", body, names);
+        os << ind << "  const " << A << " dev = " << v << " - mean;\n";
+        os << ind << "  m2 += dev * dev;\n";
+      }
+      os << ind << "}\n";
+      char corr[64];
+      std::snprintf(corr, sizeof corr, "%.17g", b->correction);
+      os << ind << "const " << A << " divisor = std::max<" << A << ">(" << A << "(0), static_cast<" << A << ">(" << n_red
+         << ") - " << A << "(" << corr << "));\n";
+      os << ind << store(b, pos, "m2 / divisor");
+      return;
+    }
+    os << ind << A << " " << acc << " = " << init << ";\n";
+    std::string pragma = parallel ? "#pragma omp parallel for simd " + clause + " schedule(static) if(n_inner >= " +
+                                        std::to_string(kParallelThreshold) + ")"
+                                  : "#pragma omp simd " + clause;
+    inner_loop_header(os, ind, pragma);
+    std::unordered_map<Expr, std::string> names;
+    std::string v = value(os, ind + "  ", body, names);
+    std::string u = update;
+    u.replace(u.find('V'), 1, v);
+    os << ind << "  " << u << "\n";
+    os << ind << "}\n";
+    std::string result = acc;
+    if (b->reduce == ReduceOp::Mean) result = acc + " / static_cast<" + std::string(A) + ">(" + n_red + ")";
+    os << ind << store(b, pos, result);
+  }
+};
+
+}  // namespace
+
+CppKernel emit_cpp_kernel(const sched::Kernel& kernel, const SymbolSlots& slots, const ShapeEnv& env) {
+  return KernelEmitter(kernel, slots, env).emit();
+}
+
+}  // namespace toroid::codegen::cpu

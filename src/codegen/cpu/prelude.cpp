@@ -1,0 +1,84 @@
+// The helpers generated kernels use: 16-bit float conversion, Python-style integer division,
+// and NaN-propagating max/min (as PyTorch's maximum, clamp and relu).
+#include "toroid/codegen/cpu/cpp_kernel.h"
+
+namespace toroid::codegen::cpu {
+
+const std::string& cpp_prelude() {
+  static const std::string text = R"(#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <algorithm>
+#include <limits>
+
+namespace {
+inline float t_bf16_to_float(uint16_t x) {
+  uint32_t u = static_cast<uint32_t>(x) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint16_t t_float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+inline float t_round_bf16(float f) { return t_bf16_to_float(t_float_to_bf16(f)); }
+inline float t_round_f16(float f) { return static_cast<float>(static_cast<_Float16>(f)); }
+inline int64_t t_floordiv(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+inline int64_t t_mod(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
+inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 ? 0 : a % b; }
+template <class T> inline T t_floordiv_f(T a, T b) {
+  if (b == 0) return a / b;
+  T m = std::fmod(a, b);
+  T d = (a - m) / b;
+  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+  if (d == 0) return std::copysign(T(0), a / b);
+  T f = std::floor(d);
+  if (d - f > T(0.5)) f += 1;
+  return f;
+}
+template <class T> inline T t_remainder_f(T a, T b) {
+  T r = std::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+template <class T> inline T t_maximum(T a, T b) { return (a != a) ? a : ((b != b) ? b : (a > b ? a : b)); }
+template <class T> inline T t_minimum(T a, T b) { return (a != a) ? a : ((b != b) ? b : (a < b ? a : b)); }
+template <class T> inline T t_relu(T a) { return a < T(0) ? T(0) : a; }
+template <class T> inline T t_sign(T a) { return static_cast<T>((T(0) < a) - (a < T(0))); }
+template <class T> inline T t_ipow(T base, T exp) {
+  if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
+  T r = 1;
+  while (exp) {
+    if (exp & 1) r *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return r;
+}
+template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
+}  // namespace
+
+#pragma omp declare reduction(t_max : float : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
+#pragma omp declare reduction(t_max : double : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
+#pragma omp declare reduction(t_min : float : omp_out = t_minimum(omp_out, omp_in)) initializer(omp_priv = INFINITY)
+#pragma omp declare reduction(t_min : double : omp_out = t_minimum(omp_out, omp_in)) initializer(omp_priv = INFINITY)
+)";
+  return text;
+}
+
+}  // namespace toroid::codegen::cpu

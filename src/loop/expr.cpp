@@ -1,0 +1,302 @@
+#include "toroid/loop/expr.h"
+
+#include <bit>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "toroid/loop/ir.h"
+#include "toroid/support/error.h"
+#include "toroid/support/hash.h"
+
+namespace toroid::loop {
+
+class ExprNode {
+ public:
+  Op op;
+  DType dtype;
+  std::vector<Expr> operands;
+  Buffer* buffer = nullptr;
+  SymExpr index;
+  uint64_t bits = 0;  // Const payload: double bits for floats, int64 for the rest
+  size_t hash = 0;
+};
+
+namespace {
+
+struct NodeHash {
+  size_t operator()(const ExprNode* n) const { return n->hash; }
+};
+struct NodeEq {
+  bool operator()(const ExprNode* a, const ExprNode* b) const {
+    return a->op == b->op && a->dtype == b->dtype && a->operands == b->operands && a->buffer == b->buffer &&
+           a->index == b->index && a->bits == b->bits;
+  }
+};
+
+// Interned nodes are never freed (as SymExprs); a compile creates a few thousand at most.
+std::mutex& table_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_set<const ExprNode*, NodeHash, NodeEq>& table() {
+  static auto* t = new std::unordered_set<const ExprNode*, NodeHash, NodeEq>();
+  return *t;
+}
+
+Expr intern(ExprNode n) {
+  size_t h = std::hash<int>()(static_cast<int>(n.op));
+  h = hash_combine(h, static_cast<size_t>(n.dtype));
+  for (Expr e : n.operands) h = hash_combine(h, e.hash());
+  h = hash_combine(h, std::hash<const void*>()(n.buffer));
+  h = hash_combine(h, n.index ? n.index.hash() : 0);
+  h = hash_combine(h, std::hash<uint64_t>()(n.bits));
+  n.hash = h;
+  std::lock_guard<std::mutex> lock(table_mutex());
+  auto it = table().find(&n);
+  if (it != table().end()) return Expr(*it);
+  const ExprNode* fresh = new ExprNode(std::move(n));
+  table().insert(fresh);
+  return Expr(fresh);
+}
+
+struct OpRow {
+  Op op;
+  const char* name;
+  int arity;
+};
+constexpr OpRow kOps[] = {
+    {Op::Load, "load", 0},        {Op::Const, "const", 0},      {Op::Index, "index", 0},
+    {Op::Cast, "cast", 1},        {Op::Neg, "neg", 1},          {Op::Abs, "abs", 1},
+    {Op::Exp, "exp", 1},          {Op::Expm1, "expm1", 1},      {Op::Log, "log", 1},
+    {Op::Log1p, "log1p", 1},      {Op::Log2, "log2", 1},        {Op::Log10, "log10", 1},
+    {Op::Sqrt, "sqrt", 1},        {Op::Rsqrt, "rsqrt", 1},      {Op::Sin, "sin", 1},
+    {Op::Cos, "cos", 1},          {Op::Tan, "tan", 1},          {Op::Tanh, "tanh", 1},
+    {Op::Asin, "asin", 1},        {Op::Acos, "acos", 1},        {Op::Atan, "atan", 1},
+    {Op::Sinh, "sinh", 1},        {Op::Cosh, "cosh", 1},        {Op::Asinh, "asinh", 1},
+    {Op::Acosh, "acosh", 1},      {Op::Atanh, "atanh", 1},      {Op::Sigmoid, "sigmoid", 1},
+    {Op::Erf, "erf", 1},          {Op::Ceil, "ceil", 1},        {Op::Floor, "floor", 1},
+    {Op::Round, "round", 1},      {Op::Trunc, "trunc", 1},      {Op::Sign, "sign", 1},
+    {Op::Reciprocal, "reciprocal", 1}, {Op::Relu, "relu", 1},   {Op::LogicalNot, "logical_not", 1},
+    {Op::BitNot, "bitwise_not", 1}, {Op::IsNan, "isnan", 1},    {Op::IsInf, "isinf", 1},
+    {Op::Add, "add", 2},          {Op::Sub, "sub", 2},          {Op::Mul, "mul", 2},
+    {Op::Div, "div", 2},          {Op::FloorDiv, "floordiv", 2}, {Op::TruncDiv, "truncdiv", 2},
+    {Op::Pow, "pow", 2},          {Op::Maximum, "maximum", 2},  {Op::Minimum, "minimum", 2},
+    {Op::Atan2, "atan2", 2},      {Op::Fmod, "fmod", 2},        {Op::Remainder, "remainder", 2},
+    {Op::Eq, "eq", 2},            {Op::Ne, "ne", 2},            {Op::Lt, "lt", 2},
+    {Op::Le, "le", 2},            {Op::Gt, "gt", 2},            {Op::Ge, "ge", 2},
+    {Op::LogicalAnd, "logical_and", 2}, {Op::LogicalOr, "logical_or", 2}, {Op::LogicalXor, "logical_xor", 2},
+    {Op::BitAnd, "bitwise_and", 2}, {Op::BitOr, "bitwise_or", 2}, {Op::BitXor, "bitwise_xor", 2},
+    {Op::Where, "where", 3},
+};
+
+const OpRow& row(Op op) {
+  for (const OpRow& r : kOps)
+    if (r.op == op) return r;
+  TOROID_INTERNAL_ERROR("loop op without a row");
+}
+
+bool is_comparison(Op op) {
+  switch (op) {
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+    case Op::LogicalAnd: case Op::LogicalOr: case Op::LogicalXor: case Op::LogicalNot:
+    case Op::IsNan: case Op::IsInf:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const char* op_name(Op op) { return row(op).name; }
+int op_arity(Op op) { return row(op).arity; }
+
+Op Expr::op() const { return node_->op; }
+DType Expr::dtype() const { return node_->dtype; }
+std::span<const Expr> Expr::operands() const { return node_->operands; }
+Buffer* Expr::buffer() const { return node_->buffer; }
+SymExpr Expr::index() const { return node_->index; }
+double Expr::float_value() const { return std::bit_cast<double>(node_->bits); }
+int64_t Expr::int_value() const { return static_cast<int64_t>(node_->bits); }
+size_t Expr::hash() const { return node_ ? node_->hash : 0; }
+
+Expr load(Buffer* buffer, SymExpr index) {
+  ExprNode n{Op::Load, buffer->dtype, {}, buffer, index};
+  return intern(std::move(n));
+}
+
+Expr constant(double value, DType dtype) {
+  if (!is_floating(dtype)) return int_constant(static_cast<int64_t>(value), dtype);
+  ExprNode n{Op::Const, dtype, {}, nullptr, SymExpr()};
+  n.bits = std::bit_cast<uint64_t>(value);
+  return intern(std::move(n));
+}
+
+Expr int_constant(int64_t value, DType dtype) {
+  if (is_floating(dtype)) return constant(static_cast<double>(value), dtype);
+  if (dtype == DType::Bool) value = value != 0;
+  ExprNode n{Op::Const, dtype, {}, nullptr, SymExpr()};
+  n.bits = static_cast<uint64_t>(value);
+  return intern(std::move(n));
+}
+
+Expr index_value(SymExpr index) {
+  ExprNode n{Op::Index, DType::Int64, {}, nullptr, index};
+  return intern(std::move(n));
+}
+
+Expr cast(Expr a, DType dtype) {
+  if (a.dtype() == dtype) return a;
+  if (a.op() == Op::Const) {
+    if (is_floating(dtype) && is_floating(a.dtype()) && (dtype == DType::Float32 || dtype == DType::Float64))
+      return constant(a.float_value(), dtype);
+    if (!is_floating(a.dtype()) && dtype != DType::Bool && is_integral(dtype)) {
+      // Integer widening of a constant; narrowing keeps the cast so it wraps as C++ would not.
+      if (dtype == DType::Int64) return int_constant(a.int_value(), dtype);
+    }
+  }
+  ExprNode n{Op::Cast, dtype, {a}, nullptr, SymExpr()};
+  return intern(std::move(n));
+}
+
+Expr unary(Op op, Expr a) {
+  TOROID_CHECK(op_arity(op) == 1 && op != Op::Cast, op_name(op));
+  DType d = is_comparison(op) ? DType::Bool : a.dtype();
+  ExprNode n{op, d, {a}, nullptr, SymExpr()};
+  return intern(std::move(n));
+}
+
+Expr binary(Op op, Expr a, Expr b) {
+  TOROID_CHECK(op_arity(op) == 2, op_name(op));
+  bool logical = op == Op::LogicalAnd || op == Op::LogicalOr || op == Op::LogicalXor;
+  if (!logical)
+    TOROID_CHECK(a.dtype() == b.dtype(), std::string(op_name(op)) + " of " + dtype_short_name(a.dtype()) + " and " +
+                                             dtype_short_name(b.dtype()));
+  DType d = is_comparison(op) ? DType::Bool : a.dtype();
+  ExprNode n{op, d, {a, b}, nullptr, SymExpr()};
+  return intern(std::move(n));
+}
+
+Expr where(Expr cond, Expr a, Expr b) {
+  TOROID_CHECK(cond.dtype() == DType::Bool && a.dtype() == b.dtype(), "where operands");
+  ExprNode n{Op::Where, a.dtype(), {cond, a, b}, nullptr, SymExpr()};
+  return intern(std::move(n));
+}
+
+namespace {
+Expr rebuild_with(Expr e, std::vector<Expr> operands, SymExpr index) {
+  ExprNode n{e.op(), e.dtype(), std::move(operands), e.buffer(), index};
+  n.bits = e.node()->bits;
+  return intern(std::move(n));
+}
+}  // namespace
+
+Expr map_indices(Expr root, const std::function<SymExpr(SymExpr)>& fn) {
+  std::unordered_map<Expr, Expr> memo;
+  std::function<Expr(Expr)> go = [&](Expr e) -> Expr {
+    auto it = memo.find(e);
+    if (it != memo.end()) return it->second;
+    Expr out;
+    if (e.op() == Op::Load || e.op() == Op::Index) {
+      out = rebuild_with(e, {}, fn(e.index()));
+    } else if (e.operands().empty()) {
+      out = e;
+    } else {
+      std::vector<Expr> ops;
+      bool same = true;
+      for (Expr o : e.operands()) {
+        ops.push_back(go(o));
+        same = same && ops.back() == o;
+      }
+      out = same ? e : rebuild_with(e, std::move(ops), SymExpr());
+    }
+    memo.emplace(e, out);
+    return out;
+  };
+  return go(root);
+}
+
+Expr substitute(Expr e, const std::function<SymExpr(SymExpr)>& replacement) {
+  return map_indices(e, [&](SymExpr index) { return sym::substitute(index, replacement); });
+}
+
+void visit(Expr root, const std::function<void(Expr)>& fn) {
+  std::unordered_set<const ExprNode*> seen;
+  std::function<void(Expr)> go = [&](Expr e) {
+    if (!seen.insert(e.node()).second) return;
+    for (Expr o : e.operands()) go(o);
+    fn(e);
+  };
+  go(root);
+}
+
+int op_count(Expr e) {
+  int n = 0;
+  visit(e, [&](Expr x) { n += x.operands().empty() ? 0 : 1; });
+  return n;
+}
+
+std::vector<Expr> loads(Expr e) {
+  std::vector<Expr> out;
+  visit(e, [&](Expr x) {
+    if (x.op() == Op::Load) out.push_back(x);
+  });
+  return out;
+}
+
+std::string to_string(Expr e) {
+  switch (e.op()) {
+    case Op::Load: return "load(" + e.buffer()->name + ", " + e.index().str() + ")";
+    case Op::Index: return "index(" + e.index().str() + ")";
+    case Op::Const: {
+      std::string v;
+      if (is_floating(e.dtype())) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.9g", e.float_value());
+        v = buf;
+        if (v.find_first_of(".eni") == std::string::npos) v += ".0";
+      } else {
+        v = std::to_string(e.int_value());
+      }
+      return v + ":" + dtype_short_name(e.dtype());
+    }
+    case Op::Cast: return std::string("cast_") + dtype_short_name(e.dtype()) + "(" + to_string(e.operand(0)) + ")";
+    default: {
+      std::string s = std::string(op_name(e.op())) + "(";
+      for (size_t i = 0; i < e.operands().size(); ++i) s += (i ? ", " : "") + to_string(e.operand(i));
+      return s + ")";
+    }
+  }
+}
+
+namespace {
+// Index variables are plain int symbols made once; their names only print.
+std::vector<SymExpr>& var_pool(char prefix) {
+  static std::vector<SymExpr> i_pool, r_pool;
+  return prefix == 'i' ? i_pool : r_pool;
+}
+SymExpr pooled(char prefix, size_t k) {
+  static std::mutex m;
+  std::lock_guard<std::mutex> lock(m);
+  std::vector<SymExpr>& pool = var_pool(prefix);
+  while (pool.size() <= k) pool.push_back(SymExpr::fresh_symbol(std::string(1, prefix) + std::to_string(pool.size())));
+  return pool[k];
+}
+}  // namespace
+
+SymExpr index_var(size_t k) { return pooled('i', k); }
+SymExpr reduction_var(size_t k) { return pooled('r', k); }
+bool is_index_var(SymExpr s) {
+  if (!s.is_symbol()) return false;
+  const std::string& n = s.symbol().name;
+  if (n.size() < 2 || n.size() > 6 || (n[0] != 'i' && n[0] != 'r')) return false;
+  for (size_t c = 1; c < n.size(); ++c)
+    if (n[c] < '0' || n[c] > '9') return false;
+  size_t k = std::stoul(n.substr(1));
+  return (n[0] == 'i' ? index_var(k) : reduction_var(k)) == s;
+}
+
+}  // namespace toroid::loop

@@ -1,0 +1,298 @@
+#include "toroid/loop/lower.h"
+
+#include <unordered_set>
+
+#include "lowering.h"
+#include "toroid/interp/interpreter.h"
+#include "toroid/ops/registry.h"
+#include "toroid/support/error.h"
+#include "toroid/support/log.h"
+
+namespace toroid::loop {
+
+namespace {
+
+// A pointwise value read by several consumers is recomputed in each (inlined) unless its body
+// is large; as Inductor's realize_opcount_threshold / realize_reads_threshold.
+constexpr int kRealizeOpCount = 30;
+constexpr size_t kRealizeReads = 4;
+
+const LowerRule* find_rule(const std::string& op) {
+  static const std::unordered_map<std::string, const LowerRule*> table = [] {
+    std::unordered_map<std::string, const LowerRule*> t;
+    for (auto rules : {pointwise_rules(), reduction_rules(), view_rules(), misc_rules()})
+      for (const LowerRule& r : rules) t.emplace(r.op, &r);
+    return t;
+  }();
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : it->second;
+}
+
+bool has_tensor_result(const Node* n) {
+  for (const Value* v : n->results())
+    if (v->is_tensor()) return true;
+  return false;
+}
+
+}  // namespace
+
+Lowering::Lowering(const Graph& g, LoopProgram& p) : graph(g), prog(p) {}
+
+void Lowering::fail(const Node* n, const std::string& message) const {
+  user_error("cannot compile " + n->describe() + ": " + message, n->loc());
+}
+
+Index Lowering::vars(size_t rank) {
+  Index out;
+  for (size_t k = 0; k < rank; ++k) out.push_back(index_var(k));
+  return out;
+}
+
+Index Lowering::broadcast_index(const TensorMeta& m, const std::vector<SymExpr>& out, std::span<const SymExpr> idx) {
+  Index r;
+  size_t lead = out.size() - m.sizes.size();
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    SymExpr s = m.sizes[d];
+    bool broadcast = s.as_int() == std::optional<int64_t>(1) && out[lead + d].as_int() != std::optional<int64_t>(1);
+    r.push_back(broadcast ? SymExpr::integer(0) : idx[lead + d]);
+  }
+  return r;
+}
+
+std::unique_ptr<Buffer> Lowering::new_buffer(const Value* v, BufferKind kind) {
+  auto b = std::make_unique<Buffer>();
+  b->id = next_id_++;
+  b->name = (kind == BufferKind::Input ? "arg" : "buf") + std::to_string(b->id);
+  b->kind = kind;
+  const TensorMeta& m = v->meta();
+  b->dtype = m.dtype;
+  b->device = m.device;
+  b->sizes = m.sizes;
+  b->strides = m.strides;
+  b->offset = m.offset;
+  // Extent: offset + sum((size-1)*stride) + 1, or 0 when any size is 0. Sizes are >= 0, so
+  // Max(size-1, 0) keeps an empty tensor from a negative extent; a storage of at least one
+  // element is always fine.
+  SymExpr extent = sym::add(m.offset, SymExpr::integer(1));
+  for (size_t d = 0; d < m.sizes.size(); ++d)
+    extent = extent + sym::max(m.sizes[d] - 1, SymExpr::integer(0)) * m.strides[d];
+  b->storage_numel = graph.shape_env().simplify(extent);
+  b->origins.push_back(v->node());
+  return b;
+}
+
+Buffer* Lowering::define_buffer(const Value* v, std::unique_ptr<Buffer> b) {
+  Buffer* raw = prog.add(std::move(b));
+  owners_[v->meta().storage] = raw;
+  prog.owners[v->meta().storage] = raw;
+  boxes_[v] = Box{};
+  return raw;
+}
+
+void Lowering::define_view(const Value* v, const Value* base, IndexFn fn) {
+  if (!fn) realize(base);
+  boxes_[v] = Box{nullptr, base, std::move(fn)};
+}
+
+bool Lowering::should_realize(const Value* v, Expr body) const {
+  if (v->meta().storage == nullptr) return true;
+  size_t users = v->users().size();
+  for (const Value* o : graph.output_values())
+    if (o->is_tensor() && o->meta().storage == v->meta().storage) return true;
+  if (users <= 1) return false;
+  std::unordered_set<Buffer*> reads;
+  for (Expr l : loads(body)) reads.insert(l.buffer());
+  return op_count(body) > kRealizeOpCount || reads.size() > kRealizeReads;
+}
+
+void Lowering::define_pointwise(const Value* v, Expr body) {
+  std::unique_ptr<Buffer> b = new_buffer(v, BufferKind::Pointwise);
+  b->body = body;
+  if (should_realize(v, body)) {
+    define_buffer(v, std::move(b));
+    return;
+  }
+  boxes_[v] = Box{b.get(), nullptr, {}};
+  virtuals_.push_back(std::move(b));
+}
+
+bool Lowering::is_realized(const Value* v) const { return owners_.count(v->meta().storage) != 0; }
+
+Buffer* Lowering::realize(const Value* v) {
+  auto owner = owners_.find(v->meta().storage);
+  if (owner != owners_.end()) return owner->second;
+  auto it = boxes_.find(v);
+  TOROID_CHECK(it != boxes_.end(), "realize of an unlowered value " + describe_value(v));
+  if (it->second.base) return realize(it->second.base);
+  Buffer* b = it->second.virtual_buffer;
+  TOROID_CHECK(b != nullptr, "value without a buffer: " + describe_value(v));
+  for (auto vi = virtuals_.begin(); vi != virtuals_.end(); ++vi) {
+    if (vi->get() != b) continue;
+    std::unique_ptr<Buffer> owned = std::move(*vi);
+    virtuals_.erase(vi);
+    Buffer* raw = prog.add(std::move(owned));
+    owners_[v->meta().storage] = raw;
+    prog.owners[v->meta().storage] = raw;
+    it->second.virtual_buffer = nullptr;
+    return raw;
+  }
+  TOROID_INTERNAL_ERROR("virtual buffer not found for " + describe_value(v));
+}
+
+Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
+  TOROID_CHECK(idx.size() == v->meta().sizes.size(), "index rank of " + describe_value(v));
+  auto owner = owners_.find(v->meta().storage);
+  if (owner != owners_.end()) {
+    const TensorMeta& m = v->meta();
+    return loop::load(owner->second, graph.shape_env().simplify(position(m.strides, m.offset, idx)));
+  }
+  auto it = boxes_.find(v);
+  TOROID_CHECK(it != boxes_.end(), "load of an unlowered value " + describe_value(v));
+  const Box& box = it->second;
+  if (box.base) return load(box.base, box.view(idx));
+  Buffer* b = box.virtual_buffer;
+  TOROID_CHECK(b != nullptr, "value without a buffer: " + describe_value(v));
+  ShapeEnv& env = graph.shape_env();
+  return substitute(b->body, [&](SymExpr s) -> SymExpr {
+    for (size_t k = 0; k < idx.size(); ++k)
+      if (s == index_var(k)) return env.simplify(idx[k]);
+    return s;
+  });
+}
+
+Expr scalar_expr(SymExpr s, DType dtype) {
+  if (s.is_constant()) {
+    if (s.kind() == sym::Kind::FloatConst) return constant(s.float_value(), dtype);
+    if (s.kind() == sym::Kind::BoolConst) return int_constant(s.bool_value() ? 1 : 0, dtype);
+    return is_floating(dtype) ? constant(static_cast<double>(s.int_value()), dtype) : int_constant(s.int_value(), dtype);
+  }
+  if (s.is_int()) return cast(index_value(s), dtype);
+  user_error("symbolic " + std::string(s.is_float() ? "float" : "bool") + " scalar " + s.str() +
+             " is not supported in compiled code yet");
+}
+
+DType compute_dtype(DType d) { return d == DType::BFloat16 || d == DType::Float16 ? DType::Float32 : d; }
+
+Expr operand_at(Lowering& L, const Node* n, const ops::BoundArgs& args, std::string_view name,
+                std::span<const SymExpr> idx, DType dtype) {
+  const Argument& a = args.get(name);
+  if (a.is_value() && a.value()->is_tensor()) {
+    const Value* v = a.value();
+    const std::vector<SymExpr>& out = n->result(0)->meta().sizes;
+    return cast(L.load(v, Lowering::broadcast_index(v->meta(), out, idx)), dtype);
+  }
+  SymExpr s = args.scalar(name);
+  if (!s) L.fail(n, "argument '" + std::string(name) + "' has no known value");
+  return scalar_expr(s, dtype);
+}
+
+namespace {
+
+// A call that results in views only (its results share an input's storage, and it mutates
+// nothing): the generic way is storage positions from the metas.
+const Value* view_base(const Node* n) {
+  if (op_info().mutated_args(*n).size()) return nullptr;
+  const Value* base = nullptr;
+  for (const Value* r : n->results()) {
+    if (!r->is_tensor()) return nullptr;
+    const Value* found = nullptr;
+    for (const Value* in : n->inputs())
+      if (in->is_tensor() && in->meta().storage == r->meta().storage) found = in;
+    if (!found || (base && base != found)) return nullptr;
+    base = found;
+  }
+  return base;
+}
+
+void lower_copy_epilogue(Lowering& L, const Node* n) {
+  // copy_(dst, src) into a graph input: a pointwise buffer that writes dst's storage.
+  const Value* dst = n->args().at(0).value();
+  const Value* src = n->args().at(1).value();
+  Buffer* owner = L.realize(dst);
+  if (owner->kind != BufferKind::Input)
+    L.fail(n, "copy_ into a value that is not a graph input is not supported by the compiler");
+  std::unique_ptr<Buffer> b = L.new_buffer(n->result(0), BufferKind::Pointwise);
+  Index idx = Lowering::vars(dst->meta().sizes.size());
+  b->body = cast(L.load(src, Lowering::broadcast_index(src->meta(), dst->meta().sizes, idx)), dst->meta().dtype);
+  b->storage = owner;
+  L.prog.add(std::move(b));
+  L.define_view(n->result(0), dst, {});
+}
+
+}  // namespace
+
+std::unique_ptr<LoopProgram> lower(const Graph& g) {
+  auto prog = std::make_unique<LoopProgram>();
+  prog->graph = &g;
+  Lowering L(g, *prog);
+  std::vector<const Value*> inputs = interp::graph_inputs(g);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value* v = inputs[i];
+    if (!v->is_tensor()) {
+      prog->inputs.push_back(nullptr);
+      continue;
+    }
+    std::unique_ptr<Buffer> b = L.new_buffer(v, BufferKind::Input);
+    b->input_index = static_cast<int>(i);
+    prog->inputs.push_back(L.define_buffer(v, std::move(b)));
+  }
+  for (const Node* n : g.nodes()) {
+    if (n->kind() == NodeKind::Constant) {
+      std::unique_ptr<Buffer> b = L.new_buffer(n->result(0), BufferKind::Constant);
+      b->constant = n;
+      L.define_buffer(n->result(0), std::move(b));
+      continue;
+    }
+    if (n->kind() != NodeKind::Call) continue;
+    if (!n->subgraphs().empty()) L.fail(n, "control flow (" + n->target() + ") is not supported by the compiler yet");
+    if (!has_tensor_result(n) && !n->has_users()) continue;
+    const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+    if (op == nullptr) L.fail(n, "unknown operator");
+    ops::BoundArgs args(op->schema, n->args(), n->kwargs());
+    if (n->target() == "aten.copy_.default") {
+      lower_copy_epilogue(L, n);
+      continue;
+    }
+    if (const LowerRule* rule = find_rule(n->target())) {
+      rule->fn(L, n, args);
+      continue;
+    }
+    if (const Value* base = view_base(n)) {
+      for (const Value* r : n->results()) L.define_view(r, base, {});
+      continue;
+    }
+    if (!op_info().mutated_args(*n).empty())
+      L.fail(n, "in-place operators other than a trailing copy_ are not supported by the compiler yet");
+    if (op->kernel == nullptr) L.fail(n, "no lowering and no reference kernel");
+    // Fallback: the op's exact reference kernel, on realized operands.
+    for (const Value* in : n->inputs())
+      if (in->is_tensor()) L.realize(in);
+    bool first = true;
+    for (const Value* r : n->results()) {
+      if (!r->is_tensor()) L.fail(n, "scalar results (" + describe_value(r) + ") are not supported by the compiler yet");
+      std::unique_ptr<Buffer> b = L.new_buffer(r, BufferKind::Fallback);
+      b->node = n;
+      b->result_index = r->index();
+      if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
+      first = false;
+      L.define_buffer(r, std::move(b));
+    }
+  }
+  if (const Node* out = g.output_node()) {
+    std::function<void(const Argument&)> add = [&](const Argument& a) {
+      if (a.is_list()) {
+        for (const Argument& e : a.list()) add(e);
+      } else if (a.is_value() && a.value()->is_tensor()) {
+        prog->outputs.push_back(OutputRef{a.value(), L.realize(a.value()), SymExpr()});
+      } else if (a.is_value()) {
+        prog->outputs.push_back(OutputRef{nullptr, nullptr, a.value()->scalar_value()});
+      } else {
+        prog->outputs.push_back(OutputRef{nullptr, nullptr, a.is_scalar() ? a.scalar() : SymExpr()});
+      }
+    };
+    for (const Argument& a : out->args()) add(a);
+  }
+  return prog;
+}
+
+}  // namespace toroid::loop

@@ -1,0 +1,140 @@
+// Lowerings of creation ops (pointwise constants and ramps), concatenation and constant
+// padding (pointwise with clamped reads), and the library calls (Extern: mm, bmm, addmm).
+#include "lowering.h"
+
+namespace toroid::loop {
+namespace {
+
+using ops::BoundArgs;
+
+void fill_with(Lowering& L, const Node* n, SymExpr value) {
+  const Value* out = n->result(0);
+  DType d = out->meta().dtype;
+  L.define_pointwise(out, cast(scalar_expr(value, compute_dtype(d)), d));
+}
+
+void full(Lowering& L, const Node* n, const BoundArgs& a) { fill_with(L, n, a.scalar("fill_value")); }
+void fill_scalar(Lowering& L, const Node* n, const BoundArgs& a) { fill_with(L, n, a.scalar("value")); }
+void scalar_tensor(Lowering& L, const Node* n, const BoundArgs& a) { fill_with(L, n, a.scalar("s")); }
+void zeros(Lowering& L, const Node* n, const BoundArgs&) { fill_with(L, n, SymExpr::integer(0)); }
+void ones(Lowering& L, const Node* n, const BoundArgs&) { fill_with(L, n, SymExpr::integer(1)); }
+
+void arange(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* out = n->result(0);
+  DType d = out->meta().dtype;
+  DType cd = is_floating(d) ? DType::Float64 : DType::Int64;
+  Expr i = cast(index_value(index_var(0)), cd);
+  Expr v = binary(Op::Add, scalar_expr(a.scalar("start"), cd), binary(Op::Mul, i, scalar_expr(a.scalar("step"), cd)));
+  L.define_pointwise(out, cast(v, d));
+}
+
+// Element idx of the result reads `in` at idx with dim d shifted by -lo; positions outside
+// [0, size) take `fill`. Reads are clamped into range so that the discarded branch of the
+// select never reads outside the input.
+Expr shifted_or(Lowering& L, const Value* in, std::span<const SymExpr> idx, size_t d, SymExpr lo, Expr fill, DType cd) {
+  const TensorMeta& m = in->meta();
+  Index src(idx.begin(), idx.end());
+  SymExpr j = idx[d] - lo;
+  SymExpr size = m.sizes[d];
+  src[d] = sym::max(sym::min(j, size - 1), SymExpr::integer(0));
+  Expr value = cast(L.load(in, src), cd);
+  Expr jv = index_value(j);
+  Expr inside = binary(Op::LogicalAnd, binary(Op::Ge, jv, int_constant(0, DType::Int64)),
+                       binary(Op::Lt, jv, cast(index_value(size), DType::Int64)));
+  return fill ? where(inside, value, fill) : value;
+}
+
+void cat(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* out = n->result(0);
+  const TensorMeta& om = out->meta();
+  DType cd = compute_dtype(om.dtype);
+  std::vector<Value*> parts;
+  for (Value* v : a.tensor_list("tensors"))
+    if (v && !(v->meta().rank() == 1 && v->meta().sizes[0].as_int() == std::optional<int64_t>(0) && om.rank() != 1))
+      parts.push_back(v);  // legacy empty 1-d tensors take no part
+  if (parts.empty()) L.fail(n, "cat of no tensors");
+  std::optional<int64_t> dim = a.scalar("dim").as_int();
+  if (!dim) L.fail(n, "symbolic cat dim");
+  size_t d = static_cast<size_t>(*dim < 0 ? *dim + om.rank() : *dim);
+  Index idx = Lowering::vars(om.sizes.size());
+  // Last part first: where(i < end_k, part_k, rest).
+  std::vector<SymExpr> starts;
+  SymExpr at = SymExpr::integer(0);
+  for (Value* v : parts) {
+    starts.push_back(at);
+    at = at + v->meta().sizes[d];
+  }
+  Expr body;
+  for (size_t k = parts.size(); k-- > 0;) {
+    Expr value = shifted_or(L, parts[k], idx, d, starts[k], Expr(), cd);
+    if (!body) {
+      body = value;
+      continue;
+    }
+    Expr before_end = binary(Op::Lt, index_value(idx[d]), cast(index_value(starts[k] + parts[k]->meta().sizes[d]), DType::Int64));
+    body = where(before_end, value, body);
+  }
+  L.define_pointwise(out, cast(body, om.dtype));
+}
+
+void constant_pad(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* in = a.tensor("self");
+  const Value* out = n->result(0);
+  const TensorMeta& om = out->meta();
+  DType cd = compute_dtype(om.dtype);
+  std::vector<SymExpr> pad = a.int_list("pad");
+  Expr fill = scalar_expr(a.scalar("value"), cd);
+  Index idx = Lowering::vars(om.sizes.size());
+  // pad lists (left, right) pairs from the last dim backwards. Negative pads crop.
+  Index src(idx.begin(), idx.end());
+  Expr inside = int_constant(1, DType::Bool);
+  for (size_t p = 0; p + 1 < pad.size() && p / 2 < om.sizes.size(); p += 2) {
+    size_t d = om.sizes.size() - 1 - p / 2;
+    SymExpr j = idx[d] - pad[p];
+    SymExpr size = in->meta().sizes[d];
+    src[d] = sym::max(sym::min(j, size - 1), SymExpr::integer(0));
+    Expr jv = index_value(j);
+    inside = binary(Op::LogicalAnd, inside,
+                    binary(Op::LogicalAnd, binary(Op::Ge, jv, int_constant(0, DType::Int64)),
+                           binary(Op::Lt, jv, cast(index_value(size), DType::Int64))));
+  }
+  Expr value = cast(L.load(in, src), cd);
+  L.define_pointwise(out, cast(where(inside, value, fill), om.dtype));
+}
+
+// mm, bmm, addmm on f32/f64 through BLAS; other dtypes run the reference kernel.
+void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
+  const Value* out = n->result(0);
+  DType d = out->meta().dtype;
+  bool blas = d == DType::Float32 || d == DType::Float64;
+  std::unique_ptr<Buffer> b = L.new_buffer(out, blas ? BufferKind::Extern : BufferKind::Fallback);
+  b->node = n;
+  for (const Value* in : n->inputs())
+    if (in->is_tensor()) b->extern_inputs.push_back(L.realize(in));
+  L.define_buffer(out, std::move(b));
+}
+
+constexpr LowerRule kRules[] = {
+    {"aten.full.default", full},
+    {"aten.full_like.default", full},
+    {"aten.fill.Scalar", fill_scalar},
+    {"aten.scalar_tensor.default", scalar_tensor},
+    {"aten.zeros.default", zeros},
+    {"aten.zeros_like.default", zeros},
+    {"aten.ones.default", ones},
+    {"aten.ones_like.default", ones},
+    {"aten.empty.memory_format", zeros},
+    {"aten.empty_strided.default", zeros},
+    {"aten.arange.start_step", arange},
+    {"aten.cat.default", cat},
+    {"aten.constant_pad_nd.default", constant_pad},
+    {"aten.mm.default", matmul_extern},
+    {"aten.bmm.default", matmul_extern},
+    {"aten.addmm.default", matmul_extern},
+};
+
+}  // namespace
+
+std::span<const LowerRule> misc_rules() { return kRules; }
+
+}  // namespace toroid::loop

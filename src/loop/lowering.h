@@ -1,0 +1,91 @@
+// Internal to the loop layer: the state of lowering one graph, shared by the per-family files.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "toroid/graph/graph.h"
+#include "toroid/loop/ir.h"
+#include "toroid/ops/impl.h"
+
+namespace toroid::loop {
+
+using Index = std::vector<SymExpr>;
+using IndexFn = std::function<Index(std::span<const SymExpr>)>;
+
+class Lowering {
+ public:
+  Lowering(const Graph& g, LoopProgram& prog);
+
+  const Graph& graph;
+  LoopProgram& prog;
+
+  // The value of element `idx` of tensor `v`.
+  Expr load(const Value* v, std::span<const SymExpr> idx);
+  // Makes `v`'s storage a buffer in memory (realizing a pointwise value or a view's base) and
+  // returns the owner.
+  Buffer* realize(const Value* v);
+  bool is_realized(const Value* v) const;
+
+  // Results of lowered calls.
+  // A pointwise value: element (i0..in) of `v` is `body` over index_var(k). It stays virtual
+  // (inlined into its readers) unless the realization rules say otherwise.
+  void define_pointwise(const Value* v, Expr body);
+  // A realized buffer holding `v` (reductions, externs, fallbacks): registered as the owner of
+  // v's storage and appended to the program.
+  Buffer* define_buffer(const Value* v, std::unique_ptr<Buffer> b);
+  // A view of `base` whose element idx is base's element fn(idx); null fn: storage positions
+  // only (the base is realized).
+  void define_view(const Value* v, const Value* base, IndexFn fn);
+
+  // A fresh buffer laid out as v's meta says (sizes, strides, offset; storage extent), named,
+  // with v's node as origin. Not yet added to the program.
+  std::unique_ptr<Buffer> new_buffer(const Value* v, BufferKind kind);
+
+  // Index variables i0..i(rank-1).
+  static Index vars(size_t rank);
+  // The index of `operand` (broadcast to `out_sizes`) at output index idx: right-aligned,
+  // constant-1 dims that the output does not have as 1 read index 0.
+  static Index broadcast_index(const TensorMeta& operand, const std::vector<SymExpr>& out_sizes,
+                               std::span<const SymExpr> idx);
+
+  [[noreturn]] void fail(const Node* n, const std::string& message) const;
+
+ private:
+  struct Box {
+    Buffer* virtual_buffer = nullptr;  // an unrealized pointwise value
+    const Value* base = nullptr;       // a view
+    IndexFn view;
+  };
+  std::unordered_map<const Value*, Box> boxes_;
+  std::unordered_map<const Storage*, Buffer*> owners_;
+  std::vector<std::unique_ptr<Buffer>> virtuals_;
+  int next_id_ = 0;
+
+  bool should_realize(const Value* v, Expr body) const;
+};
+
+// One lowering per op overload; `args` are bound to the schema with defaults filled in.
+using LowerFn = void (*)(Lowering& L, const Node* n, const ops::BoundArgs& args);
+struct LowerRule {
+  const char* op;
+  LowerFn fn;
+};
+std::span<const LowerRule> pointwise_rules();
+std::span<const LowerRule> reduction_rules();
+std::span<const LowerRule> view_rules();
+std::span<const LowerRule> misc_rules();
+
+// Shared by the families: the value of argument `name` at output index idx, cast to `dtype`
+// (a tensor broadcast to the output, or a number).
+Expr operand_at(Lowering& L, const Node* n, const ops::BoundArgs& args, std::string_view name,
+                std::span<const SymExpr> idx, DType dtype);
+// A scalar (constant or symbolic) as an expression of `dtype`.
+Expr scalar_expr(SymExpr s, DType dtype);
+// The dtype pointwise ops compute in: float for bf16/f16, else the dtype itself.
+DType compute_dtype(DType d);
+
+}  // namespace toroid::loop

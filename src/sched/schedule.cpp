@@ -1,0 +1,239 @@
+#include "toroid/sched/schedule.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "toroid/support/error.h"
+#include "toroid/support/log.h"
+
+namespace toroid::sched {
+
+using loop::Buffer;
+using loop::BufferKind;
+using loop::Expr;
+
+namespace {
+
+SymExpr pooled(char prefix, size_t k) {
+  static std::mutex m;
+  static std::vector<SymExpr> o_pool, q_pool;
+  std::lock_guard<std::mutex> lock(m);
+  std::vector<SymExpr>& pool = prefix == 'o' ? o_pool : q_pool;
+  while (pool.size() <= k) pool.push_back(SymExpr::fresh_symbol(std::string(1, prefix) + std::to_string(pool.size())));
+  return pool[k];
+}
+
+bool is_one(SymExpr s) { return s.as_int() == std::optional<int64_t>(1); }
+
+std::vector<SymExpr> squeezed(const std::vector<SymExpr>& sizes) {
+  std::vector<SymExpr> out;
+  for (SymExpr s : sizes)
+    if (!is_one(s)) out.push_back(s);
+  return out;
+}
+
+// Maps the non-1 dims of `sizes` to vars(from), vars(from + 1), ...; size-1 dims read 0.
+std::vector<SymExpr> map_dims(const std::vector<SymExpr>& sizes, SymExpr (*var)(size_t), size_t from) {
+  std::vector<SymExpr> out;
+  for (SymExpr s : sizes) out.push_back(is_one(s) ? SymExpr::integer(0) : var(from++));
+  return out;
+}
+
+std::vector<SymExpr> concat(std::vector<SymExpr> a, const std::vector<SymExpr>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Where `b` would sit in kernel `k`, if its domain fits.
+std::optional<Member> place(Buffer* b, const Kernel& k) {
+  Member m;
+  m.buffer = b;
+  if (b->kind == BufferKind::Reduction) {
+    if (squeezed(b->sizes) != k.outer || squeezed(b->reduction_sizes) != k.inner) return std::nullopt;
+    m.index = map_dims(b->sizes, outer_var, 0);
+    m.reduction_index = map_dims(b->reduction_sizes, inner_var, 0);
+    return m;
+  }
+  std::vector<SymExpr> s = squeezed(b->sizes);
+  if (s == concat(k.outer, k.inner)) {
+    m.inner = true;
+    // The first |outer| non-1 dims are outer, the rest inner.
+    size_t seen = 0;
+    for (SymExpr size : b->sizes) {
+      if (is_one(size)) {
+        m.index.push_back(SymExpr::integer(0));
+      } else {
+        m.index.push_back(seen < k.outer.size() ? outer_var(seen) : inner_var(seen - k.outer.size()));
+        ++seen;
+      }
+    }
+    return m;
+  }
+  if (s == k.outer) {
+    m.index = map_dims(b->sizes, outer_var, 0);
+    return m;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<Kernel> new_kernel(Buffer* b, int id) {
+  auto k = std::make_unique<Kernel>();
+  k->id = id;
+  k->name = "kernel" + std::to_string(id);
+  if (b->kind == BufferKind::Reduction) {
+    k->outer = squeezed(b->sizes);
+    k->inner = squeezed(b->reduction_sizes);
+  } else {
+    std::vector<SymExpr> s = squeezed(b->sizes);
+    if (!s.empty()) {
+      k->inner = {s.back()};
+      s.pop_back();
+    }
+    k->outer = s;
+  }
+  return k;
+}
+
+SymExpr map_index(SymExpr index, const Member& m) {
+  return sym::substitute(index, [&](SymExpr s) -> SymExpr {
+    for (size_t k = 0; k < m.index.size(); ++k)
+      if (s == loop::index_var(k)) return m.index[k];
+    for (size_t k = 0; k < m.reduction_index.size(); ++k)
+      if (s == loop::reduction_var(k)) return m.reduction_index[k];
+    return s;
+  });
+}
+
+class Scheduler {
+ public:
+  explicit Scheduler(const loop::LoopProgram& p) : prog_(p) {}
+
+  Schedule run() {
+    for (const auto& owned : prog_.buffers) {
+      Buffer* b = owned.get();
+      switch (b->kind) {
+        case BufferKind::Input:
+        case BufferKind::Constant:
+          break;
+        case BufferKind::Extern:
+        case BufferKind::Fallback:
+          add_call(b);
+          break;
+        case BufferKind::Pointwise:
+        case BufferKind::Reduction:
+          add_computed(b);
+          break;
+      }
+    }
+    return std::move(out_);
+  }
+
+ private:
+  const loop::LoopProgram& prog_;
+  Schedule out_;
+  std::unordered_map<const Buffer*, size_t> step_of_;  // buffer -> step that computes it
+  std::unordered_map<const Node*, size_t> call_step_;
+  std::unordered_map<const Kernel*, size_t> kernel_step_;
+
+  void add_call(Buffer* b) {
+    auto it = call_step_.find(b->node);
+    if (it != call_step_.end()) {
+      step_of_[b] = it->second;
+      return;
+    }
+    Step s{b->kind == BufferKind::Extern ? Step::Kind::Extern : Step::Kind::Fallback, nullptr, b};
+    out_.steps.push_back(s);
+    call_step_[b->node] = out_.steps.size() - 1;
+    step_of_[b] = out_.steps.size() - 1;
+  }
+
+  // Can `m` join kernel `k`? Every read of a member must be the element that member stores
+  // in the same outer iteration (and, from an inner loop, the same inner element).
+  bool legal(const Member& m, const Kernel& k, std::string& why) const {
+    std::unordered_map<const Buffer*, const Member*> members;
+    for (const Member& x : k.members) members[x.buffer] = &x;
+    for (Expr l : loop::loads(m.buffer->body)) {
+      auto it = members.find(l.buffer());
+      if (it == members.end()) continue;
+      const Member& p = *it->second;
+      if (!m.inner && p.inner && m.buffer->kind == BufferKind::Pointwise) {
+        why = "an outer-level value cannot read the inner loop of " + p.buffer->name;
+        return false;
+      }
+      ShapeEnv& env = prog_.graph->shape_env();
+      if (env.simplify(map_index(l.index(), m)) != env.simplify(member_store_position(p))) {
+        why = "reads " + p.buffer->name + " at another element than the one it stores in this iteration";
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool related(const Buffer* b, const Kernel& k) const {
+    std::unordered_set<const Buffer*> reads;
+    for (Buffer* r : b->reads()) reads.insert(r);
+    for (const Member& m : k.members) {
+      if (reads.count(m.buffer)) return true;
+      for (Buffer* r : m.buffer->reads())
+        if (reads.count(r)) return true;
+    }
+    return false;
+  }
+
+  void add_computed(Buffer* b) {
+    size_t earliest = 0;
+    for (Buffer* r : b->reads()) {
+      auto it = step_of_.find(r);
+      if (it != step_of_.end()) earliest = std::max(earliest, it->second);
+    }
+    bool epilogue = b->storage != b;
+    if (!epilogue) {
+      for (size_t s = out_.steps.size(); s-- > earliest;) {
+        if (out_.steps[s].kind != Step::Kind::Kernel) continue;
+        Kernel& k = *out_.steps[s].kernel;
+        if (k.closed) break;
+        std::optional<Member> m = place(b, k);
+        if (!m) continue;
+        std::string why;
+        if (!related(b, k)) continue;
+        if (!legal(*m, k, why)) {
+          TOROID_LOG("fusion", "not fusing " + b->name + " into " + k.name + ": " + why);
+          continue;
+        }
+        TOROID_LOG("fusion", "fusing " + b->name + " into " + k.name + " (" + (m->inner ? "inner loop" : b->kind == BufferKind::Reduction ? "reduction" : "outer level") + ")");
+        k.members.push_back(std::move(*m));
+        step_of_[b] = s;
+        return;
+      }
+    } else {
+      for (auto& k : out_.kernels) k->closed = true;
+    }
+    std::unique_ptr<Kernel> k = new_kernel(b, static_cast<int>(out_.kernels.size()));
+    std::optional<Member> m = place(b, *k);
+    TOROID_CHECK(m.has_value(), "a buffer does not fit its own kernel");
+    k->members.push_back(std::move(*m));
+    k->closed = epilogue;
+    TOROID_LOG("fusion", "new " + k->name + " for " + b->name + (epilogue ? " (writes into input " + b->storage->name + ")" : ""));
+    out_.steps.push_back(Step{Step::Kind::Kernel, k.get(), nullptr});
+    step_of_[b] = out_.steps.size() - 1;
+    out_.kernels.push_back(std::move(k));
+  }
+};
+
+}  // namespace
+
+SymExpr outer_var(size_t k) { return pooled('o', k); }
+SymExpr inner_var(size_t k) { return pooled('q', k); }
+
+loop::Expr member_body(const Member& m) {
+  return loop::map_indices(m.buffer->body, [&](SymExpr index) { return map_index(index, m); });
+}
+
+SymExpr member_store_position(const Member& m) {
+  return loop::position(m.buffer->strides, m.buffer->offset, m.index);
+}
+
+Schedule schedule(const loop::LoopProgram& program) { return Scheduler(program).run(); }
+
+}  // namespace toroid::sched
