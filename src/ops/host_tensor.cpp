@@ -40,7 +40,7 @@ int64_t max_offset(const std::vector<int64_t>& sizes, const std::vector<int64_t>
 }
 }  // namespace
 
-HostStorage::HostStorage(size_t nbytes) : nbytes_(nbytes) {
+HostStorage::HostStorage(size_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   size_t n = (nbytes + kAlign - 1) / kAlign * kAlign;
   if (n == 0) n = kAlign;
   try {
@@ -48,7 +48,7 @@ HostStorage::HostStorage(size_t nbytes) : nbytes_(nbytes) {
   } catch (const std::bad_alloc&) {
     user_error("out of memory allocating a tensor of " + std::to_string(nbytes) + " bytes");
   }
-  std::memset(data_, 0, n);
+  if (zero_fill) std::memset(data_, 0, n);
 }
 
 HostStorage::~HostStorage() { ::operator delete(data_, std::align_val_t(kAlign)); }
@@ -75,6 +75,14 @@ HostTensor HostTensor::empty_strided(DType dtype, std::vector<int64_t> sizes, st
   t.offset_ = 0;
   t.storage_ = std::make_shared<HostStorage>(static_cast<size_t>(bytes));
   return t;
+}
+
+HostTensor HostTensor::from_storage(std::shared_ptr<HostStorage> storage, DType dtype, std::vector<int64_t> sizes,
+                                    std::vector<int64_t> strides, int64_t offset) {
+  HostTensor base;
+  base.dtype_ = dtype;
+  base.storage_ = std::move(storage);
+  return base.as_strided(std::move(sizes), std::move(strides), offset);
 }
 
 HostTensor HostTensor::zeros_like(const HostTensor& like) { return zeros(like.dtype(), like.sizes()); }

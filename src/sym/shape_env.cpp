@@ -36,6 +36,16 @@ Expr ShapeEnv::create_backed(const std::string& name, int64_t hint, ValueRange r
   return info.symbol;
 }
 
+void ShapeEnv::set_hint(Expr symbol, int64_t hint) {
+  auto it = index_.find(symbol);
+  if (it == index_.end() || symbols_[it->second].unbacked) internal_error("set_hint of an unknown or unbacked symbol", __FILE__, __LINE__);
+  SymbolInfo& info = symbols_[it->second];
+  if (!info.range.contains(hint))
+    user_error("size " + std::to_string(hint) + " for symbol '" + info.symbol.symbol().name + "' is outside its range " +
+               range_text(info.range));
+  info.hint = hint;
+}
+
 Expr ShapeEnv::create_unbacked(const std::string& name, ValueRange range) {
   check_name(by_name_, name);
   check_range(name, range);

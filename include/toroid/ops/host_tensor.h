@@ -14,8 +14,9 @@
 namespace toroid::ops {
 
 struct HostStorage {
-  // 64-byte aligned, zero-initialized bytes.
-  explicit HostStorage(size_t nbytes);
+  // 64-byte aligned, zero-initialized bytes (uninitialized when zero_fill is false: compiled
+  // code writes every element it allocates before reading it).
+  explicit HostStorage(size_t nbytes, bool zero_fill = true);
   ~HostStorage();
   HostStorage(const HostStorage&) = delete;
   HostStorage& operator=(const HostStorage&) = delete;
@@ -36,6 +37,9 @@ class HostTensor {
   static HostTensor zeros(DType dtype, std::vector<int64_t> sizes);
   // With the given strides (non-negative); the storage covers every addressed element.
   static HostTensor empty_strided(DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides);
+  // A tensor over an existing storage (UserError if it would address outside it).
+  static HostTensor from_storage(std::shared_ptr<HostStorage> storage, DType dtype, std::vector<int64_t> sizes,
+                                 std::vector<int64_t> strides, int64_t offset);
   // Contiguous tensor of the same dtype and sizes as `like`.
   static HostTensor zeros_like(const HostTensor& like);
 

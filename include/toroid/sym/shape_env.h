@@ -60,6 +60,8 @@ class ShapeEnv {
   // Narrows a symbol's range (intersection; an empty result is a UserError) or divisor.
   void constrain_range(Expr symbol, ValueRange range);
   void constrain_divisor(Expr symbol, int64_t divisor);
+  // Replaces a backed symbol's hint (recompiling for new sizes); UserError outside its range.
+  void set_hint(Expr symbol, int64_t hint);
 
   SymbolFacts facts(Expr symbol) const;
   FactsFn facts_fn() const;

@@ -1,0 +1,68 @@
+// The compiler driver: .tir text in, a callable module out. Runs the pipeline (passes, lowering,
+// scheduling, C++ generation, memory planning), compiles the kernels through the on-disk cache,
+// and checks the guards on every call: a guard the compilation relied on that fails for new
+// sizes compiles again for them (a guard of the graph itself failing is a user error).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/graph/graph.h"
+#include "toroid/ops/rt_value.h"
+#include "toroid/runtime/executor.h"
+
+namespace toroid::driver {
+
+struct CompileOptions {
+  bool verify_each = false;  // verify the graph after every pass
+};
+
+struct CompileStats {
+  double compile_ms = 0;  // the whole pipeline, kernel compilation included
+  bool cache_hit = false;
+  int kernels = 0;
+  int extern_calls = 0;
+  int fallback_calls = 0;
+  int ops = 0;  // calls in the graph after the passes
+};
+
+// One compilation of a graph for the hints its ShapeEnv holds.
+struct Specialization {
+  std::unique_ptr<Graph> graph;  // after the passes
+  std::unique_ptr<loop::LoopProgram> loop;
+  codegen::wrapper::WrapperProgram wrapper;
+  std::string source;
+  runtime::SharedObject so;
+  std::unique_ptr<runtime::Executor> executor;
+  CompileStats stats;
+};
+
+class CompiledModule {
+ public:
+  // Parses, verifies and compiles. UserError on bad input, with its location.
+  static std::unique_ptr<CompiledModule> compile(const std::string& text, const std::string& filename,
+                                                 const CompileOptions& options = {});
+
+  // Runs on inputs ordered as interp::graph_inputs(graph()) orders them.
+  std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
+
+  const Graph& graph() const { return *source_graph_; }  // as parsed
+  const Specialization& current() const { return *specs_.back(); }
+  size_t num_specializations() const { return specs_.size(); }
+
+ private:
+  CompiledModule() = default;
+  std::unique_ptr<Specialization> build(const sym::Binding* sizes) const;
+
+  std::string text_, filename_;
+  CompileOptions options_;
+  std::unique_ptr<Graph> source_graph_;
+  std::vector<std::unique_ptr<Specialization>> specs_;
+};
+
+// Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", "cpp".
+std::string emit(const Specialization& s, const std::string& what);
+
+}  // namespace toroid::driver

@@ -1,0 +1,101 @@
+#include "blas.h"
+
+#include <cblas.h>
+
+#include <cstring>
+
+#include "toroid/ops/ref_util.h"
+#include "toroid/support/error.h"
+
+namespace toroid::runtime {
+
+using ops::HostTensor;
+
+namespace {
+
+// A 2-d view as BLAS sees it: a pointer, a transpose flag and a leading dimension; or a
+// contiguous copy when the strides fit neither layout.
+struct Matrix {
+  const std::byte* data;
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+  HostTensor keep;  // a contiguous copy, when one was needed
+};
+
+Matrix as_matrix(const HostTensor& t, int64_t offset_elems) {
+  int64_t rows = t.sizes()[t.dim() - 2], cols = t.sizes()[t.dim() - 1];
+  int64_t rs = t.strides()[t.dim() - 2], cs = t.strides()[t.dim() - 1];
+  const std::byte* p = t.data() + offset_elems * t.element_size();
+  if ((cs == 1 || cols <= 1) && rs >= std::max<int64_t>(cols, 1)) return {p, CblasNoTrans, rs, {}};
+  if ((rs == 1 || rows <= 1) && cs >= std::max<int64_t>(rows, 1)) return {p, CblasTrans, cs, {}};
+  HostTensor sub = t.as_strided({rows, cols}, {rs, cs}, t.offset() + offset_elems);
+  HostTensor c = sub.clone();
+  return {c.data(), CblasNoTrans, std::max<int64_t>(cols, 1), c};
+}
+
+void check(const HostTensor& out) {
+  int64_t cols = out.sizes()[out.dim() - 1];
+  if (!(out.strides()[out.dim() - 1] == 1 || cols <= 1))
+    TOROID_INTERNAL_ERROR("matrix product result is not row-major: " + out.describe());
+  if (out.dtype() != DType::Float32 && out.dtype() != DType::Float64)
+    TOROID_INTERNAL_ERROR("BLAS on " + out.describe());
+}
+
+// c = alpha * a @ b + beta * c for one matrix of each.
+void gemm(const HostTensor& a, int64_t ao, const HostTensor& b, int64_t bo, const HostTensor& c, int64_t co,
+          double alpha, double beta) {
+  int64_t m = c.sizes()[c.dim() - 2], n = c.sizes()[c.dim() - 1], k = a.sizes()[a.dim() - 1];
+  if (m == 0 || n == 0) return;
+  Matrix A = as_matrix(a, ao), B = as_matrix(b, bo);
+  int64_t ldc = std::max<int64_t>(c.strides()[c.dim() - 2], std::max<int64_t>(n, 1));
+  std::byte* C = c.data() + co * c.element_size();
+  if (c.dtype() == DType::Float32)
+    cblas_sgemm(CblasRowMajor, A.trans, B.trans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+                static_cast<float>(alpha), reinterpret_cast<const float*>(A.data), static_cast<int>(A.ld),
+                reinterpret_cast<const float*>(B.data), static_cast<int>(B.ld), static_cast<float>(beta),
+                reinterpret_cast<float*>(C), static_cast<int>(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, A.trans, B.trans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha,
+                reinterpret_cast<const double*>(A.data), static_cast<int>(A.ld), reinterpret_cast<const double*>(B.data),
+                static_cast<int>(B.ld), beta, reinterpret_cast<double*>(C), static_cast<int>(ldc));
+}
+
+}  // namespace
+
+void blas_mm(const HostTensor& a, const HostTensor& b, const HostTensor& out) {
+  check(out);
+  if (a.sizes()[1] == 0) {
+    ops::copy_into("mm", out, HostTensor::zeros(out.dtype(), out.sizes()));
+    return;
+  }
+  gemm(a, 0, b, 0, out, 0, 1.0, 0.0);
+}
+
+void blas_bmm(const HostTensor& a, const HostTensor& b, const HostTensor& out) {
+  check(out);
+  if (a.sizes()[2] == 0) {
+    ops::copy_into("bmm", out, HostTensor::zeros(out.dtype(), out.sizes()));
+    return;
+  }
+  for (int64_t i = 0; i < out.sizes()[0]; ++i)
+    gemm(a, i * a.strides()[0], b, i * b.strides()[0], out, i * out.strides()[0], 1.0, 0.0);
+}
+
+void blas_addmm(const HostTensor& bias, const HostTensor& a, const HostTensor& b, double beta, double alpha,
+                const HostTensor& out) {
+  check(out);
+  if (beta == 0.0) {
+    ops::copy_into("addmm", out, HostTensor::zeros(out.dtype(), out.sizes()));
+  } else {
+    ops::copy_into("addmm", out, ops::broadcast_to("addmm", bias, out.sizes()));
+  }
+  if (a.sizes()[1] == 0) {
+    if (beta != 1.0 && beta != 0.0) {
+      for (int64_t i = 0; i < out.numel(); ++i) out.set_double(i, out.get_double(i) * beta);
+    }
+    return;
+  }
+  gemm(a, 0, b, 0, out, 0, alpha, beta == 0.0 ? 0.0 : beta);
+}
+
+}  // namespace toroid::runtime

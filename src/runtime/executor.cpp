@@ -1,0 +1,287 @@
+#include "toroid/runtime/executor.h"
+
+#include <cstring>
+#include <functional>
+
+#include "blas.h"
+#include "toroid/ops/ref_util.h"
+#include "toroid/ops/registry.h"
+#include "toroid/support/error.h"
+
+namespace toroid::runtime {
+
+using codegen::wrapper::Line;
+using loop::Buffer;
+using ops::HostStorage;
+using ops::HostTensor;
+using ops::RtValue;
+
+namespace {
+using KernelFn = void (*)(char* const*, const int64_t*);
+}
+
+struct Executor::Impl {
+  const codegen::wrapper::WrapperProgram& w;
+  const loop::LoopProgram& p;
+  const ShapeEnv& env;
+  std::vector<KernelFn> kernels;
+  std::vector<std::vector<int>> kernel_args;  // per line: slot of each argument (KernelCall only)
+  std::vector<std::shared_ptr<HostStorage>> constants;  // by buffer id
+  int num_slots = 0;
+
+  // Per run.
+  std::vector<std::shared_ptr<HostStorage>> slots, freed;
+  std::vector<bool> reused;  // by buffer id: a Reuse line takes its memory
+  sym::Binding binding;
+  std::vector<int64_t> syms;
+  int64_t live = 0, peak = 0;
+
+  Impl(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so)
+      : w(prog), p(*prog.program), env(prog.program->graph->shape_env()) {
+    for (const codegen::cpu::CppKernel& k : w.kernels) kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.name)));
+    for (const auto& b : p.buffers) num_slots = std::max(num_slots, b->id + 1);
+    constants.resize(static_cast<size_t>(num_slots));
+    for (const Line& l : w.lines) {
+      std::vector<int> a;
+      if (l.kind == Line::Kind::KernelCall)
+        for (const Buffer* b : l.args) a.push_back(b->id);
+      kernel_args.push_back(std::move(a));
+    }
+    for (const auto& b : p.buffers)
+      if (b->kind == loop::BufferKind::Constant) load_constant(*b);
+    reused.assign(static_cast<size_t>(num_slots), false);
+    for (const Line& l : w.lines)
+      if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+  }
+
+  int64_t eval(SymExpr e) const {
+    std::optional<sym::Scalar> v = env.evaluate(e, binding);
+    if (!v) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)");
+    return v->i;
+  }
+  std::vector<int64_t> eval(const std::vector<SymExpr>& v) const {
+    std::vector<int64_t> out;
+    for (SymExpr e : v) out.push_back(eval(e));
+    return out;
+  }
+
+  void load_constant(const Buffer& b) {
+    const Node* n = b.constant;
+    const std::vector<uint8_t>& data = n->constant_data();
+    const TensorMeta& m = n->result(0)->meta();
+    for (SymExpr s : m.sizes)
+      if (!s.is_constant()) user_error("constant with symbolic sizes", n->loc());
+    std::vector<int64_t> sizes;
+    for (SymExpr s : m.sizes) sizes.push_back(s.int_value());
+    HostTensor src = HostTensor::zeros(m.dtype, sizes);
+    if (data.size() != static_cast<size_t>(src.numel() * src.element_size()))
+      user_error("constant data size does not match its type", n->loc());
+    if (!data.empty()) std::memcpy(src.data(), data.data(), data.size());
+    std::vector<int64_t> strides;
+    for (SymExpr s : m.strides) strides.push_back(s.as_int().value_or(0));
+    int64_t extent = 1 + (m.offset.as_int().value_or(0));
+    for (size_t d = 0; d < sizes.size(); ++d) extent += std::max<int64_t>(sizes[d] - 1, 0) * strides[d];
+    auto storage = std::make_shared<HostStorage>(static_cast<size_t>(extent * src.element_size()));
+    HostTensor dst = HostTensor::from_storage(storage, m.dtype, sizes, strides, m.offset.as_int().value_or(0));
+    ops::copy_into("constant", dst, src);
+    constants[static_cast<size_t>(b.id)] = storage;
+  }
+
+  // The value `v` (a tensor in a realized storage) as a HostTensor view.
+  HostTensor view_of(const Value* v) {
+    auto it = p.owners.find(v->meta().storage);
+    TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
+    const TensorMeta& m = v->meta();
+    return HostTensor::from_storage(slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
+                                    eval(m.strides), eval(m.offset));
+  }
+
+  void allocate(const Buffer* b, int64_t nbytes) {
+    slots[static_cast<size_t>(b->id)] = std::make_shared<HostStorage>(static_cast<size_t>(std::max<int64_t>(nbytes, 1)), false);
+    live += nbytes;
+    peak = std::max(peak, live);
+  }
+
+  RtValue to_rt(const Argument& a, const Node* n) {
+    switch (a.kind()) {
+      case Argument::Kind::None: return {};
+      case Argument::Kind::Scalar: {
+        std::optional<sym::Scalar> s = env.evaluate(a.scalar(), binding);
+        if (!s) user_error("cannot evaluate " + a.scalar().str(), n->loc());
+        if (s->type == sym::Type::Float) return RtValue::floating(s->f);
+        if (s->type == sym::Type::Bool) return RtValue::boolean(s->i != 0);
+        return RtValue::integer(s->i);
+      }
+      case Argument::Kind::String: return RtValue::string(a.str());
+      case Argument::Kind::DType: return RtValue(a.dtype());
+      case Argument::Kind::Device: return RtValue(a.device());
+      case Argument::Kind::Layout: return RtValue(a.layout());
+      case Argument::Kind::MemoryFormat: return RtValue(a.memory_format());
+      case Argument::Kind::Value: return view_of(a.value());
+      case Argument::Kind::List: {
+        RtValue::List l;
+        for (const Argument& e : a.list()) l.push_back(to_rt(e, n));
+        return RtValue(std::move(l));
+      }
+    }
+    return {};
+  }
+
+  void run_fallback(const Line& l) {
+    const Node* n = l.node;
+    const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+    std::vector<std::string> kw;
+    for (const Kwarg& k : n->kwargs()) kw.push_back(k.name);
+    std::vector<int> where = ops::bind_positions(op->schema, n->args().size(), kw);
+    std::vector<RtValue> values;
+    for (size_t i = 0; i < where.size(); ++i) {
+      const Argument& a = where[i] >= 0   ? n->args()[static_cast<size_t>(where[i])]
+                          : where[i] <= -2 ? n->kwargs()[static_cast<size_t>(-where[i] - 2)].value
+                                           : op->schema.arguments[i].default_value;
+      values.push_back(to_rt(a, n));
+    }
+    ops::RtArgs args(op->schema, std::move(values));
+    uint64_t philox_offset = 0;
+    ops::KernelContext ctx{0, &philox_offset};
+    std::vector<RtValue> results;
+    try {
+      results = op->kernel(args, ctx);
+    } catch (const UserError& e) {
+      if (e.loc().known()) throw;
+      user_error(n->target() + ": " + e.message(), n->loc());
+    }
+    for (Buffer* b : l.results) {
+      const Value* v = n->result(b->result_index);
+      const HostTensor& t = results.at(b->result_index).tensor();
+      // Unbacked sizes (nonzero) are bound by the result.
+      const TensorMeta& m = v->meta();
+      for (size_t d = 0; d < m.sizes.size() && d < t.sizes().size(); ++d)
+        if (m.sizes[d].is_symbol() && !binding.count(m.sizes[d]))
+          binding[m.sizes[d]] = sym::Scalar{sym::Type::Int, t.sizes()[d], 0};
+      std::vector<int64_t> strides = eval(m.strides);
+      int64_t offset = eval(m.offset);
+      bool same = t.offset() == offset && t.sizes() == eval(m.sizes);
+      for (size_t d = 0; same && d < strides.size(); ++d) same = t.sizes()[d] <= 1 || t.strides()[d] == strides[d];
+      if (same) {
+        slots[static_cast<size_t>(b->id)] = t.storage();
+        live += static_cast<int64_t>(t.storage()->nbytes());
+        peak = std::max(peak, live);
+        continue;
+      }
+      allocate(b, eval(b->storage_numel) * dtype_size(b->dtype));
+      HostTensor dst = HostTensor::from_storage(slots[static_cast<size_t>(b->id)], m.dtype, t.sizes(), strides, offset);
+      ops::copy_into(n->target(), dst, t);
+    }
+  }
+
+  void run_extern(const Line& l) {
+    const Node* n = l.node;
+    std::vector<HostTensor> operands;
+    for (const Value* in : n->inputs())
+      if (in->is_tensor()) operands.push_back(view_of(in));
+    HostTensor out = view_of(n->result(0));
+    double alpha = 1, beta = 1;
+    auto number = [&](const char* name, double dflt) {
+      for (const Kwarg& k : n->kwargs())
+        if (k.name == name) return to_rt(k.value, n).to_double();
+      const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+      std::optional<size_t> i = op->schema.argument_index(name);
+      if (i && *i < n->args().size()) return to_rt(n->args()[*i], n).to_double();
+      return dflt;
+    };
+    if (n->target() == "aten.addmm.default") {
+      alpha = number("alpha", 1);
+      beta = number("beta", 1);
+      blas_addmm(operands[0], operands[1], operands[2], beta, alpha, out);
+    } else if (n->target() == "aten.mm.default") {
+      blas_mm(operands[0], operands[1], out);
+    } else if (n->target() == "aten.bmm.default") {
+      blas_bmm(operands[0], operands[1], out);
+    } else {
+      TOROID_INTERNAL_ERROR("no extern implementation for " + n->target());
+    }
+  }
+
+  std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats) {
+    binding = std::move(b);
+    slots.assign(static_cast<size_t>(num_slots), nullptr);
+    freed.assign(static_cast<size_t>(num_slots), nullptr);
+    live = peak = 0;
+    syms.clear();
+    for (SymExpr s : w.symbols) {
+      auto it = binding.find(s);
+      syms.push_back(it == binding.end() ? 0 : it->second.i);
+    }
+    for (const Buffer* in : p.inputs) {
+      if (!in) continue;
+      const RtValue& v = inputs.at(static_cast<size_t>(in->input_index));
+      if (!v.is_tensor()) user_error("input " + std::to_string(in->input_index) + " must be a tensor");
+      slots[static_cast<size_t>(in->id)] = v.tensor().storage();
+    }
+    for (size_t i = 0; i < constants.size(); ++i)
+      if (constants[i]) slots[i] = constants[i];
+    std::vector<char*> ptrs;
+    for (size_t li = 0; li < w.lines.size(); ++li) {
+      const Line& l = w.lines[li];
+      switch (l.kind) {
+        case Line::Kind::Comment: break;
+        case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
+        case Line::Kind::Reuse:
+          slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
+          break;
+        case Line::Kind::Free: {
+          // Memory a later line reuses stays held (and counted); the rest is released.
+          auto& s = slots[static_cast<size_t>(l.buffer->id)];
+          if (reused[static_cast<size_t>(l.buffer->id)]) {
+            freed[static_cast<size_t>(l.buffer->id)] = std::move(s);
+          } else {
+            if (s) live -= static_cast<int64_t>(s->nbytes());
+            s.reset();
+          }
+          break;
+        }
+        case Line::Kind::KernelCall: {
+          ptrs.clear();
+          for (int id : kernel_args[li]) ptrs.push_back(reinterpret_cast<char*>(slots[static_cast<size_t>(id)]->data()));
+          // Symbols bound since the call started (unbacked sizes from fallbacks).
+          for (size_t k = 0; k < w.symbols.size(); ++k) {
+            auto it = binding.find(w.symbols[k]);
+            if (it != binding.end()) syms[k] = it->second.i;
+          }
+          kernels[static_cast<size_t>(l.kernel)](ptrs.data(), syms.data());
+          break;
+        }
+        case Line::Kind::ExternCall: run_extern(l); break;
+        case Line::Kind::FallbackCall: run_fallback(l); break;
+      }
+    }
+    std::vector<RtValue> out;
+    for (const loop::OutputRef& o : p.outputs) {
+      if (o.value) {
+        out.push_back(view_of(o.value));
+      } else if (o.scalar) {
+        std::optional<sym::Scalar> s = env.evaluate(o.scalar, binding);
+        if (!s) out.emplace_back();
+        else if (s->type == sym::Type::Float) out.push_back(RtValue::floating(s->f));
+        else if (s->type == sym::Type::Bool) out.push_back(RtValue::boolean(s->i != 0));
+        else out.push_back(RtValue::integer(s->i));
+      } else {
+        out.emplace_back();
+      }
+    }
+    if (stats) stats->peak_bytes = peak;
+    slots.clear();
+    freed.clear();
+    return out;
+  }
+};
+
+Executor::Executor(const codegen::wrapper::WrapperProgram& program, const SharedObject& so)
+    : impl_(std::make_unique<Impl>(program, so)) {}
+Executor::~Executor() = default;
+
+std::vector<RtValue> Executor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats) {
+  return impl_->run(inputs, std::move(binding), stats);
+}
+
+}  // namespace toroid::runtime
