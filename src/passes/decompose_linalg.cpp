@@ -86,14 +86,15 @@ bool matmul(Rewriter& rw) {
     sizes.push_back(c);
     Argument::List l;
     for (SymExpr s : sizes) l.push_back(Argument(s));
-    Value* e = rw.call("aten.expand.default", {Argument(v), Argument(std::move(l))});
-    return rw.reshape(e, {nb, r, c});
+    bool same = v->meta().sizes == sizes;
+    Value* e = same ? v : rw.call("aten.expand.default", {Argument(v), Argument(std::move(l))});
+    return batch.size() == 1 && same ? e : rw.reshape(e, {nb, r, c});
   };
   Value* r = rw.binary("aten.bmm.default", expand_to(a3, n, k), expand_to(b, k, m));
   std::vector<SymExpr> out = batch;
   if (ra != 1) out.push_back(n);
   out.push_back(m);
-  return rw.commit({rw.view(r, out)});
+  return rw.commit({batch.size() == 1 ? r : rw.view(r, out)});
 }
 
 // baddbmm(self, b1, b2, beta, alpha) = beta * self + alpha * bmm(b1, b2).

@@ -6,6 +6,12 @@ namespace {
 
 Kwarg kw(const char* name, const Argument& a) { return Kwarg{name, a}; }
 
+// Keeps the kwargs that are not None (None is every one of these optional kwargs' default).
+std::vector<Kwarg> given(std::vector<Kwarg> kwargs) {
+  std::erase_if(kwargs, [](const Kwarg& k) { return k.value.is_none(); });
+  return kwargs;
+}
+
 bool var_dim(Rewriter& rw) {
   Value* x = rw.in("self");
   bool unbiased = rw.flag("unbiased", true);
@@ -28,7 +34,7 @@ bool mean_default(Rewriter& rw) {
   Argument::List dims;
   for (int64_t i = 0; i < x->meta().rank(); ++i) dims.push_back(Argument::integer(i));
   return rw.commit({rw.call("aten.mean.dim", {Argument(x), Argument(std::move(dims)), Argument::boolean(false)},
-                            {kw("dtype", rw.args().get("dtype"))})});
+                            given({kw("dtype", rw.args().get("dtype"))}))});
 }
 
 // zeros/ones(size, dtype, ...) = full(size, 0/1, dtype=<the result's dtype>, ...): full would
@@ -36,16 +42,16 @@ bool mean_default(Rewriter& rw) {
 bool fill(Rewriter& rw, double value) {
   const TensorMeta& m = rw.node()->result()->meta();
   return rw.commit({rw.call("aten.full.default", {rw.args().get("size"), Argument::floating(value)},
-                            {kw("dtype", Argument(m.dtype)), kw("layout", rw.args().get("layout")),
-                             kw("device", Argument(m.device)), kw("pin_memory", rw.args().get("pin_memory"))})});
+                            given({kw("dtype", Argument(m.dtype)), kw("layout", rw.args().get("layout")),
+                                   kw("device", Argument(m.device)), kw("pin_memory", rw.args().get("pin_memory"))}))});
 }
 
 bool fill_like(Rewriter& rw, double value) {
   Value* x = rw.in("self");
   return rw.commit({rw.call("aten.full_like.default", {Argument(x), Argument::floating(value)},
-                            {kw("dtype", rw.args().get("dtype")), kw("layout", rw.args().get("layout")),
-                             kw("device", rw.args().get("device")), kw("pin_memory", rw.args().get("pin_memory")),
-                             kw("memory_format", rw.args().get("memory_format"))})});
+                            given({kw("dtype", rw.args().get("dtype")), kw("layout", rw.args().get("layout")),
+                                   kw("device", rw.args().get("device")), kw("pin_memory", rw.args().get("pin_memory")),
+                                   kw("memory_format", rw.args().get("memory_format"))}))});
 }
 
 }  // namespace
