@@ -13,6 +13,12 @@ constexpr uint64_t kOrderGap = uint64_t{1} << 20;
 
 Graph::Graph() : shape_env_(std::make_shared<ShapeEnv>()), insert_at_(nodes_.end()) {}
 
+std::unique_ptr<Graph> Graph::sharing_shape_env(const Graph& like) {
+  std::unique_ptr<Graph> g(new Graph());
+  g->shape_env_ = like.root()->shape_env_;
+  return g;
+}
+
 Graph::Graph(Node* parent)
     : parent_(parent), shape_env_(parent->graph()->root()->shape_env_), insert_at_(nodes_.end()) {}
 

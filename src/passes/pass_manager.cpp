@@ -7,6 +7,9 @@
 #include "toroid/graph/verify.h"
 #include "toroid/passes/cse.h"
 #include "toroid/passes/dce.h"
+#include "toroid/passes/constant_fold.h"
+#include "toroid/passes/decompose.h"
+#include "toroid/passes/remove_noops.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -16,6 +19,9 @@ namespace {
 constexpr PassInfo kPasses[] = {
     {"dce", "erase unused calls and constants without side effects", &dce},
     {"cse", "merge identical pure calls and constants", &cse},
+    {"decompose", "rewrite composite ops (softmax, norms, linear, ...) into the lowerable set", &decompose},
+    {"remove_noops", "remove clones, same-shape views and identity arithmetic (seed 002 aliasing rules)", &remove_noops},
+    {"constant_fold", "evaluate small calls of constants with the reference kernels", &constant_fold},
 };
 
 }  // namespace

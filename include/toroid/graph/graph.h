@@ -230,6 +230,10 @@ class Graph {
  public:
   // A root graph with its own ShapeEnv.
   Graph();
+  // A separate root graph (own nodes and storages) that shares `like`'s ShapeEnv: passes build
+  // replacement graphs for replace_by_example in it, so sizes use `like`'s symbols and the
+  // guards a meta function records while building land in `like`'s ShapeEnv.
+  static std::unique_ptr<Graph> sharing_shape_env(const Graph& like);
   ~Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
