@@ -212,8 +212,7 @@ void Interpreter::Impl::run_call(const Node* n, Frame& f) {
   ops::KernelContext ctx{opts.seed, &philox_offset};
   std::vector<RtValue> results;
   try {
-    ops::check_complex_args(*op, args);
-    results = op->kernel(args, ctx);
+    results = ops::run_kernel(*op, args, ctx);
   } catch (const UserError& e) {
     if (e.loc().known()) throw;
     node_error(n, e.message());

@@ -65,6 +65,12 @@ void check_complex_args(const OpEntry& e, const RtArgs& args) {
   for (size_t i = 0; i < args.size(); ++i) check_rt(e, args.at(i));
 }
 
+std::vector<RtValue> run_kernel(const OpEntry& e, const RtArgs& args, KernelContext& ctx) {
+  if (!e.kernel) TOROID_INTERNAL_ERROR("no reference kernel for " + e.name);
+  check_complex_args(e, args);
+  return e.kernel(args, ctx);
+}
+
 OpRegistry::OpRegistry() {
   auto add = [&](const SchemaRow& row, bool core) {
     OpEntry e{row.overload, parse_schema(row.schema, row.overload), row.treatment, core};

@@ -34,6 +34,9 @@ struct OpEntry {
 // tensors and a tensor or dtype argument is complex.
 void check_complex_args(const OpEntry& e, const std::vector<Argument>& args, const std::vector<Kwarg>& kwargs);
 void check_complex_args(const OpEntry& e, const RtArgs& args);
+// Calls e's reference kernel after check_complex_args (InternalError if it has none). Every
+// caller of kernels goes through here, so no kernel sees a complex tensor it cannot handle.
+std::vector<RtValue> run_kernel(const OpEntry& e, const RtArgs& args, KernelContext& ctx);
 
 class OpRegistry {
  public:
