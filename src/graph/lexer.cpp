@@ -25,6 +25,7 @@ constexpr DTypeNames kDTypes[] = {
     {DType::Int32, "i32", "torch.int32"},       {DType::Int64, "i64", "torch.int64"},
     {DType::Float16, "f16", "torch.float16"},   {DType::BFloat16, "bf16", "torch.bfloat16"},
     {DType::Float32, "f32", "torch.float32"},   {DType::Float64, "f64", "torch.float64"},
+    {DType::Complex64, "c64", "torch.complex64"}, {DType::Complex128, "c128", "torch.complex128"},
 };
 struct DTypeAlias {
   const char* name;
@@ -33,6 +34,7 @@ struct DTypeAlias {
 constexpr DTypeAlias kDTypeAliases[] = {
     {"torch.float", DType::Float32}, {"torch.half", DType::Float16},  {"torch.long", DType::Int64},
     {"torch.int", DType::Int32},     {"torch.double", DType::Float64}, {"torch.short", DType::Int16},
+    {"torch.cfloat", DType::Complex64}, {"torch.cdouble", DType::Complex128},
 };
 constexpr std::pair<Layout, const char*> kLayouts[] = {
     {Layout::Strided, "torch.strided"},

@@ -873,10 +873,18 @@ class Parser {
       if (*n != 0 && numel > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(*n)) numel = UINT64_MAX;
       else numel *= static_cast<uint64_t>(*n);
     }
-    if (numel != d.numbers.size())
+    DType dt = pt.meta.dtype;
+    if (is_complex(dt)) {
+      // Complex data lists each element's real and imaginary parts in turn.
+      uint64_t parts = numel > UINT64_MAX / 2 ? UINT64_MAX : numel * 2;
+      if (!d.is_list && numel == 1) fail(d.at, "a complex constant is written as a list [real, imag, ...]");
+      if (parts != d.numbers.size())
+        fail(d.at, "complex constant has " + std::to_string(d.numbers.size()) + " numbers but its type needs " +
+                       std::to_string(parts) + " (real and imaginary part of each element)");
+    } else if (numel != d.numbers.size()) {
       fail(d.at, "constant has " + std::to_string(d.numbers.size()) + " element" +
                      (d.numbers.size() == 1 ? "" : "s") + " but its type has " + std::to_string(numel));
-    DType dt = pt.meta.dtype;
+    }
     const char* dname = text::tir_dtype_name(dt);
     std::vector<uint8_t> bytes;
     bytes.reserve(d.numbers.size() * static_cast<size_t>(dtype_size(dt)));
@@ -890,8 +898,10 @@ class Parser {
         continue;
       }
       if (is_bool_word(r)) fail(r.tok, std::string("expected a number for ") + dname + " but found " + describe_token(r.tok));
-      if (dt == DType::Float64) {
+      if (dt == DType::Float64 || dt == DType::Complex128) {
         put(std::bit_cast<uint64_t>(float_literal<double>(r.tok, r.negative, dname)), 8);
+      } else if (dt == DType::Complex64) {
+        put(std::bit_cast<uint32_t>(float_literal<float>(r.tok, r.negative, dname)), 4);
       } else if (is_floating(dt)) {
         float f = float_literal<float>(r.tok, r.negative, dname);
         uint16_t h = 0;

@@ -72,6 +72,8 @@ std::string format_element(DType dt, uint64_t bits) {
     case DType::BFloat16: return format_float(bf16_to_float(static_cast<uint16_t>(bits)));
     case DType::Float32: return format_float(std::bit_cast<float>(static_cast<uint32_t>(bits)));
     case DType::Float64: return format_float(std::bit_cast<double>(bits));
+    case DType::Complex64:
+    case DType::Complex128: break;  // printed as two parts by the caller
   }
   return "?";
 }
@@ -184,9 +186,11 @@ class GraphPrinter {
     if (!v->is_tensor()) return expr_str(v->scalar_value());
     DType dt = v->meta().dtype;
     const std::vector<uint8_t>& bytes = n.constant_data();
+    if (is_complex(dt)) dt = complex_value_type(dt);  // a list of real and imaginary parts
     auto size = static_cast<size_t>(dtype_size(dt));
     size_t count = bytes.size() / size;
-    if (v->meta().sizes.empty() && count == 1) return format_element(dt, load_le(bytes, 0, static_cast<int>(size)));
+    if (v->meta().sizes.empty() && count == 1 && dt == v->meta().dtype)
+      return format_element(dt, load_le(bytes, 0, static_cast<int>(size)));
     std::string s = "[";
     for (size_t i = 0; i < count; ++i)
       s += (i ? ", " : "") + format_element(dt, load_le(bytes, i * size, static_cast<int>(size)));

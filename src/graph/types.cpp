@@ -25,6 +25,8 @@ constexpr std::array<DTypeNames, kNumDTypes> kDTypes = {{
     {DType::BFloat16, "bf16", "torch.bfloat16", 2},
     {DType::Float32, "f32", "torch.float32", 4},
     {DType::Float64, "f64", "torch.float64", 8},
+    {DType::Complex64, "c64", "torch.complex64", 8},
+    {DType::Complex128, "c128", "torch.complex128", 16},
 }};
 
 const DTypeNames& entry(DType d) {
@@ -50,6 +52,7 @@ std::optional<DType> parse_dtype(std::string_view name) {
   static constexpr Alias kAliases[] = {
       {"torch.float", DType::Float32}, {"torch.half", DType::Float16}, {"torch.long", DType::Int64},
       {"torch.int", DType::Int32},     {"torch.double", DType::Float64}, {"torch.short", DType::Int16},
+      {"torch.cfloat", DType::Complex64}, {"torch.cdouble", DType::Complex128},
   };
   for (const Alias& a : kAliases) {
     if (name == a.name) return a.dtype;
@@ -59,6 +62,22 @@ std::optional<DType> parse_dtype(std::string_view name) {
 
 bool is_floating(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+}
+
+bool is_complex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
+
+DType complex_value_type(DType d) {
+  if (d == DType::Complex64) return DType::Float32;
+  if (d == DType::Complex128) return DType::Float64;
+  return d;
+}
+
+std::optional<DType> complex_of(DType d) {
+  // f16 would be complex32, which toroid does not have (and bf16 has no complex type at all).
+  if (is_complex(d)) return d;
+  if (d == DType::Float64) return DType::Complex128;
+  if (d == DType::Float32) return DType::Complex64;
+  return std::nullopt;
 }
 
 bool is_integral(DType d, bool include_bool) {
@@ -149,6 +168,8 @@ std::optional<DType> dtype_from_scalar_type_code(int64_t code) {
     case 5: return DType::Float16;
     case 6: return DType::Float32;
     case 7: return DType::Float64;
+    case 9: return DType::Complex64;
+    case 10: return DType::Complex128;
     case 11: return DType::Bool;
     case 15: return DType::BFloat16;
     default: return std::nullopt;

@@ -128,8 +128,15 @@ std::vector<RtValue> random_inputs(const Graph& g, uint64_t seed, RandomDist dis
     HostTensor t = HostTensor::zeros(m.dtype, sizes);
     for (int64_t k = 0; k < t.numel(); ++k) {
       ops::PhiloxBlock r = ops::philox_block(seed, stream + static_cast<uint64_t>(k));
-      if (is_floating(m.dtype)) {
-        t.set_double(k, dist == RandomDist::Normal ? ops::normal_from_block(r) : 2 * ops::uniform_f64(r[0], r[1]) - 1);
+      auto draw = [&](const ops::PhiloxBlock& b) {
+        return dist == RandomDist::Normal ? ops::normal_from_block(b) : 2 * ops::uniform_f64(b[0], b[1]) - 1;
+      };
+      if (is_complex(m.dtype)) {
+        // The imaginary parts come from blocks of their own, half-way through the input's stream.
+        ops::PhiloxBlock ri = ops::philox_block(seed, stream + (uint64_t{1} << 39) + static_cast<uint64_t>(k));
+        ops::store_complex(m.dtype, t.data() + k * t.element_size(), {draw(r), draw(ri)});
+      } else if (is_floating(m.dtype)) {
+        t.set_double(k, draw(r));
       } else if (m.dtype == DType::Bool) {
         t.set_int(k, r[0] & 1);
       } else if (m.dtype == DType::UInt8) {

@@ -212,7 +212,7 @@ void Interpreter::Impl::run_call(const Node* n, Frame& f) {
   ops::KernelContext ctx{opts.seed, &philox_offset};
   std::vector<RtValue> results;
   try {
-    results = op->kernel(args, ctx);
+    results = ops::run_kernel(*op, args, ctx);
   } catch (const UserError& e) {
     if (e.loc().known()) throw;
     node_error(n, e.message());

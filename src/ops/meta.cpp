@@ -88,6 +88,7 @@ const OpEntry& entry_with_meta(const std::string& op, const SourceLoc& loc) {
 std::vector<ResultSpec> run_meta(const OpEntry& e, MetaContext& ctx, const std::vector<Argument>& args,
                                  const std::vector<Kwarg>& kwargs) {
   try {
+    check_complex_args(e, args, kwargs);
     BoundArgs bound(e.schema, args, kwargs);
     return e.meta(bound, ctx);
   } catch (const UserError& err) {

@@ -19,5 +19,6 @@ std::vector<MetaImpl> pool_meta_impls();
 std::vector<MetaImpl> pad_meta_impls();
 std::vector<MetaImpl> nn_meta_impls();
 std::vector<MetaImpl> misc_meta_impls();
+std::vector<MetaImpl> fft_meta_impls();
 
 }  // namespace toroid::ops

@@ -39,6 +39,12 @@ DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::Bool) return b;
   if (b == DType::Bool) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // Complex wins; its width grows to hold a wider float (c64 with f64 is c128).
+    if (a == DType::Complex128 || b == DType::Complex128 || a == DType::Float64 || b == DType::Float64)
+      return DType::Complex128;
+    return DType::Complex64;
+  }
   bool fa = is_floating(a), fb = is_floating(b);
   if (fa && fb) {
     // f16 and bf16 have no common 16-bit type.
@@ -50,6 +56,20 @@ DType promote_types(DType a, DType b) {
   if (a == DType::UInt8) return b == DType::Int8 ? DType::Int16 : b;
   if (b == DType::UInt8) return a == DType::Int8 ? DType::Int16 : a;
   return int_rank(a) > int_rank(b) ? a : b;
+}
+
+DType combine_categories(DType higher, DType lower) {
+  if (is_complex(higher)) return higher;
+  if (is_complex(lower)) {
+    // A complex of lower priority keeps a float's width (f64 with a c64 0-dim tensor is c128).
+    if (!is_floating(higher)) return lower;
+    if (std::optional<DType> c = complex_of(higher)) return *c;
+    user_error(std::string("type promotion: no complex type for ") + dtype_short_name(higher) +
+               " (complex32 is not supported)");
+  }
+  if (is_floating(higher)) return higher;
+  if (higher == DType::Bool || is_floating(lower)) return promote_types(higher, lower);
+  return higher;
 }
 
 Operand Operand::of_number(SymExpr e) {
@@ -90,11 +110,8 @@ DType result_type(std::span<const Operand> ops) {
   }
   // A lower-priority category only counts when it is of a higher kind.
   auto combine = [](std::optional<DType> higher, std::optional<DType> lower) -> std::optional<DType> {
-    if (!higher) return lower;
-    if (!lower) return higher;
-    if (is_floating(*higher)) return higher;
-    if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
-    return higher;
+    if (!higher || !lower) return higher ? higher : lower;
+    return combine_categories(*higher, *lower);
   };
   std::optional<DType> r = combine(dim, combine(zero, wrapped));
   return r.value_or(DType::Float32);
@@ -104,7 +121,7 @@ DType apply_promotion(DType promoted, Promotion kind) {
   switch (kind) {
     case Promotion::Default:
     case Promotion::NoPromote: return promoted;
-    case Promotion::IntToFloat: return is_floating(promoted) ? promoted : DType::Float32;
+    case Promotion::IntToFloat: return is_floating(promoted) || is_complex(promoted) ? promoted : DType::Float32;
     case Promotion::AlwaysBool: return DType::Bool;
     case Promotion::BoolToLong: return promoted == DType::Bool ? DType::Int64 : promoted;
   }

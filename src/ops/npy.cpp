@@ -143,7 +143,7 @@ std::optional<DescrInfo> parse_descr(const std::string& d) {
   static const Row rows[] = {{"b1", DType::Bool},   {"u1", DType::UInt8},   {"i1", DType::Int8},
                              {"i2", DType::Int16},  {"i4", DType::Int32},   {"i8", DType::Int64},
                              {"f2", DType::Float16}, {"u2", DType::BFloat16}, {"f4", DType::Float32},
-                             {"f8", DType::Float64}};
+                             {"f8", DType::Float64}, {"c8", DType::Complex64}, {"c16", DType::Complex128}};
   for (const Row& r : rows) {
     if (code != r.code) continue;
     if (order == '|' && dtype_size(r.dtype) != 1) return std::nullopt;  // '|' is for 1-byte types only
@@ -164,6 +164,8 @@ const char* descr_of(DType d) {
     case DType::BFloat16: return "<u2";
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
+    case DType::Complex64: return "<c8";
+    case DType::Complex128: return "<c16";
   }
   return "?";
 }
@@ -202,7 +204,7 @@ HostTensor parse_npy(std::string_view bytes, const std::string& name) {
   auto info = parse_descr(h.descr);
   if (!info)
     fail("unsupported dtype descr '" + h.descr +
-         "' (supported: b1 u1 i1 i2 i4 i8 f2 f4 f8, and u2 for bfloat16 bits)");
+         "' (supported: b1 u1 i1 i2 i4 i8 f2 f4 f8 c8 c16, and u2 for bfloat16 bits)");
   int64_t numel = 1;
   for (int64_t s : h.shape)
     if (__builtin_mul_overflow(numel, s, &numel)) fail("shape " + shape_str(h.shape) + " is too large");
@@ -217,7 +219,12 @@ HostTensor parse_npy(std::string_view bytes, const std::string& name) {
   HostTensor raw = HostTensor::zeros(info->dtype, {numel});
   if (nbytes > 0) std::memcpy(raw.data(), bytes.data() + data_start, static_cast<size_t>(nbytes));
   bool swap = info->big_endian != (std::endian::native == std::endian::big);
-  if (swap) byteswap_elements(raw.data(), static_cast<size_t>(numel), static_cast<size_t>(dtype_size(info->dtype)));
+  if (swap) {
+    // A complex element is two floats, each swapped on its own.
+    size_t parts = is_complex(info->dtype) ? 2 : 1;
+    byteswap_elements(raw.data(), static_cast<size_t>(numel) * parts,
+                      static_cast<size_t>(dtype_size(info->dtype)) / parts);
+  }
   if (info->dtype == DType::Bool) {
     for (int64_t i = 0; i < numel; ++i) raw.data()[i] = std::byte{raw.data()[i] != std::byte{0}};
   }

@@ -23,5 +23,6 @@ std::vector<KernelImpl> sort_kernel_impls();        // ref_sort.cpp: sort, topk
 std::vector<KernelImpl> embedding_kernel_impls();   // ref_embedding.cpp: embedding, embedding_bag, nll_loss
 std::vector<KernelImpl> backward_kernel_impls();    // ref_backward.cpp: layer/group norm backward
 std::vector<KernelImpl> misc_kernel_impls();        // ref_misc.cpp: cdist, pdist, grid_sampler, col2im, upsample, pads
+std::vector<KernelImpl> fft_kernel_impls();         // ref_fft.cpp: _fft_r2c, _fft_c2r
 
 }  // namespace toroid::ops

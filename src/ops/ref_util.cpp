@@ -19,7 +19,36 @@ int32_t float_to_int32(double v) {
   return static_cast<int32_t>(std::trunc(v));
 }
 
+std::complex<double> load_complex(DType d, const std::byte* p) {
+  if (d == DType::Complex64) {
+    float v[2];
+    std::memcpy(v, p, sizeof v);
+    return {v[0], v[1]};
+  }
+  if (d == DType::Complex128) {
+    double v[2];
+    std::memcpy(v, p, sizeof v);
+    return {v[0], v[1]};
+  }
+  return {load_double(d, p), 0.0};
+}
+
+void store_complex(DType d, std::byte* p, std::complex<double> v) {
+  if (d == DType::Complex64) {
+    float out[2] = {static_cast<float>(v.real()), static_cast<float>(v.imag())};
+    std::memcpy(p, out, sizeof out);
+  } else if (d == DType::Complex128) {
+    double out[2] = {v.real(), v.imag()};
+    std::memcpy(p, out, sizeof out);
+  } else if (d == DType::Bool) {
+    store_int(d, p, v.real() != 0.0 || v.imag() != 0.0);
+  } else {
+    store_double(d, p, v.real());
+  }
+}
+
 double load_double(DType d, const std::byte* p) {
+  if (is_complex(d)) return load_complex(d, p).real();
   return dispatch_dtype(d, [&]<class T>() -> double {
     T v;
     std::memcpy(&v, p, sizeof(T));
@@ -29,7 +58,7 @@ double load_double(DType d, const std::byte* p) {
 }
 
 int64_t load_int(DType d, const std::byte* p) {
-  if (is_floating(d)) return float_to_int64(load_double(d, p));
+  if (is_floating(d) || is_complex(d)) return float_to_int64(load_double(d, p));
   return dispatch_dtype(d, [&]<class T>() -> int64_t {
     if constexpr (std::is_integral_v<T>) {
       T v;
@@ -42,11 +71,13 @@ int64_t load_int(DType d, const std::byte* p) {
 }
 
 bool load_bool(DType d, const std::byte* p) {
+  if (is_complex(d)) return load_complex(d, p) != std::complex<double>(0.0, 0.0);
   if (is_floating(d)) return load_double(d, p) != 0.0;  // NaN != 0 is true
   return load_int(d, p) != 0;
 }
 
 void store_double(DType d, std::byte* p, double v) {
+  if (is_complex(d)) return store_complex(d, p, {v, 0.0});
   dispatch_dtype(d, [&]<class T>() {
     T out;
     if constexpr (std::is_same_v<T, bool>) {
@@ -65,6 +96,7 @@ void store_double(DType d, std::byte* p, double v) {
 }
 
 void store_int(DType d, std::byte* p, int64_t v) {
+  if (is_complex(d)) return store_complex(d, p, {static_cast<double>(v), 0.0});
   dispatch_dtype(d, [&]<class T>() {
     T out;
     if constexpr (std::is_same_v<T, bool>) out = v != 0;
@@ -82,7 +114,7 @@ double round_to(DType d, double v) {
     case DType::Float16: return f16_to_float(float_to_f16(static_cast<float>(v)));
     case DType::BFloat16: return bf16_to_float(float_to_bf16(static_cast<float>(v)));
     default: {
-      std::byte buf[8];
+      std::byte buf[16];  // room for c128
       store_double(d, buf, v);
       return load_double(d, buf);
     }
@@ -91,7 +123,7 @@ double round_to(DType d, double v) {
 
 int64_t wrap_to(DType d, int64_t v) {
   if (is_floating(d)) return v;
-  std::byte buf[8];
+  std::byte buf[16];  // room for c128
   store_int(d, buf, v);
   return load_int(d, buf);
 }
@@ -108,12 +140,15 @@ const char* dtype_aten_name(DType d) {
     case DType::BFloat16: return "BFloat16";
     case DType::Float32: return "Float";
     case DType::Float64: return "Double";
+    case DType::Complex64: return "ComplexFloat";
+    case DType::Complex128: return "ComplexDouble";
   }
   return "?";
 }
 
 bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
+  if (is_complex(from) && !is_complex(to)) return false;
+  if (is_floating(from) && !is_floating(to) && !is_complex(to)) return false;
   if (from != DType::Bool && to == DType::Bool) return false;
   return true;
 }
@@ -133,9 +168,7 @@ struct Group {
 Group combine(Group higher, Group lower) {
   if (!higher.any) return lower;
   if (!lower.any) return higher;
-  if (is_floating(higher.d)) return higher;
-  if (higher.d == DType::Bool || is_floating(lower.d)) return {true, promote_types(higher.d, lower.d)};
-  return higher;
+  return {true, meta::combine_categories(higher.d, lower.d)};
 }
 }  // namespace
 
@@ -259,8 +292,10 @@ void copy_into(const std::string& op, const HostTensor& dst, const HostTensor& s
   HostTensor s = broadcast_to(op, src, dst.sizes());
   DType sd = s.dtype(), dd = dst.dtype();
   bool int_path = !is_floating(sd);
+  bool complex_path = is_complex(sd) || is_complex(dd);
   for_each_element<2>(dst.sizes(), {&dst, &s}, [&](const std::array<std::byte*, 2>& p) {
     if (sd == dd) std::memcpy(p[0], p[1], static_cast<size_t>(dtype_size(dd)));
+    else if (complex_path) store_complex(dd, p[0], load_complex(sd, p[1]));
     else if (int_path) store_int(dd, p[0], load_int(sd, p[1]));
     else store_double(dd, p[0], load_double(sd, p[1]));
   });
@@ -352,6 +387,7 @@ HostTensor from_int64_vec(DType dtype, const std::vector<int64_t>& sizes, const 
 
 void copy_one_element(DType dst_dtype, std::byte* dst, DType src_dtype, const std::byte* src) {
   if (dst_dtype == src_dtype) std::memcpy(dst, src, static_cast<size_t>(dtype_size(dst_dtype)));
+  else if (is_complex(src_dtype) || is_complex(dst_dtype)) store_complex(dst_dtype, dst, load_complex(src_dtype, src));
   else if (is_floating(src_dtype)) store_double(dst_dtype, dst, load_double(src_dtype, src));
   else store_int(dst_dtype, dst, load_int(src_dtype, src));
 }

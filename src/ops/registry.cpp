@@ -19,7 +19,57 @@ constexpr SchemaRow kExtraRows[] = {
 #include "extra_schemas.inc"
 };
 
+// The ops whose metas and kernels handle complex tensors: they only move or cast elements.
+constexpr const char* kComplexOps[] = {
+    "aten._fft_r2c.default", "aten._fft_c2r.default", "aten._to_copy.default", "aten.clone.default",
+    "aten.lift_fresh_copy.default", "aten.copy.default", "aten.copy_.default", "aten.view.default",
+    "aten.reshape.default", "aten._unsafe_view.default", "aten.expand.default", "aten.permute.default",
+    "aten.transpose.int", "aten.t.default", "aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
+    "aten.unsqueeze.default", "aten.select.int", "aten.slice.Tensor", "aten.diagonal.default",
+    "aten.alias.default", "aten.detach.default", "aten.as_strided.default", "aten.split_with_sizes.default",
+    "aten.split.Tensor", "aten.unbind.int", "aten.sym_size.int", "aten.sym_stride.int", "aten.sym_numel.default",
+    "aten.sym_storage_offset.default",
+};
+
+[[noreturn]] void complex_unsupported(const OpEntry& e, DType d) {
+  user_error(e.name + ": " + dtype_short_name(d) +
+             " is not supported (toroid's complex support covers only the fft ops, casts and views)");
+}
+
+void check_argument(const OpEntry& e, const Argument& a) {
+  if (a.kind() == Argument::Kind::DType && is_complex(a.dtype())) complex_unsupported(e, a.dtype());
+  a.for_each_value([&](const Value* v) {
+    if (v && v->is_tensor() && v->has_meta() && is_complex(v->meta().dtype)) complex_unsupported(e, v->meta().dtype);
+  });
+  if (a.is_list())
+    for (const Argument& x : a.list()) check_argument(e, x);
+}
+
+void check_rt(const OpEntry& e, const RtValue& v) {
+  if (v.kind() == RtValue::Kind::DType && is_complex(v.dtype())) complex_unsupported(e, v.dtype());
+  if (v.is_tensor() && v.tensor().defined() && is_complex(v.tensor().dtype())) complex_unsupported(e, v.tensor().dtype());
+  if (v.kind() == RtValue::Kind::List)
+    for (const RtValue& x : v.list()) check_rt(e, x);
+}
+
 }  // namespace
+
+void check_complex_args(const OpEntry& e, const std::vector<Argument>& args, const std::vector<Kwarg>& kwargs) {
+  if (e.complex) return;
+  for (const Argument& a : args) check_argument(e, a);
+  for (const Kwarg& k : kwargs) check_argument(e, k.value);
+}
+
+void check_complex_args(const OpEntry& e, const RtArgs& args) {
+  if (e.complex) return;
+  for (size_t i = 0; i < args.size(); ++i) check_rt(e, args.at(i));
+}
+
+std::vector<RtValue> run_kernel(const OpEntry& e, const RtArgs& args, KernelContext& ctx) {
+  if (!e.kernel) TOROID_INTERNAL_ERROR("no reference kernel for " + e.name);
+  check_complex_args(e, args);
+  return e.kernel(args, ctx);
+}
 
 OpRegistry::OpRegistry() {
   auto add = [&](const SchemaRow& row, bool core) {
@@ -42,6 +92,11 @@ OpRegistry::OpRegistry() {
     if (it == index_.end()) TOROID_INTERNAL_ERROR(std::string("kernel for unregistered op ") + k.name);
     if (entries_[it->second].kernel) TOROID_INTERNAL_ERROR(std::string("two kernels for ") + k.name);
     entries_[it->second].kernel = k.kernel;
+  }
+  for (const char* name : kComplexOps) {
+    auto it = index_.find(name);
+    if (it == index_.end()) TOROID_INTERNAL_ERROR(std::string("complex op not registered: ") + name);
+    entries_[it->second].complex = true;
   }
 }
 

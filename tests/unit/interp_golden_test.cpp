@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -17,6 +18,7 @@
 #include "toroid/graph/verify.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/ops/npy.h"
+#include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
@@ -90,6 +92,30 @@ std::string shape(const std::vector<int64_t>& s) {
   return r + "]";
 }
 
+bool close(double g, double w, const CaseInfo& c) {
+  if (std::isnan(g) || std::isnan(w)) return c.equal_nan && std::isnan(g) && std::isnan(w);
+  if (std::isinf(g) || std::isinf(w)) return g == w;
+  return std::fabs(g - w) <= c.atol + c.rtol * std::fabs(w);
+}
+
+// Complex results: real and imaginary parts each within the tolerances.
+std::string compare_complex(const HostTensor& t, const HostTensor& want, const CaseInfo& c) {
+  HostTensor g = t.clone(), w = want.clone();  // contiguous, so element i is at i
+  int64_t bad = 0, first = -1;
+  std::complex<double> gf, wf;
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    std::complex<double> x = ops::load_complex(g.dtype(), g.data() + i * g.element_size());
+    std::complex<double> y = ops::load_complex(w.dtype(), w.data() + i * w.element_size());
+    if (close(x.real(), y.real(), c) && close(x.imag(), y.imag(), c)) continue;
+    if (bad++ == 0) first = i, gf = x, wf = y;
+  }
+  if (bad == 0) return "";
+  std::ostringstream os;
+  os.precision(9);
+  os << bad << " of " << g.numel() << " elements differ; first at " << first << ": got " << gf << ", expected " << wf;
+  return os.str();
+}
+
 // Empty when `got` matches `want` (a tensor from out<i>.npy) under the case's tolerances.
 std::string compare(const RtValue& got, const HostTensor& want, const CaseInfo& c) {
   if (!got.is_tensor()) {
@@ -107,6 +133,7 @@ std::string compare(const RtValue& got, const HostTensor& want, const CaseInfo& 
     return std::string("dtype ") + dtype_short_name(t.dtype()) + ", expected " + dtype_short_name(want.dtype());
   if (t.sizes() != want.sizes()) return "sizes " + shape(t.sizes()) + ", expected " + shape(want.sizes());
   if (c.nondeterministic) return "";
+  if (is_complex(t.dtype())) return compare_complex(t, want, c);
   int64_t bad = 0, first = -1;
   for (int64_t i = 0; i < t.numel(); ++i) {
     bool ok;

@@ -187,11 +187,11 @@ TEST(InterpRun, ResultDtypeStridesAndAliasingMismatches) {
 TEST(InterpRun, MissingKernelAndUnknownOperator) {
   auto g = parse(R"(graph @g {
   %x = input : f32[4]
-  %y = aten._fft_r2c.default(%x, [0], 0, true) : f32[3]
+  %y = aten.sym_is_contiguous.default(%x) : bool
   output %y
 })");
   EXPECT_TRUE(contains(user_error_of([&] { interp::interpret(*g, {iota({4})}); }),
-                       "t.tir:3:3: error: no reference kernel for aten._fft_r2c.default yet"));
+                       "t.tir:3:3: error: no reference kernel for aten.sym_is_contiguous.default yet"));
   auto u = parse(R"(graph @g {
   %x = input : f32[4]
   %y = aten.frobnicate.default(%x) : f32[4]

@@ -204,7 +204,7 @@ TEST(RefNpy, MalformedFilesAreUserErrors) {
   EXPECT_NE(err(npy_bytes(1, good, eight.substr(0, 7))).find("needs 8"), std::string::npos);
   EXPECT_NE(err(npy_bytes(1, good, eight + "x")).find("x.npy: data has 9"), std::string::npos);
   EXPECT_NE(err(npy_bytes(4, good, eight)).find("version 4.0"), std::string::npos);
-  EXPECT_NE(err(npy_bytes(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", eight)).find("'<c8'"),
+  EXPECT_NE(err(npy_bytes(1, "{'descr': '<c32', 'fortran_order': False, 'shape': (2,), }", eight)).find("'<c32'"),
             std::string::npos);
   EXPECT_NE(err(npy_bytes(1, "{'descr': '|f4', 'fortran_order': False, 'shape': (2,), }", eight)).find("descr"),
             std::string::npos);

@@ -99,7 +99,7 @@ inline std::vector<RtValue> call(const std::string& op, std::vector<RtValue> pos
   }
   RtArgs args(e->schema, std::move(values));
   Ctx local;
-  return e->kernel(args, ctx ? *ctx : local.ctx);
+  return run_kernel(*e, args, ctx ? *ctx : local.ctx);
 }
 
 inline HostTensor call1(const std::string& op, std::vector<RtValue> pos,

@@ -9,7 +9,7 @@ Each case is a directory OUT/ops/<overload>/<case>/ with
   case.json   {"op", "rtol", "atol", "equal_nan", "check_strides", "nondeterministic"}
 bfloat16 arrays are stored as '<u2' holding the raw bits (toroid's .npy convention).
 Nondeterministic cases (empty, rand, randn, randperm) have no out*.npy worth comparing: the runner
-checks only the result metas. Ops with complex results (fft) are skipped.
+checks only the result metas. complex64/complex128 arrays are NumPy's '<c8'/'<c16'.
 
 Usage: python3 tools/golden/gen_golden.py --out-dir DIR [--ops SUBSTR,...]
 Needs torch (2.11 for the committed set) and numpy. docs/toroidc.md describes the set.
@@ -26,8 +26,10 @@ import torch
 
 aten = torch.ops.aten
 DT = {torch.bool: "bool", torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32",
-      torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64"}
+      torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", torch.float64: "f64",
+      torch.complex64: "c64", torch.complex128: "c128"}
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+C64, C128 = torch.complex64, torch.complex128
 I64, I32, I16, I8, U8, BOOL = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
 INF, NAN = math.inf, math.nan
 
@@ -41,6 +43,9 @@ class Rng:
 
     def t(self, shape, dtype=F32, kind="normal"):
         shape = tuple(shape)
+        if dtype.is_complex:
+            real = F32 if dtype == C64 else F64
+            return torch.complex(self.t(shape, real, kind), self.t(shape, real, kind))
         if dtype.is_floating_point:
             if kind == "pos":
                 x = torch.rand(shape, generator=self.g, dtype=F64) * 3 + 0.05
@@ -199,6 +204,10 @@ def default_tol(dtype, loose):
         return (2e-3, 1e-5) if not loose else (5e-3, 1e-4)
     if dtype == BF16:
         return (1.6e-2, 1e-5) if not loose else (3e-2, 1e-4)
+    if dtype == C64:
+        return (1e-4, 1e-4)
+    if dtype == C128:
+        return (1e-10, 1e-10)
     return (0.0, 0.0)
 
 
@@ -929,6 +938,34 @@ def gen_misc(w, r):
     w.case("aten.sym_is_contiguous.default", "contig", [r.t([3, 4])])
 
 
+def gen_fft(w, r):
+    # normalization: 0 none, 1 by 1/sqrt(n), 2 by 1/n (ATen's fft_norm_mode).
+    r2c = "aten._fft_r2c.default"
+    w.case(r2c, "f32_even", [r.t([8]), [0], 0, True])
+    w.case(r2c, "f32_odd_full", [r.t([7]), [0], 1, False])
+    w.case(r2c, "f64_last", [r.t([3, 10], F64), [1], 2, True])
+    w.case(r2c, "f64_2d", [r.t([5, 6], F64), [0, 1], 0, True])
+    w.case(r2c, "f64_2d_full", [r.t([5, 6], F64), [0, 1], 1, False])
+    w.case(r2c, "f32_dim0", [r.t([6, 5]), [0], 2, True])
+    w.case(r2c, "f32_mid", [r.t([3, 4, 5]), [1], 0, True])
+    w.case(r2c, "f32_two_of_three", [r.t([4, 5, 6]), [0, 2], 1, False])
+    w.case(r2c, "f32_rev_dims", [r.t([4, 7]), [1, 0], 0, True])
+    w.case(r2c, "f32_batch_both", [r.t([2, 5, 3, 4]), [1, 3], 2, True])
+    w.case(r2c, "tposed", [tposed(r.t([5, 6])), [1], 0, True])
+    w.case(r2c, "strided", [strided(r.t([3, 8], F64)), [0, 1], 2, False])
+    c2r = "aten._fft_c2r.default"
+    w.case(c2r, "c64_even", [r.t([5], C64), [0], 0, 8])
+    w.case(c2r, "c64_odd", [r.t([4], C64), [0], 2, 7])
+    w.case(c2r, "c128_last", [r.t([3, 6], C128), [1], 1, 10])
+    w.case(c2r, "c128_2d_odd", [r.t([4, 5], C128), [0, 1], 2, 9])
+    w.case(c2r, "c64_two_of_three", [r.t([3, 4, 5], C64), [0, 2], 0, 8])
+    w.case(c2r, "c64_dim0", [r.t([4, 3], C64), [0], 1, 6])
+    w.case(c2r, "c64_mid", [r.t([2, 4, 3], C64), [1], 0, 7])
+    w.case(c2r, "c128_rev_dims", [r.t([5, 4], C128), [1, 0], 1, 9])
+    w.case(c2r, "tposed", [tposed(r.t([4, 5], C64)), [0, 1], 2, 8])
+    w.case(c2r, "strided", [strided(r.t([3, 4], C128)), [1], 0, 6])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", required=True)
@@ -940,7 +977,7 @@ def main():
     w = Writer(args.out_dir, [s for s in args.ops.split(",") if s])
     torch.set_num_threads(1)
     for i, gen in enumerate([gen_unary, gen_binary, gen_backward_pointwise, gen_reductions, gen_views, gen_creation,
-                             gen_indexing, gen_linalg, gen_norm_conv_pool, gen_misc]):
+                             gen_indexing, gen_linalg, gen_norm_conv_pool, gen_misc, gen_fft]):
         gen(w, Rng(1000 + i))
     summary = {"torch": torch.__version__, "cases": sum(w.counts.values()), "bytes": w.total_bytes,
                "per_op": dict(sorted(w.counts.items())), "skipped": dict(sorted(w.skipped.items()))}

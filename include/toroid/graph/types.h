@@ -19,21 +19,30 @@ enum class DType : uint8_t {
   BFloat16,
   Float32,
   Float64,
+  Complex64,   // two f32: real, imaginary
+  Complex128,  // two f64
 };
-inline constexpr int kNumDTypes = 10;
+inline constexpr int kNumDTypes = 12;
 
-// Short names used in tensor types of the text format: bool u8 i8 i16 i32 i64 f16 bf16 f32 f64.
+// Short names used in tensor types of the text format: bool u8 i8 i16 i32 i64 f16 bf16 f32 f64
+// c64 c128.
 const char* dtype_short_name(DType d);
 // PyTorch names used as argument constants: torch.bool, torch.uint8, ..., torch.float64.
 const char* dtype_torch_name(DType d);
 // Accepts either form ("f32" or "torch.float32"), plus torch aliases (torch.float, torch.half,
-// torch.long, torch.int, torch.double, torch.short).
+// torch.long, torch.int, torch.double, torch.short, torch.cfloat, torch.cdouble).
 std::optional<DType> parse_dtype(std::string_view name);
 // c10::ScalarType enum codes, as schemas write integer dtype defaults (randperm's dtype=4).
 std::optional<DType> dtype_from_scalar_type_code(int64_t code);
 int dtype_size(DType d);  // bytes per element
-bool is_floating(DType d);
+bool is_floating(DType d);  // real floating types only, as torch.is_floating_point
+bool is_complex(DType d);
 bool is_integral(DType d, bool include_bool = false);
+// c64 -> f32, c128 -> f64; other dtypes unchanged.
+DType complex_value_type(DType d);
+// PyTorch's toComplexType: f32 -> c64, f64 -> c128, complex unchanged; nullopt otherwise (f16
+// would be complex32, which toroid lacks).
+std::optional<DType> complex_of(DType d);
 
 struct Device {
   enum class Type : uint8_t { CPU, CUDA };

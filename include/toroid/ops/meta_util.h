@@ -15,8 +15,12 @@ namespace toroid::ops::meta {
 // ---------------------------------------------------------------------------------------------
 // Type promotion
 
-// torch.promote_types for the ten dtypes.
+// torch.promote_types (complex wins over floats and grows to hold f64).
 DType promote_types(DType a, DType b);
+// PyTorch's combine_categories: a lower-priority participant of result_type only counts when
+// it is of a higher category (bool < integer < floating < complex). UserError when it would
+// need complex32.
+DType combine_categories(DType higher, DType lower);
 
 // An operand of a pointwise op: a tensor, or a Python number (a scalar constant or scalar value,
 // which ATen wraps into a 0-dim "wrapped number" tensor).
@@ -35,7 +39,7 @@ struct Operand {
 Operand operand(const BoundArgs& args, std::string_view name);
 
 // torch.result_type: dim > 0 tensors beat zero-dim tensors, which beat Python numbers; a lower
-// category only wins when it is a higher kind (bool < integer < floating). A Python float
+// category only wins when it is a higher kind (bool < integer < floating < complex). A Python float
 // counts as the default dtype (float32).
 DType result_type(std::span<const Operand> ops);
 

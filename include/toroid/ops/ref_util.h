@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include "toroid/ops/host_tensor.h"
 #include "toroid/ops/meta_util.h"
 #include "toroid/ops/rt_value.h"
+#include "toroid/support/error.h"
 
 namespace toroid::ops {
 
@@ -34,10 +36,14 @@ struct BFloat16 {
   operator float() const { return bf16_to_float(bits); }
 };
 
-// Calls f.template operator()<T>() with the C++ type stored for dtype d.
+// Calls f.template operator()<T>() with the C++ type stored for dtype d. Complex dtypes are a
+// UserError: kernels that support them handle them before dispatching.
 template <class F>
 decltype(auto) dispatch_dtype(DType d, F&& f) {
   switch (d) {
+    case DType::Complex64:
+    case DType::Complex128:
+      user_error(std::string("reference kernels do not support ") + dtype_short_name(d) + " tensors here");
     case DType::Bool: return f.template operator()<bool>();
     case DType::UInt8: return f.template operator()<uint8_t>();
     case DType::Int8: return f.template operator()<int8_t>();
@@ -66,6 +72,11 @@ int64_t load_int(DType d, const std::byte* p);  // floats convert as above; bool
 bool load_bool(DType d, const std::byte* p);    // != 0 (NaN is true)
 void store_double(DType d, std::byte* p, double v);
 void store_int(DType d, std::byte* p, int64_t v);  // wraps modulo 2^bits; bool is != 0
+// Complex dtypes load and store their real part through the functions above (imag 0 on
+// store); these carry both parts, and for real dtypes imag is 0 on load and dropped on store
+// (bool: re != 0 || im != 0), as PyTorch casts.
+std::complex<double> load_complex(DType d, const std::byte* p);
+void store_complex(DType d, std::byte* p, std::complex<double> v);
 // Rounds v to what dtype d can hold, returned as a double (f32/f16/bf16 round to nearest even).
 double round_to(DType d, double v);
 // Wraps v to integer dtype d (bool: 0/1).

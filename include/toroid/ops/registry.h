@@ -25,7 +25,18 @@ struct OpEntry {
   bool core = false;
   MetaFn meta = nullptr;      // null until the op's family implements it
   KernelFn kernel = nullptr;  // reference kernel; null until implemented
+  // Whether its meta and kernel take complex tensors (fft, casts, views); for the others a
+  // complex tensor or dtype argument is a UserError (check_complex_args).
+  bool complex = false;
 };
+
+// UserError "<op>: complex tensors are not supported ..." when `e` does not take complex
+// tensors and a tensor or dtype argument is complex.
+void check_complex_args(const OpEntry& e, const std::vector<Argument>& args, const std::vector<Kwarg>& kwargs);
+void check_complex_args(const OpEntry& e, const RtArgs& args);
+// Calls e's reference kernel after check_complex_args (InternalError if it has none). Every
+// caller of kernels goes through here, so no kernel sees a complex tensor it cannot handle.
+std::vector<RtValue> run_kernel(const OpEntry& e, const RtArgs& args, KernelContext& ctx);
 
 class OpRegistry {
  public:
