@@ -28,6 +28,16 @@ const LowerRule* find_rule(const std::string& op) {
   return it == table.end() ? nullptr : it->second;
 }
 
+
+// Complex values run through the reference kernels (code generation has no complex math).
+bool involves_complex(const Node* n) {
+  for (const Value* v : n->inputs())
+    if (v->is_tensor() && toroid::is_complex(v->meta().dtype)) return true;
+  for (const Value* v : n->results())
+    if (v->is_tensor() && toroid::is_complex(v->meta().dtype)) return true;
+  return false;
+}
+
 bool has_tensor_result(const Node* n) {
   for (const Value* v : n->results())
     if (v->is_tensor()) return true;
@@ -253,7 +263,8 @@ std::unique_ptr<LoopProgram> lower(const Graph& g) {
       lower_copy_epilogue(L, n);
       continue;
     }
-    if (const LowerRule* rule = find_rule(n->target())) {
+    const LowerRule* rule = involves_complex(n) ? nullptr : find_rule(n->target());
+    if (rule) {
       rule->fn(L, n, args);
       continue;
     }

@@ -1,16 +1,21 @@
-// toroidc: the toroid compiler driver. Today it has one subcommand, `run --reference`, which runs a
-// .tir graph with the reference interpreter on .npy or seeded random inputs (docs/toroidc.md).
+// toroidc: the toroid compiler driver. `run` compiles a .tir graph to native kernels and runs it
+// (or, with --reference, runs the reference interpreter) on .npy or seeded random inputs;
+// --check compares the two, --emit prints a stage of the pipeline (docs/toroidc.md).
 //
 // Exit status: 0 on success, 1 on bad input (parse, verification, input or run-time errors,
 // printed as "file:line:col: error: message"), 2 on bad command-line usage, 3 on an internal error.
+#include <chrono>
 #include <cstdlib>
+#include <set>
 #include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compare.h"
 #include "summary.h"
+#include "toroid/driver/compile.h"
 #include "toroid/graph/graph.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
@@ -27,14 +32,18 @@ using toroid::ops::HostTensor;
 using toroid::ops::RtValue;
 
 constexpr const char* kUsage =
-    "usage: toroidc run FILE --reference [options]\n"
+    "usage: toroidc run FILE [options]\n"
     "       toroidc --help\n"
     "\n"
-    "Runs a .tir graph (FILE '-' reads standard input) with the reference interpreter and\n"
+    "Compiles a .tir graph (FILE '-' reads standard input) into native CPU kernels, runs it and\n"
     "prints one summary line per output.\n"
     "\n"
     "options of 'run':\n"
-    "  --reference          run with the reference interpreter (the only backend so far)\n"
+    "  --reference          run with the reference interpreter instead of compiling\n"
+    "  --check              run both, compare within the dtype's tolerance; exit 1 on a mismatch\n"
+    "  --emit=FORM          print a stage instead of running: graph (after the passes), loop,\n"
+    "                       wrapper or cpp\n"
+    "  --verify-each        verify the graph after every compiler pass\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
     "                       or a parameter's qualified name): a .npy file, or for scalar inputs\n"
     "                       a number or true/false; may be repeated\n"
@@ -42,7 +51,7 @@ constexpr const char* kUsage =
     "  --seed N             seed of the random inputs and of the random ops (default 0)\n"
     "  --normal             random float inputs ~ N(0, 1) instead of uniform in [-1, 1)\n"
     "  --output-dir DIR     write output i to DIR/out<i>.npy (created if needed)\n"
-    "  --json               print the summary as JSON\n"
+    "  --json               print the summary as one JSON object on the last line\n"
     "  --no-check           do not check results against the graph's metas\n"
     "  -h, --help           show this help\n";
 
@@ -60,7 +69,10 @@ struct Options {
   uint64_t seed = 0;
   std::string output_dir;
   bool json = false;
-  bool check = true;
+  bool check = true;         // check interpreter results against the metas
+  bool compare = false;      // --check
+  bool verify_each = false;
+  std::string emit;
 };
 
 uint64_t parse_seed(const std::string& s) {
@@ -116,6 +128,14 @@ Options parse_command_line(int argc, char** argv) {
       o.json = true;
     } else if (arg == "--no-check") {
       o.check = false;
+    } else if (arg == "--check") {
+      o.compare = true;
+    } else if (arg == "--verify-each") {
+      o.verify_each = true;
+    } else if (is_opt(arg, "--emit")) {
+      o.emit = value_of(i, arg, "--emit");
+      if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "cpp")
+        usage_error("--emit takes graph, loop, wrapper or cpp, got '" + o.emit + "'");
     } else if (arg.size() > 1 && arg[0] == '-') {
       usage_error("unknown option '" + arg + "'");
     } else {
@@ -125,7 +145,8 @@ Options parse_command_line(int argc, char** argv) {
     }
   }
   if (!have_file) usage_error("no input file (use '-' for standard input)");
-  if (!o.reference) usage_error("run needs --reference (compiled backends do not exist yet)");
+  if (o.reference && o.compare) usage_error("--check runs both backends; leave out --reference");
+  if (o.reference && !o.emit.empty()) usage_error("--emit shows the compiler's stages; leave out --reference");
   return o;
 }
 
@@ -193,12 +214,48 @@ HostTensor scalar_tensor(const RtValue& v) {
   return t;
 }
 
+// Bytes of every storage the reference interpreter creates (it keeps all values to the end).
+int64_t reference_peak_bytes(const toroid::Graph& g, const toroid::sym::Binding& binding) {
+  std::set<const toroid::Storage*> inputs, seen;
+  for (const toroid::Value* v : toroid::interp::graph_inputs(g))
+    if (v->is_tensor()) inputs.insert(v->meta().storage);
+  int64_t total = 0;
+  for (const toroid::Node* n : g.nodes()) {
+    if (!n->is_call()) continue;
+    for (const toroid::Value* v : n->results()) {
+      if (!v->is_tensor() || inputs.count(v->meta().storage) || !seen.insert(v->meta().storage).second) continue;
+      const toroid::TensorMeta& m = v->meta();
+      int64_t numel = 1;
+      for (toroid::SymExpr s : m.sizes) numel *= g.shape_env().evaluate(s, binding).value_or(toroid::sym::Scalar{}).i;
+      total += numel * toroid::dtype_size(m.dtype);
+    }
+  }
+  return total;
+}
+
+std::string json_number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
 int run(const Options& o) {
   toroid::ops::install_schema_op_info();
   std::string text = toroid::read_file(o.file);
   std::string name = o.file == "-" ? "<stdin>" : o.file;
   std::unique_ptr<toroid::Graph> graph = toroid::parse_graph(text, name);
   toroid::verify_or_throw(*graph);
+
+  std::unique_ptr<toroid::driver::CompiledModule> module;
+  if (!o.reference) {
+    toroid::driver::CompileOptions co;
+    co.verify_each = o.verify_each;
+    module = toroid::driver::CompiledModule::compile(text, name, co);
+    if (!o.emit.empty()) {
+      std::cout << toroid::driver::emit(module->current(), o.emit);
+      return 0;
+    }
+  }
 
   std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(*graph);
   std::vector<RtValue> given(values.size());
@@ -226,13 +283,27 @@ int run(const Options& o) {
   toroid::interp::InterpreterOptions io;
   io.seed = o.seed;
   io.check_results = o.check;
-  std::vector<RtValue> outputs = toroid::interp::interpret(*graph, inputs, io);
+  std::vector<RtValue> outputs, reference;
+  toroid::runtime::RunStats stats;
+  double run_ms = 0;
+  // The compiled run goes first: the reference interpreter may mutate inputs (copy_ epilogues).
+  if (module) {
+    std::vector<RtValue> run_inputs = inputs;
+    if (o.compare)
+      for (RtValue& v : run_inputs)
+        if (v.is_tensor()) v = RtValue(v.tensor().clone());
+    auto start = std::chrono::steady_clock::now();
+    outputs = module->run(o.compare ? toroid::interp::materialize_inputs(*graph, run_inputs) : inputs, &stats);
+    run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  if (!module || o.compare) reference = toroid::interp::interpret(*graph, inputs, io);
+  if (!module) outputs = reference;
 
   std::vector<std::string> names;
   if (const toroid::Node* out = graph->output_node())
     for (const toroid::Argument& a : out->args()) output_names(a, names);
   if (!o.output_dir.empty()) std::filesystem::create_directories(o.output_dir);
-  if (o.json) std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [";
+  std::string outputs_json;
   for (size_t i = 0; i < outputs.size(); ++i) {
     toroidc::OutputInfo info;
     info.name = "out" + std::to_string(i);
@@ -241,11 +312,33 @@ int run(const Options& o) {
       info.file = (std::filesystem::path(o.output_dir) / (info.name + ".npy")).string();
       toroid::ops::write_npy(info.file, outputs[i].is_tensor() ? outputs[i].tensor() : scalar_tensor(outputs[i]));
     }
-    if (o.json) std::cout << (i ? ", " : "") << toroidc::summary_json(info, outputs[i]);
+    if (o.json) outputs_json += (i ? ", " : "") + toroidc::summary_json(info, outputs[i]);
     else std::cout << toroidc::summary_line(info, outputs[i]) << "\n";
   }
-  if (o.json) std::cout << "]}\n";
+  toroidc::Comparison cmp;
+  if (o.compare) cmp = toroidc::compare_outputs(outputs, reference);
+  if (o.json && !module) {
+    std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [" << outputs_json << "]}\n";
+  } else if (o.json) {
+    const toroid::driver::CompileStats& cs = module->current().stats;
+    toroid::sym::Binding binding = toroid::interp::bind_inputs(*graph, inputs);
+    std::cout << "{\"graph\": \"" << graph->name() << "\", \"ops\": " << cs.ops << ", \"kernels\": " << cs.kernels
+              << ", \"extern_calls\": " << cs.extern_calls << ", \"fallback_calls\": " << cs.fallback_calls
+              << ", \"compile_ms\": " << json_number(cs.compile_ms) << ", \"cache_hit\": " << (cs.cache_hit ? "true" : "false")
+              << ", \"run_ms\": " << json_number(run_ms) << ", \"peak_bytes\": " << stats.peak_bytes
+              << ", \"reference_peak_bytes\": " << reference_peak_bytes(*graph, binding)
+              << ", \"max_abs_err\": " << (o.compare ? json_number(cmp.max_abs_err) : "null")
+              << ", \"max_rel_err\": " << (o.compare ? json_number(cmp.max_rel_err) : "null")
+              << ", \"match\": " << (o.compare ? (cmp.match ? "true" : "false") : "null") << ", \"outputs\": [" << outputs_json
+              << "]}\n";
+  }
   std::cout.flush();
+  if (o.compare && !cmp.match) {
+    std::cerr << name << ": error: compiled result differs from the reference interpreter: " << cmp.first_mismatch
+              << "\n";
+    return 1;
+  }
+  if (o.compare && !o.json) std::cout << "check: match (max abs err " << json_number(cmp.max_abs_err) << ")\n";
   return 0;
 }
 

@@ -1,0 +1,88 @@
+#include "compare.h"
+
+#include <cmath>
+
+namespace toroidc {
+
+using toroid::DType;
+using toroid::ops::HostTensor;
+using toroid::ops::RtValue;
+
+namespace {
+
+double tolerance(DType d) {
+  switch (d) {
+    case DType::Float64: return 1e-9;
+    case DType::Float32: return 1e-4;
+    case DType::Float16: return 2e-3;
+    case DType::BFloat16: return 1.6e-2;
+    default: return 0;
+  }
+}
+
+std::string num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+void fail(Comparison& c, const std::string& what) {
+  if (c.match) c.first_mismatch = what;
+  c.match = false;
+}
+
+void compare_tensor(Comparison& c, const std::string& name, const HostTensor& got, const HostTensor& want) {
+  if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) {
+    fail(c, name + ": got " + got.describe() + ", expected " + want.describe());
+    return;
+  }
+  bool floating = toroid::is_floating(want.dtype());
+  double tol = tolerance(want.dtype());
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    std::string at = name + "[" + std::to_string(i) + "]";
+    if (!floating) {
+      int64_t g = got.get_int(i), w = want.get_int(i);
+      if (g != w) fail(c, at + ": got " + std::to_string(g) + ", expected " + std::to_string(w));
+      continue;
+    }
+    double g = got.get_double(i), w = want.get_double(i);
+    if (std::isnan(w) || std::isnan(g)) {
+      if (std::isnan(w) != std::isnan(g)) fail(c, at + ": got " + num(g) + ", expected " + num(w));
+      continue;
+    }
+    if (std::isinf(w) || std::isinf(g)) {
+      if (g != w) fail(c, at + ": got " + num(g) + ", expected " + num(w));
+      continue;
+    }
+    double abs_err = std::fabs(g - w);
+    double rel_err = abs_err / std::max(std::fabs(w), 1e-30);
+    c.max_abs_err = std::max(c.max_abs_err, abs_err);
+    if (std::fabs(w) > tol) c.max_rel_err = std::max(c.max_rel_err, rel_err);
+    if (abs_err > tol + tol * std::fabs(w)) fail(c, at + ": got " + num(g) + ", expected " + num(w));
+  }
+}
+
+}  // namespace
+
+Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<RtValue>& want) {
+  Comparison c;
+  if (got.size() != want.size()) {
+    fail(c, std::to_string(got.size()) + " outputs, expected " + std::to_string(want.size()));
+    return c;
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    std::string name = "out" + std::to_string(i);
+    const RtValue& g = got[i];
+    const RtValue& w = want[i];
+    if (w.is_tensor() != g.is_tensor()) {
+      fail(c, name + ": tensor and non-tensor");
+    } else if (w.is_tensor()) {
+      compare_tensor(c, name, g.tensor(), w.tensor());
+    } else if (w.is_number() && g.is_number() && w.to_double() != g.to_double()) {
+      fail(c, name + ": got " + num(g.to_double()) + ", expected " + num(w.to_double()));
+    }
+  }
+  return c;
+}
+
+}  // namespace toroidc
