@@ -265,7 +265,12 @@ std::unique_ptr<LoopProgram> lower(const Graph& g) {
     }
     const LowerRule* rule = involves_complex(n) ? nullptr : find_rule(n->target());
     if (rule) {
-      rule->fn(L, n, args);
+      try {
+        rule->fn(L, n, args);
+      } catch (const UserError& e) {
+        if (e.loc().known()) throw;
+        L.fail(n, e.message());
+      }
       continue;
     }
     if (const Value* base = view_base(n)) {

@@ -1,0 +1,98 @@
+// Loop-IR expressions: hash-consing, index substitution, and the lowering of a small graph.
+#include <gtest/gtest.h>
+
+#include "toroid/graph/text.h"
+#include "toroid/loop/expr.h"
+#include "toroid/loop/ir.h"
+#include "toroid/loop/lower.h"
+#include "toroid/ops/registry.h"
+#include "toroid/sched/schedule.h"
+
+namespace toroid::loop {
+namespace {
+
+Buffer make_buffer(DType d) {
+  Buffer b;
+  b.name = "b";
+  b.dtype = d;
+  return b;
+}
+
+TEST(LoopExpr, EqualExpressionsAreTheSameObject) {
+  Buffer b = make_buffer(DType::Float32);
+  Expr a1 = binary(Op::Add, load(&b, index_var(0)), constant(1.0, DType::Float32));
+  Expr a2 = binary(Op::Add, load(&b, index_var(0)), constant(1.0, DType::Float32));
+  EXPECT_EQ(a1, a2);
+  EXPECT_NE(a1, binary(Op::Add, load(&b, index_var(1)), constant(1.0, DType::Float32)));
+  EXPECT_NE(constant(0.0, DType::Float32), constant(-0.0, DType::Float32));
+}
+
+TEST(LoopExpr, ComparisonsAreBoolAndCastsFoldOnlyWhenExact) {
+  Buffer b = make_buffer(DType::Float32);
+  Expr x = load(&b, index_var(0));
+  EXPECT_EQ(binary(Op::Lt, x, x).dtype(), DType::Bool);
+  EXPECT_EQ(cast(x, DType::Float32), x);
+  EXPECT_EQ(cast(x, DType::BFloat16).op(), Op::Cast);
+}
+
+TEST(LoopExpr, SubstituteRewritesEveryIndex) {
+  Buffer b = make_buffer(DType::Float32);
+  Expr e = binary(Op::Mul, load(&b, index_var(0) * 4 + index_var(1)), cast(index_value(index_var(1)), DType::Float32));
+  Expr r = substitute(e, [](SymExpr s) { return s == index_var(1) ? SymExpr::integer(2) : s; });
+  EXPECT_EQ(to_string(r), "mul(load(b, 4*i0 + 2), cast_f32(index(2)))");
+  EXPECT_EQ(op_count(r), 2);
+  EXPECT_EQ(loads(r).size(), 1u);
+}
+
+TEST(LoopLowering, SoftmaxBecomesTwoReductionsAndOnePointwiseInOneKernel) {
+  ops::install_schema_op_info();
+  auto g = parse_graph(R"(graph @s functional {
+  sym s0 : hint=4, range=[1, inf]
+  %x = input : f32[s0, 8]
+  %m = aten.amax.default(%x, [1], true) : f32[s0, 1]
+  %z = aten.sub.Tensor(%x, %m) : f32[s0, 8]
+  %e = aten.exp.default(%z) : f32[s0, 8]
+  %s = aten.sum.dim_IntList(%e, [1], true) : f32[s0, 1]
+  %y = aten.div.Tensor(%e, %s) : f32[s0, 8]
+  output %y
+})");
+  auto p = lower(*g);
+  int reductions = 0, pointwise = 0;
+  for (const auto& b : p->buffers) {
+    reductions += b->kind == BufferKind::Reduction;
+    pointwise += b->kind == BufferKind::Pointwise;
+  }
+  EXPECT_EQ(reductions, 2);
+  EXPECT_EQ(pointwise, 1);  // sub and exp are inlined into both readers
+  sched::Schedule s = sched::schedule(*p);
+  ASSERT_EQ(s.kernels.size(), 1u);
+  EXPECT_EQ(s.kernels[0]->members.size(), 3u);
+}
+
+TEST(LoopLowering, UnsupportedOpsAreUserErrorsAtTheNode) {
+  ops::install_schema_op_info();
+  auto g = parse_graph(R"(graph @c functional {
+  %p = input : bool[]
+  %x = input : f32[4]
+  %r = higher_order.cond(%p, [%x]) : f32[4]
+    subgraph true_branch functional {
+      %a = input : f32[4]
+      output %a
+    }
+    subgraph false_branch functional {
+      %a = input : f32[4]
+      output %a
+    }
+  output %r
+})", "c.tir");
+  try {
+    lower(*g);
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.loc().line, 4);
+    EXPECT_NE(std::string(e.what()).find("control flow"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace toroid::loop
