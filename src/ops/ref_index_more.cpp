@@ -431,7 +431,7 @@ Out k_flip(const RtArgs& a, KernelContext&) {
     if (flip[static_cast<size_t>(w)]) kernel_error(op, "dim " + std::to_string(w) + " appears multiple times in the list of dims");
     flip[static_cast<size_t>(w)] = true;
   }
-  HostTensor out = HostTensor::zeros(self.dtype(), self.sizes());
+  HostTensor out = empty_like(self, self.dtype());
   if (self.dim() == 0) {
     copy_into(op, out, self);
     return {out};
