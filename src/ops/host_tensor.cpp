@@ -53,6 +53,14 @@ HostStorage::HostStorage(size_t nbytes, bool zero_fill) : nbytes_(nbytes) {
 
 HostStorage::~HostStorage() { ::operator delete(data_, std::align_val_t(kAlign)); }
 
+void HostStorage::grow(size_t nbytes) {
+  if (nbytes <= nbytes_) return;
+  HostStorage bigger(nbytes);
+  std::memcpy(bigger.data_, data_, nbytes_);
+  std::swap(data_, bigger.data_);
+  std::swap(nbytes_, bigger.nbytes_);
+}
+
 HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> sizes) {
   std::vector<int64_t> strides = contiguous_strides(sizes);
   return empty_strided(dtype, std::move(sizes), std::move(strides));

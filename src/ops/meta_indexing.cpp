@@ -119,7 +119,8 @@ Results nonzero(const BoundArgs& a, MetaContext& ctx) {
   const TensorMeta& x = arg(a, ctx, "self");
   std::optional<int64_t> n = ctx.shapes.simplify(x.numel()).as_int();
   SymExpr u = ctx.create_unbacked(sym::ValueRange{0, n.value_or(sym::ValueRange::kPosInf)});
-  return {ResultSpec::tensor(fresh_contiguous(ctx, DType::Int64, x.device, {u, SymExpr::integer(x.rank())}))};
+  // PyTorch fills a [ndim, n] buffer and returns its transpose: strides [1, n].
+  return {ResultSpec::tensor(fresh(ctx, DType::Int64, x.device, {u, SymExpr::integer(x.rank())}, {SymExpr::integer(1), u}))};
 }
 
 Results local_scalar_dense(const BoundArgs& a, MetaContext& ctx) {

@@ -204,16 +204,7 @@ Results to_copy(const BoundArgs& a, MetaContext& ctx) {
     ctx.fail("only torch.strided tensors are supported");
   DType dtype = a.dtype("dtype").value_or(m.dtype);
   Device device = a.device("device").value_or(m.device);
-  std::optional<MemoryFormat> f = a.memory_format("memory_format");
-  std::vector<SymExpr> strides;
-  if (!f || *f == MemoryFormat::Preserve) {
-    // Dense inputs keep their strides; others take the format their strides suggest.
-    strides = is_non_overlapping_and_dense(ctx, m.sizes, m.strides)
-                  ? m.strides
-                  : format_strides(ctx, m.sizes, suggest_memory_format(ctx, m));
-  } else {
-    strides = format_strides(ctx, m.sizes, *f);
-  }
+  std::vector<SymExpr> strides = copy_strides(ctx, m, a.memory_format("memory_format"));
   return {ResultSpec::tensor(fresh(ctx, dtype, device, m.sizes, std::move(strides)))};
 }
 
@@ -222,6 +213,12 @@ Results clone(const BoundArgs& a, MetaContext& ctx) {
   std::optional<MemoryFormat> f;
   if (a.schema().argument_index("memory_format")) f = a.memory_format("memory_format");
   return {ResultSpec::tensor(fresh(ctx, m.dtype, m.device, m.sizes, like_strides(ctx, m, f)))};
+}
+
+// lift_fresh_copy returns a contiguous copy whatever the input's layout (PyTorch 2.11).
+Results lift_fresh_copy(const BoundArgs& a, MetaContext& ctx) {
+  const TensorMeta& m = self_meta(a, ctx);
+  return {ResultSpec::tensor(fresh_contiguous(ctx, m.dtype, m.device, m.sizes))};
 }
 
 Results fill(const BoundArgs& a, MetaContext& ctx) {
@@ -376,7 +373,7 @@ std::vector<MetaImpl> pointwise_meta_impls() {
       {"aten.gelu_backward.default", [](const BoundArgs& a, MetaContext& c) { return grad_binary(a, c, "self"); }},
       {"aten.silu_backward.default", [](const BoundArgs& a, MetaContext& c) { return grad_binary(a, c, "self"); }},
       // Copies and fills.
-      {"aten._to_copy.default", to_copy}, {"aten.clone.default", clone}, {"aten.lift_fresh_copy.default", clone},
+      {"aten._to_copy.default", to_copy}, {"aten.clone.default", clone}, {"aten.lift_fresh_copy.default", lift_fresh_copy},
       {"aten.copy.default", copy}, {"aten.copy_.default", copy_}, {"aten.fill.Scalar", fill},
       {"aten.masked_fill.Scalar", masked_fill},
       // In-place and out=.

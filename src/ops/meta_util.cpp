@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "toroid/ops/ref_util.h"
 #include "toroid/support/error.h"
 
 namespace toroid::ops::meta {
@@ -204,114 +205,136 @@ int64_t const_int(MetaContext& ctx, SymExpr e, std::string_view what) {
 
 // ---------------------------------------------------------------------------------------------
 // Strides
+//
+// Each rule is written once, over a domain D: SymDom decides comparisons of symbolic sizes
+// through the context (the meta functions), IntDom compares concrete ones (the reference
+// kernels lay out their results with the same rules, so kernels and metas agree).
 
-bool is_contiguous(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
-  for (const SymExpr& s : sizes)
-    if (is_const(s, 0)) return true;
-  SymExpr expected = SymExpr::integer(1);
+namespace {
+
+struct SymDom {
+  using T = SymExpr;
+  MetaContext& ctx;
+  static T lit(int64_t v) { return SymExpr::integer(v); }
+  static bool is_lit(T e, int64_t v) { return is_const(e, v); }
+  bool eq(T a, T b) const { return meta::eq(ctx, a, b); }
+  bool lt(T a, T b) const { return meta::lt(ctx, a, b); }
+  bool one(T s) const { return size_one(ctx, s); }
+  bool gt1(T s) const { return size_gt1(ctx, s); }
+  bool zero(T s) const { return is_zero(ctx, s); }
+  static std::vector<T> contiguous(const std::vector<T>& sizes) { return toroid::contiguous_strides(sizes); }
+  [[noreturn]] void fail(const std::string& m) const { ctx.fail(m); }
+};
+
+struct IntDom {
+  using T = int64_t;
+  static T lit(int64_t v) { return v; }
+  static bool is_lit(T e, int64_t v) { return e == v; }
+  static bool eq(T a, T b) { return a == b; }
+  static bool lt(T a, T b) { return a < b; }
+  static bool one(T s) { return s == 1; }
+  static bool gt1(T s) { return s > 1; }
+  static bool zero(T s) { return s == 0; }
+  static std::vector<T> contiguous(const std::vector<T>& sizes) { return ops::contiguous_strides(sizes); }
+  [[noreturn]] static void fail(const std::string& m) { user_error(m); }
+};
+
+template <class D>
+using Vec = std::vector<typename D::T>;
+
+template <class D>
+bool contiguous_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
+  for (const auto& s : sizes)
+    if (D::is_lit(s, 0)) return true;
+  auto expected = D::lit(1);
   for (size_t i = sizes.size(); i-- > 0;) {
-    if (size_one(ctx, sizes[i])) continue;
-    if (!eq(ctx, strides[i], expected)) return false;
+    if (d.one(sizes[i])) continue;
+    if (!d.eq(strides[i], expected)) return false;
     expected = expected * sizes[i];
   }
   return true;
 }
 
-namespace {
-
-bool channels_last_contiguous(MetaContext& ctx, const std::vector<SymExpr>& sizes,
-                              const std::vector<SymExpr>& strides, std::initializer_list<size_t> order) {
-  SymExpr expected = SymExpr::integer(1);
-  for (size_t d : order) {
-    if (size_one(ctx, sizes[d])) continue;
-    if (!eq(ctx, strides[d], expected)) return false;
-    expected = expected * sizes[d];
+template <class D>
+bool channels_last_contiguous(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::initializer_list<size_t> order) {
+  auto expected = D::lit(1);
+  for (size_t i : order) {
+    if (d.one(sizes[i])) continue;
+    if (!d.eq(strides[i], expected)) return false;
+    expected = expected * sizes[i];
   }
   return true;
+}
+
+template <class D>
+bool channels_last_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
+  return sizes.size() == 4 && channels_last_contiguous(d, sizes, strides, {1, 3, 2, 0});
 }
 
 // c10's is_channels_last_strides_{2d,3d}: strides that look channels-last (not necessarily dense).
-bool strides_like_channels_last(MetaContext& ctx, const std::vector<SymExpr>& sizes,
-                                const std::vector<SymExpr>& strides, std::initializer_list<size_t> order) {
-  if (is_zero(ctx, strides[1])) return false;
-  SymExpr min = SymExpr::integer(0);
-  for (size_t d : order) {
-    if (is_zero(ctx, sizes[d])) return false;
-    if (lt(ctx, strides[d], min)) return false;
-    if (d == 0 && eq(ctx, min, strides[1])) return false;
-    min = strides[d];
-    if (size_gt1(ctx, sizes[d])) min = min * sizes[d];
+template <class D>
+bool strides_like_channels_last(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::initializer_list<size_t> order) {
+  if (d.zero(strides[1])) return false;
+  auto min = D::lit(0);
+  for (size_t i : order) {
+    if (d.zero(sizes[i])) return false;
+    if (d.lt(strides[i], min)) return false;
+    if (i == 0 && d.eq(min, strides[1])) return false;
+    min = strides[i];
+    if (d.gt1(sizes[i])) min = min * sizes[i];
   }
   return true;
 }
 
-}  // namespace
-
-bool is_channels_last(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
-  return sizes.size() == 4 && channels_last_contiguous(ctx, sizes, strides, {1, 3, 2, 0});
-}
-
-bool is_channels_last_3d(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
-  return sizes.size() == 5 && channels_last_contiguous(ctx, sizes, strides, {1, 4, 3, 2, 0});
-}
-
-bool is_non_overlapping_and_dense(MetaContext& ctx, const std::vector<SymExpr>& sizes,
-                                  const std::vector<SymExpr>& strides) {
+template <class D>
+bool dense_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
   size_t n = sizes.size();
   if (n == 0) return true;
-  if (n == 1) return !size_gt1(ctx, sizes[0]) || eq(ctx, strides[0], SymExpr::integer(1));
+  if (n == 1) return !d.gt1(sizes[0]) || d.eq(strides[0], D::lit(1));
   std::vector<size_t> perm(n);
   std::iota(perm.begin(), perm.end(), 0);
   // Dims of size < 2 go last; the others by increasing stride.
   std::stable_sort(perm.begin(), perm.end(), [&](size_t a, size_t b) {
-    bool sa = size_gt1(ctx, sizes[a]), sb = size_gt1(ctx, sizes[b]);
+    bool sa = d.gt1(sizes[a]), sb = d.gt1(sizes[b]);
     if (!sa) return false;
     if (!sb) return true;
-    return lt(ctx, strides[a], strides[b]);
+    return d.lt(strides[a], strides[b]);
   });
-  SymExpr require = SymExpr::integer(1);
-  for (size_t d : perm) {
-    if (!size_gt1(ctx, sizes[d])) return true;
-    if (!eq(ctx, strides[d], require)) return false;
-    require = require * sizes[d];
+  auto require = D::lit(1);
+  for (size_t i : perm) {
+    if (!d.gt1(sizes[i])) return true;
+    if (!d.eq(strides[i], require)) return false;
+    require = require * sizes[i];
   }
   return true;
 }
 
-std::vector<SymExpr> format_strides(MetaContext& ctx, const std::vector<SymExpr>& sizes, MemoryFormat f) {
-  switch (f) {
-    case MemoryFormat::Contiguous:
-    case MemoryFormat::Preserve: return contiguous_strides(sizes);
-    case MemoryFormat::ChannelsLast:
-    case MemoryFormat::ChannelsLast3d: {
-      size_t rank = f == MemoryFormat::ChannelsLast ? 4 : 5;
-      if (sizes.size() != rank)
-        ctx.fail(std::string("required rank ") + std::to_string(rank) + " tensor to use " +
-                 memory_format_torch_name(f) + " format, got rank " + std::to_string(sizes.size()));
-      // Channels innermost, then the spatial dims from the last, then the batch.
-      std::vector<SymExpr> st(rank);
-      st[1] = SymExpr::integer(1);
-      SymExpr running = sizes[1];
-      for (size_t d = rank - 1; d >= 2; --d) {
-        st[d] = running;
-        running = running * sizes[d];
-      }
-      st[0] = running;
-      return st;
-    }
+template <class D>
+Vec<D> format_strides_t(D& d, const Vec<D>& sizes, MemoryFormat f) {
+  if (f != MemoryFormat::ChannelsLast && f != MemoryFormat::ChannelsLast3d) return D::contiguous(sizes);
+  size_t rank = f == MemoryFormat::ChannelsLast ? 4 : 5;
+  if (sizes.size() != rank)
+    d.fail(std::string("required rank ") + std::to_string(rank) + " tensor to use " + memory_format_torch_name(f) +
+           " format, got rank " + std::to_string(sizes.size()));
+  // Channels innermost, then the spatial dims from the last, then the batch.
+  Vec<D> st(rank);
+  st[1] = D::lit(1);
+  auto running = sizes[1];
+  for (size_t i = rank - 1; i >= 2; --i) {
+    st[i] = running;
+    running = running * sizes[i];
   }
-  return contiguous_strides(sizes);
+  st[0] = running;
+  return st;
 }
 
-MemoryFormat suggest_memory_format(MetaContext& ctx, const TensorMeta& m) {
-  if (m.rank() == 4 && strides_like_channels_last(ctx, m.sizes, m.strides, {1, 3, 2, 0}))
-    return MemoryFormat::ChannelsLast;
-  if (m.rank() == 5 && strides_like_channels_last(ctx, m.sizes, m.strides, {1, 4, 3, 2, 0}))
+template <class D>
+MemoryFormat suggest_format_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
+  if (sizes.size() == 4 && strides_like_channels_last(d, sizes, strides, {1, 3, 2, 0})) return MemoryFormat::ChannelsLast;
+  if (sizes.size() == 5 && strides_like_channels_last(d, sizes, strides, {1, 4, 3, 2, 0}))
     return MemoryFormat::ChannelsLast3d;
   return MemoryFormat::Contiguous;
 }
-
-namespace {
 
 // Insertion sort with ambiguous comparisons, as TensorIterator's reorder_dimensions: starts
 // from the reversed identity; cmp(d0, d1) > 0 moves d1 before d0, < 0 stops, 0 keeps looking.
@@ -334,89 +357,186 @@ std::vector<size_t> order_dims(size_t n, Cmp cmp) {
   return perm;
 }
 
-}  // namespace
+// Dense strides laying out the dims in `perm` order (innermost first).
+template <class D>
+Vec<D> dense_in_order(D& d, const Vec<D>& sizes, const std::vector<size_t>& perm, bool skip_size1) {
+  Vec<D> out(sizes.size());
+  auto running = D::lit(1);
+  for (size_t i : perm) {
+    out[i] = running;
+    if (!skip_size1 || d.gt1(sizes[i])) running = running * sizes[i];
+  }
+  return out;
+}
 
-std::vector<SymExpr> elementwise_strides(MetaContext& ctx, const std::vector<SymExpr>& shape,
-                                         std::span<const TensorMeta* const> inputs, bool has_numbers) {
+template <class D>
+struct LayoutOf {
+  const Vec<D>* sizes;
+  const Vec<D>* strides;
+};
+
+template <class D>
+Vec<D> elementwise_t(D& d, const Vec<D>& shape, std::span<const LayoutOf<D>> inputs, bool has_numbers) {
   size_t n = shape.size();
-  if (inputs.empty() || n == 0) return contiguous_strides(shape);
+  if (inputs.empty() || n == 0) return D::contiguous(shape);
   // Fast setup: every operand of the output's shape and all contiguous, all channels-last, or
   // all dense with identical strides.
   bool same_shape = !has_numbers;
-  for (const TensorMeta* m : inputs) same_shape = same_shape && m->sizes == shape;
+  for (const LayoutOf<D>& m : inputs) same_shape = same_shape && *m.sizes == shape;
   if (same_shape) {
     bool contiguous = true, cl = true, dense = true;
-    for (const TensorMeta* m : inputs) contiguous = contiguous && is_contiguous(ctx, m->sizes, m->strides);
-    if (contiguous) return contiguous_strides(shape);
-    for (const TensorMeta* m : inputs) cl = cl && is_channels_last(ctx, m->sizes, m->strides);
-    if (cl) return format_strides(ctx, shape, MemoryFormat::ChannelsLast);
-    for (const TensorMeta* m : inputs) dense = dense && is_non_overlapping_and_dense(ctx, m->sizes, m->strides);
+    for (const LayoutOf<D>& m : inputs) contiguous = contiguous && contiguous_t(d, *m.sizes, *m.strides);
+    if (contiguous) return D::contiguous(shape);
+    for (const LayoutOf<D>& m : inputs) cl = cl && channels_last_t(d, *m.sizes, *m.strides);
+    if (cl) return format_strides_t(d, shape, MemoryFormat::ChannelsLast);
+    for (const LayoutOf<D>& m : inputs) dense = dense && dense_t(d, *m.sizes, *m.strides);
     if (dense) {
       bool same = true;
-      for (const TensorMeta* m : inputs) same = same && m->strides == inputs.back()->strides;
-      if (same) return inputs.back()->strides;
+      for (const LayoutOf<D>& m : inputs) same = same && *m.strides == *inputs.back().strides;
+      if (same) return *inputs.back().strides;
     }
   }
   // General case: each input's strides over the output's dims (0 where broadcast).
-  std::vector<std::vector<SymExpr>> st;
-  for (const TensorMeta* m : inputs) {
-    std::vector<SymExpr> s(n, SymExpr::integer(0));
-    size_t off = n - m->sizes.size();
-    for (size_t i = 0; i < m->sizes.size(); ++i) {
-      bool broadcast = m->sizes[i] != shape[off + i] && size_one(ctx, m->sizes[i]) && !size_one(ctx, shape[off + i]);
-      s[off + i] = broadcast ? SymExpr::integer(0) : m->strides[i];
+  std::vector<Vec<D>> st;
+  for (const LayoutOf<D>& m : inputs) {
+    Vec<D> s(n, D::lit(0));
+    size_t off = n - m.sizes->size();
+    for (size_t i = 0; i < m.sizes->size(); ++i) {
+      const auto& sz = (*m.sizes)[i];
+      bool broadcast = sz != shape[off + i] && d.one(sz) && !d.one(shape[off + i]);
+      s[off + i] = broadcast ? D::lit(0) : (*m.strides)[i];
     }
     st.push_back(std::move(s));
   }
   std::vector<size_t> perm = order_dims(n, [&](size_t d0, size_t d1) {
-    for (const std::vector<SymExpr>& s : st) {
-      if (is_zero(ctx, s[d0]) || is_zero(ctx, s[d1])) continue;
+    for (const Vec<D>& s : st) {
+      if (d.zero(s[d0]) || d.zero(s[d1])) continue;
       if (s[d0] != s[d1]) {
-        if (lt(ctx, s[d0], s[d1])) return -1;
-        if (lt(ctx, s[d1], s[d0])) return 1;
+        if (d.lt(s[d0], s[d1])) return -1;
+        if (d.lt(s[d1], s[d0])) return 1;
       }
       // Equal strides: the smaller size goes first.
-      if (shape[d0] != shape[d1] && lt(ctx, shape[d1], shape[d0])) return 1;
+      if (shape[d0] != shape[d1] && d.lt(shape[d1], shape[d0])) return 1;
     }
     return 0;
   });
   bool reversed_identity = true;
   for (size_t i = 0; i < n; ++i) reversed_identity = reversed_identity && perm[i] == n - 1 - i;
-  if (reversed_identity) return contiguous_strides(shape);
-  std::vector<SymExpr> out(n);
-  SymExpr running = SymExpr::integer(1);
-  for (size_t d : perm) {
-    out[d] = running;
-    running = running * shape[d];
-  }
-  return out;
+  if (reversed_identity) return D::contiguous(shape);
+  return dense_in_order(d, shape, perm, false);
+}
+
+template <class D>
+Vec<D> preserve_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
+  if (dense_t(d, sizes, strides)) return strides;
+  std::vector<size_t> perm = order_dims(sizes.size(), [&](size_t d0, size_t d1) {
+    const auto &s0 = strides[d0], &s1 = strides[d1];
+    if (d.zero(s0) || d.zero(s1)) return 0;
+    if (s0 != s1) {
+      if (d.lt(s0, s1)) return -1;
+      if (d.lt(s1, s0)) return 1;
+    }
+    if (sizes[d0] != sizes[d1] && d.lt(sizes[d1], sizes[d0])) return 1;
+    return 0;
+  });
+  return dense_in_order(d, sizes, perm, true);
+}
+
+template <class D>
+Vec<D> like_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::optional<MemoryFormat> f) {
+  if (!f || *f == MemoryFormat::Preserve) return preserve_t(d, sizes, strides);
+  return format_strides_t(d, sizes, *f);
+}
+
+template <class D>
+Vec<D> copy_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::optional<MemoryFormat> f) {
+  if (f && *f != MemoryFormat::Preserve) return format_strides_t(d, sizes, *f);
+  // Dense inputs keep their strides; others take the format their strides suggest.
+  if (dense_t(d, sizes, strides)) return strides;
+  return format_strides_t(d, sizes, suggest_format_t(d, sizes, strides));
+}
+
+}  // namespace
+
+bool is_contiguous(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
+  SymDom d{ctx};
+  return contiguous_t(d, sizes, strides);
+}
+
+bool is_channels_last(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
+  SymDom d{ctx};
+  return channels_last_t(d, sizes, strides);
+}
+
+bool is_channels_last_3d(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
+  SymDom d{ctx};
+  return sizes.size() == 5 && channels_last_contiguous(d, sizes, strides, {1, 4, 3, 2, 0});
+}
+
+bool is_non_overlapping_and_dense(MetaContext& ctx, const std::vector<SymExpr>& sizes,
+                                  const std::vector<SymExpr>& strides) {
+  SymDom d{ctx};
+  return dense_t(d, sizes, strides);
+}
+
+std::vector<SymExpr> format_strides(MetaContext& ctx, const std::vector<SymExpr>& sizes, MemoryFormat f) {
+  SymDom d{ctx};
+  return format_strides_t(d, sizes, f);
+}
+
+MemoryFormat suggest_memory_format(MetaContext& ctx, const TensorMeta& m) {
+  SymDom d{ctx};
+  return suggest_format_t(d, m.sizes, m.strides);
+}
+
+std::vector<SymExpr> elementwise_strides(MetaContext& ctx, const std::vector<SymExpr>& shape,
+                                         std::span<const TensorMeta* const> inputs, bool has_numbers) {
+  SymDom d{ctx};
+  std::vector<LayoutOf<SymDom>> in;
+  for (const TensorMeta* m : inputs) in.push_back({&m->sizes, &m->strides});
+  return elementwise_t<SymDom>(d, shape, in, has_numbers);
 }
 
 std::vector<SymExpr> preserve_strides(MetaContext& ctx, const TensorMeta& like) {
-  if (is_non_overlapping_and_dense(ctx, like.sizes, like.strides)) return like.strides;
-  size_t n = like.sizes.size();
-  std::vector<size_t> perm = order_dims(n, [&](size_t d0, size_t d1) {
-    SymExpr s0 = like.strides[d0], s1 = like.strides[d1];
-    if (is_zero(ctx, s0) || is_zero(ctx, s1)) return 0;
-    if (s0 != s1) {
-      if (lt(ctx, s0, s1)) return -1;
-      if (lt(ctx, s1, s0)) return 1;
-    }
-    if (like.sizes[d0] != like.sizes[d1] && lt(ctx, like.sizes[d1], like.sizes[d0])) return 1;
-    return 0;
-  });
-  std::vector<SymExpr> out(n);
-  SymExpr running = SymExpr::integer(1);
-  for (size_t d : perm) {
-    out[d] = running;
-    if (size_gt1(ctx, like.sizes[d])) running = running * like.sizes[d];
-  }
-  return out;
+  SymDom d{ctx};
+  return preserve_t(d, like.sizes, like.strides);
 }
 
 std::vector<SymExpr> like_strides(MetaContext& ctx, const TensorMeta& like, std::optional<MemoryFormat> f) {
-  if (!f || *f == MemoryFormat::Preserve) return preserve_strides(ctx, like);
-  return format_strides(ctx, like.sizes, *f);
+  SymDom d{ctx};
+  return like_t(d, like.sizes, like.strides, f);
+}
+
+std::vector<SymExpr> copy_strides(MetaContext& ctx, const TensorMeta& m, std::optional<MemoryFormat> f) {
+  SymDom d{ctx};
+  return copy_t(d, m.sizes, m.strides, f);
+}
+
+// ---- concrete sizes -------------------------------------------------------------------------
+
+std::vector<int64_t> format_strides(const std::vector<int64_t>& sizes, MemoryFormat f) {
+  IntDom d;
+  return format_strides_t(d, sizes, f);
+}
+
+std::vector<int64_t> elementwise_strides(const std::vector<int64_t>& shape, std::span<const ConcreteLayout> inputs,
+                                         bool has_numbers) {
+  IntDom d;
+  std::vector<LayoutOf<IntDom>> in;
+  for (const ConcreteLayout& m : inputs) in.push_back({m.sizes, m.strides});
+  return elementwise_t<IntDom>(d, shape, in, has_numbers);
+}
+
+std::vector<int64_t> like_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                  std::optional<MemoryFormat> f) {
+  IntDom d;
+  return like_t(d, sizes, strides, f);
+}
+
+std::vector<int64_t> copy_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                                  std::optional<MemoryFormat> f) {
+  IntDom d;
+  return copy_t(d, sizes, strides, f);
 }
 
 TensorMeta fresh(MetaContext& ctx, DType dtype, Device device, std::vector<SymExpr> sizes,
@@ -431,7 +551,7 @@ TensorMeta fresh(MetaContext& ctx, DType dtype, Device device, std::vector<SymEx
 }
 
 TensorMeta fresh_contiguous(MetaContext& ctx, DType dtype, Device device, std::vector<SymExpr> sizes) {
-  std::vector<SymExpr> st = contiguous_strides(sizes);
+  std::vector<SymExpr> st = toroid::contiguous_strides(sizes);
   return fresh(ctx, dtype, device, std::move(sizes), std::move(st));
 }
 

@@ -231,9 +231,11 @@ template <Bit B>
 Out k_logical(const RtArgs& a, KernelContext&) {
   std::string op = opname(a);
   auto in = inputs(a);
-  // Each side is truthy when != 0 in its own dtype (NaN is true).
+  // Each side is truthy when != 0 in its own dtype (NaN is true); the result is laid out by
+  // the inputs before their conversion.
+  HostTensor out = ew_output(op, in, DType::Bool);
   for (EwInput& e : in) e.t = e.t.to(DType::Bool);
-  return {ew_map<2>(op, in, DType::Bool, DType::Bool, [](const std::array<int64_t, 2>& v) {
+  return {ew_map_into<2>(op, in, DType::Bool, out, [](const std::array<int64_t, 2>& v) {
     bool x = v[0] != 0, y = v[1] != 0;
     return B == Bit::And ? (x && y) : B == Bit::Or ? (x || y) : (x != y);
   })};

@@ -25,26 +25,14 @@ void check_sizes(const std::string& op, const std::vector<int64_t>& sizes) {
     if (s < 0) kernel_error(op, "Trying to create tensor with negative dimension " + std::to_string(s) + ": " + shape_str(sizes));
 }
 
-HostTensor filled(const std::string& op, DType dtype, const std::vector<int64_t>& sizes, const RtValue& value) {
-  check_sizes(op, sizes);
-  HostTensor out = HostTensor::zeros(dtype, sizes);
+HostTensor fill_with(const std::string& op, HostTensor out, const RtValue& value) {
   copy_into(op, out, scalar_to_tensor(value));
   return out;
 }
 
-std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& s) {
-  // The channel dim (1) is innermost, then the spatial dims in order, then the batch dim.
-  std::vector<int64_t> st(s.size());
-  int64_t acc = 1;
-  auto m = [](int64_t v) { return v > 1 ? v : int64_t{1}; };
-  st[1] = acc;
-  acc *= m(s[1]);
-  for (size_t d = s.size() - 1; d >= 2; --d) {
-    st[d] = acc;
-    acc *= m(s[d]);
-  }
-  st[0] = acc;
-  return st;
+HostTensor filled(const std::string& op, DType dtype, const std::vector<int64_t>& sizes, const RtValue& value) {
+  check_sizes(op, sizes);
+  return fill_with(op, HostTensor::zeros(dtype, sizes), value);
 }
 
 HostTensor empty_in_format(const std::string& op, DType dtype, const std::vector<int64_t>& sizes, std::optional<MemoryFormat> f) {
@@ -54,16 +42,16 @@ HostTensor empty_in_format(const std::string& op, DType dtype, const std::vector
     if (sizes.size() != rank)
       kernel_error(op, std::string("required rank ") + std::to_string(rank) + " tensor to use " +
                            memory_format_torch_name(*f) + " format");
-    return HostTensor::empty_strided(dtype, sizes, channels_last_strides(sizes));
+    return HostTensor::empty_strided(dtype, sizes, meta::format_strides(sizes, *f));
   }
   return HostTensor::zeros(dtype, sizes);
 }
 
-std::optional<MemoryFormat> memory_format_arg(const RtArgs& a) {
-  if (!a.schema().argument_index("memory_format") || a.is_none("memory_format")) return std::nullopt;
-  const RtValue& v = a.get("memory_format");
-  if (v.kind() == RtValue::Kind::MemoryFormat) return v.memory_format();
-  return std::nullopt;
+// *_like(self, value): empty_like(self, dtype, memory_format) filled with value.
+HostTensor filled_like(const RtArgs& a, const RtValue& value) {
+  const HostTensor& self = a.tensor("self");
+  HostTensor out = empty_like(self, a.dtype("dtype").value_or(self.dtype()), a.memory_format("memory_format"));
+  return fill_with(opname(a), out, value);
 }
 
 // ---- deterministic creation ---------------------------------------------------------------
@@ -75,10 +63,7 @@ Out k_full(const RtArgs& a, KernelContext&) {
   return {filled(opname(a), d, a.int_list("size"), v)};
 }
 
-Out k_full_like(const RtArgs& a, KernelContext&) {
-  const HostTensor& self = a.tensor("self");
-  return {filled(opname(a), a.dtype("dtype").value_or(self.dtype()), self.sizes(), a.get("fill_value"))};
-}
+Out k_full_like(const RtArgs& a, KernelContext&) { return {filled_like(a, a.get("fill_value"))}; }
 
 template <int V>
 Out k_const(const RtArgs& a, KernelContext&) {
@@ -86,14 +71,11 @@ Out k_const(const RtArgs& a, KernelContext&) {
 }
 
 template <int V>
-Out k_const_like(const RtArgs& a, KernelContext&) {
-  const HostTensor& self = a.tensor("self");
-  return {filled(opname(a), a.dtype("dtype").value_or(self.dtype()), self.sizes(), RtValue::integer(V))};
-}
+Out k_const_like(const RtArgs& a, KernelContext&) { return {filled_like(a, RtValue::integer(V))}; }
 
 Out k_empty(const RtArgs& a, KernelContext&) {
   // Empty memory is unspecified; the reference returns zeros.
-  return {empty_in_format(opname(a), a.dtype("dtype").value_or(DType::Float32), a.int_list("size"), memory_format_arg(a))};
+  return {empty_in_format(opname(a), a.dtype("dtype").value_or(DType::Float32), a.int_list("size"), a.memory_format("memory_format"))};
 }
 
 Out k_empty_strided(const RtArgs& a, KernelContext&) {
@@ -224,17 +206,21 @@ Out k_native_dropout(const RtArgs& a, KernelContext& ctx) {
   double p = a.to_double("p");
   if (!(p >= 0 && p <= 1)) kernel_error(op, "dropout probability has to be between 0 and 1, but got " + std::to_string(p));
   bool train = a.is_none("train") ? true : a.to_bool("train");
-  HostTensor mask = HostTensor::zeros(DType::Bool, x.sizes());
+  // Laid out as the meta function says: the mask like the input, the output as x * mask.
+  HostTensor mask = empty_like(x, DType::Bool);
   if (!train) {
     for (int64_t i = 0; i < mask.numel(); ++i) mask.set_int(i, 1);
-    return {x.clone(), mask};
+    HostTensor out = empty_like(x, x.dtype());
+    copy_into(op, out, x);
+    return {out, mask};
   }
   if (!is_floating(x.dtype())) kernel_error(op, std::string("dropout not implemented for '") + dtype_aten_name(x.dtype()) + "'");
   double p1m = 1.0 - p;
   // The scale is a Scalar in PyTorch's computation: float precision for all but f64.
   double scale = round_to(x.dtype() == DType::Float64 ? DType::Float64 : DType::Float32, p1m == 0 ? 0.0 : 1.0 / p1m);
   HostTensor c = x.clone();
-  HostTensor out = HostTensor::zeros(x.dtype(), x.sizes());
+  std::array<EwInput, 2> layout{EwInput{x}, EwInput{mask}};
+  HostTensor out = ew_output(op, layout, x.dtype());
   uint64_t base = take_counters(ctx, x.numel());
   for (int64_t i = 0; i < x.numel(); ++i) {
     PhiloxBlock b = philox_block(ctx.seed, base + static_cast<uint64_t>(i));
@@ -250,7 +236,7 @@ Out k_bernoulli_p(const RtArgs& a, KernelContext& ctx) {
   const HostTensor& x = a.tensor("self");
   double p = a.to_double("p");
   if (!(p >= 0 && p <= 1)) kernel_error(op, "bernoulli_ expects p to be in [0, 1], but got p=" + std::to_string(p));
-  HostTensor out = HostTensor::zeros(x.dtype(), x.sizes());
+  HostTensor out = empty_like(x, x.dtype());
   uint64_t base = take_counters(ctx, x.numel());
   for (int64_t i = 0; i < x.numel(); ++i) {
     PhiloxBlock b = philox_block(ctx.seed, base + static_cast<uint64_t>(i));

@@ -8,7 +8,8 @@
 //   offset2bag  [numel] with the bag of each index for mean/max and for the slow sum path
 //               (padding_idx >= 0, per_sample_weights, or a non-float weight), [0] otherwise;
 //   bag_size    [num_bags]: counted (non-padding) indices for mean and max, zeros for sum;
-//   max_indices [num_bags, D] for max (the chosen row; 0 for empty bags), else [num_bags] zeros.
+//   max_indices [num_bags, D] for max (the chosen row; 0 for empty bags), else a copy of
+//               bag_size (what PyTorch 2.11 CPU returns for sum and mean).
 #include <cmath>
 #include <algorithm>
 #include <cstring>
@@ -150,6 +151,7 @@ Out k_embedding_bag(const RtArgs& a, KernelContext&) {
   bool fast_sum = mode == 0 && float_weight && pad < 0 && (w.strides()[1] == 1 || D <= 1) && (!psw || psw->strides()[0] == 1 || n <= 1);
   if (fast_sum) o2b.clear();
   DType it = offs.dtype();
+  if (mode != 2) maxi = bag_size;
   return {from_double_vec(w.dtype(), {nb, D}, out), from_int64_vec(it, {static_cast<int64_t>(o2b.size())}, o2b),
           from_int64_vec(it, {nb}, bag_size),
           from_int64_vec(it, mode == 2 ? std::vector<int64_t>{nb, D} : std::vector<int64_t>{nb}, maxi)};

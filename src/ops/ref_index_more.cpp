@@ -431,7 +431,7 @@ Out k_flip(const RtArgs& a, KernelContext&) {
     if (flip[static_cast<size_t>(w)]) kernel_error(op, "dim " + std::to_string(w) + " appears multiple times in the list of dims");
     flip[static_cast<size_t>(w)] = true;
   }
-  HostTensor out = HostTensor::zeros(self.dtype(), self.sizes());
+  HostTensor out = empty_like(self, self.dtype());
   if (self.dim() == 0) {
     copy_into(op, out, self);
     return {out};
@@ -505,33 +505,21 @@ Out k_constant_pad_nd(const RtArgs& a, KernelContext&) {
   return {out};
 }
 
-// resize_: keeps the storage when it is large enough; otherwise the result is a new, larger
-// storage holding a copy of the old bytes (the old tensor's other aliases do not see the new
-// storage: a HostStorage cannot grow in place). New elements are zero.
+// resize_: restrides self over its storage, which grows in place when too small (its aliases
+// see the new bytes, as in PyTorch). New elements are zero.
 Out k_resize_(const RtArgs& a, KernelContext&) {
   std::string op = op_of(a);
   const HostTensor& self = a.tensor("self");
   std::vector<int64_t> size = a.int_list("size");
   for (int64_t s : size)
     if (s < 0) kernel_error(op, "Trying to create tensor with negative dimension " + std::to_string(s) + ": " + shape_str(size));
-  MemoryFormat mf = MemoryFormat::Contiguous;
-  const RtValue& mv = a.get("memory_format");
-  if (mv.kind() == RtValue::Kind::MemoryFormat) mf = mv.memory_format();
-  std::vector<int64_t> strides = contiguous_strides(size);
+  MemoryFormat mf = a.memory_format("memory_format").value_or(MemoryFormat::Contiguous);
   if (mf == MemoryFormat::Preserve) kernel_error(op, "Unsupported memory format Preserve");
   if (mf == MemoryFormat::ChannelsLast || mf == MemoryFormat::ChannelsLast3d) {
     size_t want = mf == MemoryFormat::ChannelsLast ? 4 : 5;
     if (size.size() != want) kernel_error(op, std::string("required rank ") + std::to_string(want) + " tensor to use " + memory_format_torch_name(mf) + " format");
-    // Channels (dim 1) innermost, then the spatial dims in order, then the batch dim.
-    int64_t s = 1;
-    strides[1] = s;
-    s *= std::max<int64_t>(size[1], 1);
-    for (size_t d = size.size() - 1; d >= 2; --d) {
-      strides[d] = s;
-      s *= std::max<int64_t>(size[d], 1);
-    }
-    strides[0] = s;
   }
+  std::vector<int64_t> strides = meta::format_strides(size, mf);
   int64_t need = 0;  // elements addressed past the offset
   bool empty = false;
   for (size_t d = 0; d < size.size(); ++d) {
@@ -540,11 +528,8 @@ Out k_resize_(const RtArgs& a, KernelContext&) {
   }
   need = empty ? 0 : need + 1;
   int64_t es = self.element_size();
-  int64_t have = static_cast<int64_t>(self.storage()->nbytes()) / es;
-  if (self.offset() + need <= have) return {self.as_strided(size, strides, self.offset())};
-  HostTensor grown = HostTensor::empty_strided(self.dtype(), {self.offset() + need}, {1});
-  std::memcpy(grown.data(), self.storage()->data(), self.storage()->nbytes());
-  return {grown.as_strided(size, strides, self.offset())};
+  self.storage()->grow(static_cast<size_t>(checked_mul(op, checked_add(op, self.offset(), need), es)));
+  return {self.as_strided(size, strides, self.offset())};
 }
 
 }  // namespace

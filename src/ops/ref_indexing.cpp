@@ -57,7 +57,9 @@ Out k_nonzero(const RtArgs& a, KernelContext&) {
   for_each_index(x.sizes(), [&](const std::vector<int64_t>& idx) {
     if (load_bool(x.dtype(), x.element_ptr(idx))) hits.push_back(idx);
   });
-  HostTensor out = HostTensor::zeros(DType::Int64, {static_cast<int64_t>(hits.size()), x.dim()});
+  // Column-major, as PyTorch (the transpose of a [ndim, n] buffer).
+  int64_t n = static_cast<int64_t>(hits.size());
+  HostTensor out = HostTensor::empty_strided(DType::Int64, {n, x.dim()}, {1, n});
   int64_t k = 0;
   for (const auto& h : hits)
     for (int64_t v : h) out.set_int(k++, v);

@@ -132,14 +132,16 @@ Out k_logical_not(const RtArgs& a, KernelContext&) {
 
 Out k_isnan(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
-  if (!is_floating(x.dtype())) return {HostTensor::zeros(DType::Bool, x.sizes())};
-  return {ew_map<1>(opname(a), {EwInput{x}}, DType::Float64, DType::Bool, [](const std::array<double, 1>& v) { return std::isnan(v[0]); })};
+  std::array<EwInput, 1> in{EwInput{x}};
+  if (!is_floating(x.dtype())) return {ew_output(opname(a), in, DType::Bool)};
+  return {ew_map<1>(opname(a), in, DType::Float64, DType::Bool, [](const std::array<double, 1>& v) { return std::isnan(v[0]); })};
 }
 
 Out k_isinf(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
-  if (!is_floating(x.dtype())) return {HostTensor::zeros(DType::Bool, x.sizes())};
-  return {ew_map<1>(opname(a), {EwInput{x}}, DType::Float64, DType::Bool, [](const std::array<double, 1>& v) { return std::isinf(v[0]); })};
+  std::array<EwInput, 1> in{EwInput{x}};
+  if (!is_floating(x.dtype())) return {ew_output(opname(a), in, DType::Bool)};
+  return {ew_map<1>(opname(a), in, DType::Float64, DType::Bool, [](const std::array<double, 1>& v) { return std::isinf(v[0]); })};
 }
 
 // ---- activations that need a floating input -------------------------------------------------
@@ -216,10 +218,12 @@ Out k_hardtanh(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
   if (x.dtype() == DType::Bool) kernel_error(opname(a), "\"hardtanh\" not implemented for 'Bool'");
   double lo = a.to_double("min_val"), hi = a.to_double("max_val");
+  // empty_like(self), then clamp into it (as the meta function says).
+  HostTensor out = empty_like(x, x.dtype());
   if (is_floating(x.dtype()))
-    return {ew_map<1>(opname(a), {EwInput{x}}, x.dtype(), x.dtype(), [&](const std::array<double, 1>& v) { return clamp_f(v[0], lo, hi); })};
+    return {ew_map_into<1>(opname(a), {EwInput{x}}, x.dtype(), out, [&](const std::array<double, 1>& v) { return clamp_f(v[0], lo, hi); })};
   int64_t ilo = a.to_int("min_val"), ihi = a.to_int("max_val");
-  return {ew_map<1>(opname(a), {EwInput{x}}, x.dtype(), x.dtype(), [&](const std::array<int64_t, 1>& v) { return clamp_i(v[0], ilo, ihi); })};
+  return {ew_map_into<1>(opname(a), {EwInput{x}}, x.dtype(), out, [&](const std::array<int64_t, 1>& v) { return clamp_i(v[0], ilo, ihi); })};
 }
 
 // ---- where, clamp, masked_fill --------------------------------------------------------------
@@ -271,23 +275,40 @@ Out k_masked_fill(const RtArgs& a, KernelContext&) {
     kernel_error(op, "only supports a 0-dimensional value tensor, but got tensor with " + std::to_string(value.t.dim()) + " dimension(s).");
   DType dt = self.dtype();
   std::array<EwInput, 3> in{EwInput{mask}, EwInput{self}, EwInput{value.t, false}};
+  // A contiguous clone of the broadcast self, filled where the mask is set.
+  HostTensor out = HostTensor::zeros(dt, ew_shape(op, in));
   if (is_floating(dt))
-    return {ew_map<3>(op, in, dt, dt, [](const std::array<double, 3>& v) { return v[0] != 0 ? v[2] : v[1]; })};
-  return {ew_map<3>(op, in, DType::Int64, dt, [](const std::array<int64_t, 3>& v) { return v[0] != 0 ? v[2] : v[1]; })};
+    return {ew_map_into<3>(op, in, dt, out, [](const std::array<double, 3>& v) { return v[0] != 0 ? v[2] : v[1]; })};
+  return {ew_map_into<3>(op, in, DType::Int64, out, [](const std::array<int64_t, 3>& v) { return v[0] != 0 ? v[2] : v[1]; })};
 }
 
 // ---- copies and casts -----------------------------------------------------------------------
 
 Out k_to_copy(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
-  return {x.to(a.dtype("dtype").value_or(x.dtype()))};
+  return {copy_as(x, a.dtype("dtype").value_or(x.dtype()), a.memory_format("memory_format"))};
 }
 
-Out k_clone(const RtArgs& a, KernelContext&) { return {a.tensor("self").clone()}; }
+Out k_clone(const RtArgs& a, KernelContext&) {
+  const HostTensor& x = a.tensor("self");
+  HostTensor out = empty_like(x, x.dtype(), a.memory_format("memory_format"));
+  copy_into(opname(a), out, x);
+  return {out};
+}
 
+Out k_lift_fresh_copy(const RtArgs& a, KernelContext&) { return {a.tensor("self").clone()}; }
+
+// clone_preserve_strides(self) overwritten by src: a new storage of self's size viewed with
+// self's sizes, strides and offset; a self that overlaps itself is cloned (preserve) instead.
 Out k_copy(const RtArgs& a, KernelContext&) {
   const HostTensor& self = a.tensor("self");
-  HostTensor out = HostTensor::zeros(self.dtype(), self.sizes());
+  HostTensor out;
+  if (has_internal_overlap(self)) {
+    out = empty_like(self, self.dtype());
+  } else {
+    int64_t n = static_cast<int64_t>(self.storage()->nbytes()) / self.element_size();
+    out = HostTensor::empty_strided(self.dtype(), {n}, {1}).as_strided(self.sizes(), self.strides(), self.offset());
+  }
   copy_into(opname(a), out, a.tensor("src"));
   return {out};
 }
@@ -308,7 +329,7 @@ Out k_fill(const RtArgs& a, KernelContext&) {
   EwInput v = ew_input(a.get("value"));
   if (!v.wrapped && v.t.dim() != 0)
     kernel_error(opname(a), "fill only supports 0-dimension value tensor but got tensor with " + std::to_string(v.t.dim()) + " dimensions.");
-  HostTensor out = HostTensor::zeros(self.dtype(), self.sizes());
+  HostTensor out = empty_like(self, self.dtype());
   copy_into(opname(a), out, v.t);
   return {out};
 }
@@ -414,7 +435,7 @@ std::vector<KernelImpl> pointwise_kernel_impls() {
       {"aten.masked_fill.Scalar", k_masked_fill},
       {"aten._to_copy.default", k_to_copy},
       {"aten.clone.default", k_clone},
-      {"aten.lift_fresh_copy.default", k_clone},
+      {"aten.lift_fresh_copy.default", k_lift_fresh_copy},
       {"aten.copy.default", k_copy},
       {"aten.copy_.default", k_copy_},
       {"aten.fill.Scalar", k_fill},

@@ -301,6 +301,16 @@ void copy_into(const std::string& op, const HostTensor& dst, const HostTensor& s
   });
 }
 
+HostTensor empty_like(const HostTensor& like, DType dtype, std::optional<MemoryFormat> f) {
+  return HostTensor::empty_strided(dtype, like.sizes(), meta::like_strides(like.sizes(), like.strides(), f));
+}
+
+HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f) {
+  HostTensor out = HostTensor::empty_strided(dtype, t.sizes(), meta::copy_strides(t.sizes(), t.strides(), f));
+  copy_into("copy", out, t);
+  return out;
+}
+
 HostTensor contiguous_as(const HostTensor& t, DType dtype) {
   HostTensor out = HostTensor::zeros(dtype, t.sizes());
   copy_into("copy", out, t);
@@ -334,6 +344,17 @@ std::vector<int64_t> ew_shape(const std::string& op, std::span<const EwInput> in
   std::vector<int64_t> shape;
   for (const EwInput& e : in) shape = broadcast_shapes(op, shape, e.t.sizes());
   return shape;
+}
+
+HostTensor ew_output(const std::string& op, std::span<const EwInput> in, DType dtype) {
+  std::vector<int64_t> shape = ew_shape(op, in);
+  std::vector<meta::ConcreteLayout> layouts;
+  bool numbers = false;
+  for (const EwInput& e : in) {
+    if (e.wrapped) numbers = true;
+    else layouts.push_back({&e.t.sizes(), &e.t.strides()});
+  }
+  return HostTensor::empty_strided(dtype, shape, meta::elementwise_strides(shape, layouts, numbers));
 }
 
 HostTensor write_result(const std::string& op, const HostTensor& dst, const HostTensor& result, DType result_dtype) {

@@ -1,6 +1,6 @@
 // Reference kernels: views. Each returns a tensor sharing its input's storage (reshape copies
-// only when no view can express the new shape; _unsafe_view copies, since its schema promises
-// a fresh tensor). Also the size/stride queries (sym_size and friends).
+// only when no view can express the new shape; _unsafe_view, though its schema promises a
+// fresh tensor, is a view in PyTorch too). Also the size/stride queries (sym_size and friends).
 #include <algorithm>
 #include <optional>
 
@@ -98,14 +98,6 @@ Out k_reshape(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
   std::vector<int64_t> shape = infer_size(op, a.int_list("shape"), x.numel());
   if (auto st = view_strides(x.sizes(), x.strides(), shape)) return {x.as_strided(shape, *st, x.offset())};
-  HostTensor c = x.clone();
-  return {c.as_strided(shape, contiguous_strides(shape), 0)};
-}
-
-Out k_unsafe_view(const RtArgs& a, KernelContext&) {
-  std::string op = opname(a);
-  const HostTensor& x = a.tensor("self");
-  std::vector<int64_t> shape = infer_size(op, a.int_list("size"), x.numel());
   HostTensor c = x.clone();
   return {c.as_strided(shape, contiguous_strides(shape), 0)};
 }
@@ -368,7 +360,7 @@ std::vector<KernelImpl> view_kernel_impls() {
   return {
       {"aten.view.default", k_view},
       {"aten.reshape.default", k_reshape},
-      {"aten._unsafe_view.default", k_unsafe_view},
+      {"aten._unsafe_view.default", k_view},  // an alias, as in PyTorch (only autograd differs)
       {"aten.expand.default", k_expand},
       {"aten.permute.default", k_permute},
       {"aten.transpose.int", k_transpose},

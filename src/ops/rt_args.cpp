@@ -127,6 +127,13 @@ std::optional<DType> RtArgs::dtype(std::string_view name) const {
   bad(*schema_, name, "a dtype", v);
 }
 
+std::optional<MemoryFormat> RtArgs::memory_format(std::string_view name) const {
+  const RtValue& v = get(name);
+  if (v.is_none()) return std::nullopt;
+  if (v.kind() != RtValue::Kind::MemoryFormat) bad(*schema_, name, "a memory format", v);
+  return v.memory_format();
+}
+
 std::string RtArgs::str(std::string_view name) const {
   const RtValue& v = get(name);
   if (v.kind() != RtValue::Kind::String) bad(*schema_, name, "a string", v);

@@ -28,6 +28,7 @@ TEST(RefEmbedding, EmbeddingBagModes) {
   EXPECT_EQ(vals(r[0].tensor()), (std::vector<double>{2, 3, 3, 4}));
   EXPECT_EQ(ivals(r[1].tensor()), (std::vector<int64_t>{0, 0, 1, 1}));
   EXPECT_EQ(ivals(r[2].tensor()), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(ivals(r[3].tensor()), (std::vector<int64_t>{2, 2}));  // max_indices: bag_size, as PyTorch CPU
   r = bag(idx, offs, 2);
   EXPECT_EQ(vals(r[0].tensor()), (std::vector<double>{4, 5, 4, 5}));
   EXPECT_EQ(r[3].tensor().sizes(), (std::vector<int64_t>{2, 2}));

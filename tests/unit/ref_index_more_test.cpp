@@ -173,9 +173,14 @@ TEST(RefIndexMore, ConstantPadAndResize) {
   HostTensor r = call1("aten.resize_.default", {y, L({2, 2})});
   EXPECT_TRUE(r.shares_storage(y));
   EXPECT_EQ(vals(r), (std::vector<double>{1, 2, 3, 4}));
+  HostTensor alias = y.as_strided({2}, {1}, 0);
   r = call1("aten.resize_.default", {y, L({3, 2})});
   EXPECT_EQ(r.sizes(), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(vals(r), (std::vector<double>{1, 2, 3, 4, 0, 0}));
+  // The storage grows in place: self and its aliases keep sharing it, as in PyTorch.
+  EXPECT_TRUE(r.shares_storage(y));
+  r.set_double(0, 7);
+  EXPECT_EQ(alias.get_double(0), 7);
 }
 
 // Brute force: index with two separated index tensors equals the gather computed by hand.

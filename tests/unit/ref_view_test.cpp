@@ -29,8 +29,9 @@ TEST(RefView, ViewAndReshape) {
   EXPECT_NE(error_of([&] { call1("aten.view.default", {x, L({5, 5})}); }).find("invalid for input of size 24"), std::string::npos);
   EXPECT_NE(error_of([&] { call1("aten.view.default", {x, L({-1, -1})}); }).find("only one dimension"), std::string::npos);
   HostTensor u = call1("aten._unsafe_view.default", {x, L({24})});
-  EXPECT_FALSE(u.shares_storage(x));
+  EXPECT_TRUE(u.shares_storage(x));  // an alias in PyTorch, though its schema says otherwise
   EXPECT_EQ(ivals(u)[23], 23);
+  EXPECT_NE(error_of([&] { call1("aten._unsafe_view.default", {t, L({12, 2})}); }).find("Use .reshape"), std::string::npos);
   HostTensor s = call1("aten.view.default", {iota({1}), L({})});
   EXPECT_EQ(s.dim(), 0);
   EXPECT_EQ(call1("aten.view.default", {s, L({1, 1})}).sizes(), (std::vector<int64_t>{1, 1}));

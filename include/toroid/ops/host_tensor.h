@@ -23,6 +23,9 @@ struct HostStorage {
   std::byte* data() { return data_; }
   const std::byte* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
+  // Enlarges the storage in place, as PyTorch's resize_ does: every tensor on it sees the new
+  // bytes (old ones kept, new ones zero). No-op when it is already large enough.
+  void grow(size_t nbytes);
 
  private:
   std::byte* data_ = nullptr;

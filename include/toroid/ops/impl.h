@@ -75,6 +75,7 @@ class RtArgs {
   std::optional<std::vector<int64_t>> opt_int_list(std::string_view name) const;
   bool is_none(std::string_view name) const;
   std::optional<DType> dtype(std::string_view name) const;
+  std::optional<MemoryFormat> memory_format(std::string_view name) const;  // null if None
   std::string str(std::string_view name) const;
 
  private:

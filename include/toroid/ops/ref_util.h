@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -156,6 +157,13 @@ void for_each_element(const std::vector<int64_t>& sizes, const std::array<const 
   }
 }
 
+// ---- result layouts (the meta functions' stride rules, on concrete sizes) ------------------
+
+// empty_like(like, dtype, memory_format=f) (null: preserve), zero-filled.
+HostTensor empty_like(const HostTensor& like, DType dtype, std::optional<MemoryFormat> f = std::nullopt);
+// _to_copy's result: meta::copy_strides, then the values of t cast to dtype.
+HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f = std::nullopt);
+
 // Copies src (broadcast to dst's sizes) into dst with casting.
 void copy_into(const std::string& op, const HostTensor& dst, const HostTensor& src);
 // A tensor with the same values in a new contiguous storage, of dtype `dtype`.
@@ -225,13 +233,18 @@ EwInput ew_input(const RtValue& v);
 DType ew_result_type(std::span<const EwInput> in);
 std::vector<int64_t> ew_shape(const std::string& op, std::span<const EwInput> in);
 
-// out[i] = f(inputs converted to `compute`) over the broadcast shape; floating compute passes
-// doubles (16-bit dtypes load wrapped numbers at f32, the opmath type), integral compute passes
-// int64 values already wrapped to `compute`. The result is a new contiguous tensor of `out`.
+// A new (zero-filled) result of a TensorIterator op over `in`, laid out as PyTorch does: the
+// meta functions' elementwise_strides on the inputs' concrete strides.
+HostTensor ew_output(const std::string& op, std::span<const EwInput> in, DType dtype);
+
+// out[i] = f(inputs converted to `compute`) over the broadcast shape, written into `res` (of
+// that shape); floating compute passes doubles (16-bit dtypes load wrapped numbers at f32, the
+// opmath type), integral compute passes int64 values already wrapped to `compute`.
 template <size_t N, class F>
-HostTensor ew_map(const std::string& op, const std::array<EwInput, N>& in, DType compute, DType out, F&& f) {
+HostTensor ew_map_into(const std::string& op, const std::array<EwInput, N>& in, DType compute, HostTensor res, F&& f) {
   std::vector<int64_t> shape = ew_shape(op, in);
-  HostTensor res = HostTensor::zeros(out, shape);
+  if (res.sizes() != shape) TOROID_INTERNAL_ERROR("ew_map_into: result of the wrong shape");
+  DType out = res.dtype();
   std::array<HostTensor, N> views;
   std::array<DType, N> src, load;
   std::array<const HostTensor*, N + 1> ops{&res};
@@ -264,6 +277,12 @@ HostTensor ew_map(const std::string& op, const std::array<EwInput, N>& in, DType
     }
   }
   return res;
+}
+
+// ew_map_into a new result of dtype `out` laid out by ew_output.
+template <size_t N, class F>
+HostTensor ew_map(const std::string& op, const std::array<EwInput, N>& in, DType compute, DType out, F&& f) {
+  return ew_map_into(op, in, compute, ew_output(op, in, out), std::forward<F>(f));
 }
 
 // Writes a computed result into an in-place self or an out= tensor: the shapes must match and
