@@ -519,6 +519,11 @@ std::vector<int64_t> format_strides(const std::vector<int64_t>& sizes, MemoryFor
   return format_strides_t(d, sizes, f);
 }
 
+MemoryFormat suggest_memory_format(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  IntDom d;
+  return suggest_format_t(d, sizes, strides);
+}
+
 std::vector<int64_t> elementwise_strides(const std::vector<int64_t>& shape, std::span<const ConcreteLayout> inputs,
                                          bool has_numbers) {
   IntDom d;

@@ -178,7 +178,9 @@ Out k_index_put(const RtArgs& a, KernelContext&) {
     kernel_error(op, "shape mismatch: value tensor of shape " + shape_str(values.sizes()) +
                          " cannot be broadcast to indexing result of shape " + shape_str(ix.out_sizes));
   }
-  HostTensor out = self.clone();
+  // A preserve-format clone of self, as PyTorch (and the meta function).
+  HostTensor out = empty_like(self, self.dtype());
+  copy_into(op, out, self);
   DType dt = self.dtype();
   ref_for_each_index(ix.out_sizes, [&](const std::vector<int64_t>& o) {
     std::byte* dp = out.element_ptr(index_source(self, ix, o));
@@ -335,9 +337,9 @@ Out k_select_scatter(const RtArgs& a, KernelContext&) {
   if (src.sizes() != ss)
     kernel_error(op, "expected src to have a size equal to the slice of self. src size = " + shape_str(src.sizes()) +
                          ", slice size = " + shape_str(ss));
-  HostTensor out = self.clone();
+  HostTensor out = clone_preserve_strides(self);
   std::vector<int64_t> ost = out.strides();
-  int64_t ooff = index * ost[static_cast<size_t>(dim)];
+  int64_t ooff = out.offset() + index * ost[static_cast<size_t>(dim)];
   ost.erase(ost.begin() + dim);
   copy_into(op, out.as_strided(ss, ost, ooff), src);
   return {out};
@@ -359,10 +361,10 @@ Out k_slice_scatter(const RtArgs& a, KernelContext&) {
   end = std::clamp<int64_t>(end, 0, n);
   if (end < start) end = start;
   int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
-  HostTensor out = self.clone();
+  HostTensor out = clone_preserve_strides(self);
   std::vector<int64_t> ss = out.sizes(), st = out.strides();
   ss[static_cast<size_t>(dim)] = len;
-  int64_t off = start * st[static_cast<size_t>(dim)];
+  int64_t off = out.offset() + start * st[static_cast<size_t>(dim)];
   st[static_cast<size_t>(dim)] *= step;
   if (src.sizes() != ss)
     kernel_error(op, "expected src to have a size equal to the slice of self. src size = " + shape_str(src.sizes()) +
@@ -489,7 +491,13 @@ Out k_constant_pad_nd(const RtArgs& a, KernelContext&) {
     before[d] = lo;
     out_sizes[d] = ns;
   }
-  HostTensor out = HostTensor::zeros(self.dtype(), out_sizes);
+  // Laid out as the meta function says: a pad with no positive entry clones the narrowed
+  // input (preserve); otherwise the format self's strides suggest.
+  bool all_non_positive = std::all_of(pad.begin(), pad.end(), [](int64_t p) { return p <= 0; });
+  std::vector<int64_t> out_strides =
+      all_non_positive ? meta::like_strides(out_sizes, self.strides(), std::nullopt)
+                       : meta::format_strides(out_sizes, meta::suggest_memory_format(self.sizes(), self.strides()));
+  HostTensor out = HostTensor::empty_strided(self.dtype(), out_sizes, out_strides);
   HostTensor fill = HostTensor::zeros(self.dtype(), {});
   copy_into(op, fill, scalar_to_tensor(a.get("value")));
   size_t es = static_cast<size_t>(self.element_size());

@@ -298,17 +298,9 @@ Out k_clone(const RtArgs& a, KernelContext&) {
 
 Out k_lift_fresh_copy(const RtArgs& a, KernelContext&) { return {a.tensor("self").clone()}; }
 
-// clone_preserve_strides(self) overwritten by src: a new storage of self's size viewed with
-// self's sizes, strides and offset; a self that overlaps itself is cloned (preserve) instead.
+// clone_preserve_strides(self) overwritten by src.
 Out k_copy(const RtArgs& a, KernelContext&) {
-  const HostTensor& self = a.tensor("self");
-  HostTensor out;
-  if (has_internal_overlap(self)) {
-    out = empty_like(self, self.dtype());
-  } else {
-    int64_t n = static_cast<int64_t>(self.storage()->nbytes()) / self.element_size();
-    out = HostTensor::empty_strided(self.dtype(), {n}, {1}).as_strided(self.sizes(), self.strides(), self.offset());
-  }
+  HostTensor out = clone_preserve_strides(a.tensor("self"));
   copy_into(opname(a), out, a.tensor("src"));
   return {out};
 }

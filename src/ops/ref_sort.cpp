@@ -36,7 +36,9 @@ std::pair<HostTensor, HostTensor> sorted_lines(const std::string& op, const Host
   if (use_k && (k < 0 || k > n)) kernel_error(op, "selected index k out of range");
   std::vector<int64_t> out_sizes = sizes;
   if (x.dim() > 0) out_sizes[static_cast<size_t>(dim)] = k;
-  HostTensor vals = HostTensor::zeros(x.dtype(), out_sizes), idx = HostTensor::zeros(DType::Int64, out_sizes);
+  // sort's results are laid out like x (preserve), topk's contiguous, as their meta functions say.
+  HostTensor vals = use_k ? HostTensor::zeros(x.dtype(), out_sizes) : empty_like(x, x.dtype());
+  HostTensor idx = use_k ? HostTensor::zeros(DType::Int64, out_sizes) : empty_like(x, DType::Int64);
   if (x.dim() == 0) {
     if (k == 1) {
       copy_into(op, vals, x);

@@ -305,6 +305,18 @@ HostTensor empty_like(const HostTensor& like, DType dtype, std::optional<MemoryF
   return HostTensor::empty_strided(dtype, like.sizes(), meta::like_strides(like.sizes(), like.strides(), f));
 }
 
+HostTensor clone_preserve_strides(const HostTensor& t) {
+  HostTensor out;
+  if (has_internal_overlap(t)) {
+    out = empty_like(t, t.dtype());
+  } else {
+    int64_t n = static_cast<int64_t>(t.storage()->nbytes()) / t.element_size();
+    out = HostTensor::empty_strided(t.dtype(), {n}, {1}).as_strided(t.sizes(), t.strides(), t.offset());
+  }
+  copy_into("clone", out, t);
+  return out;
+}
+
 HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f) {
   HostTensor out = HostTensor::empty_strided(dtype, t.sizes(), meta::copy_strides(t.sizes(), t.strides(), f));
   copy_into("copy", out, t);

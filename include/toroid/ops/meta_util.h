@@ -108,6 +108,7 @@ struct ConcreteLayout {
   const std::vector<int64_t>* strides;
 };
 std::vector<int64_t> format_strides(const std::vector<int64_t>& sizes, MemoryFormat f);  // UserError as above
+MemoryFormat suggest_memory_format(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 std::vector<int64_t> elementwise_strides(const std::vector<int64_t>& shape, std::span<const ConcreteLayout> inputs,
                                          bool has_numbers = false);
 std::vector<int64_t> like_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,

@@ -161,6 +161,9 @@ void for_each_element(const std::vector<int64_t>& sizes, const std::array<const 
 
 // empty_like(like, dtype, memory_format=f) (null: preserve), zero-filled.
 HostTensor empty_like(const HostTensor& like, DType dtype, std::optional<MemoryFormat> f = std::nullopt);
+// PyTorch's clone_preserve_strides: a copy of t in a new storage of t's storage size, with t's
+// sizes, strides and offset (a t that overlaps itself is cloned with preserved format instead).
+HostTensor clone_preserve_strides(const HostTensor& t);
 // _to_copy's result: meta::copy_strides, then the values of t cast to dtype.
 HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f = std::nullopt);
 
