@@ -19,7 +19,7 @@ struct SharedObject {
 
 struct CompileFlags {
   std::string compiler;  // default: $CXX, else "c++"
-  std::string flags = "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno";
+  std::string flags = "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -Wl,--push-state,--no-as-needed -lmvec -Wl,--pop-state";
 };
 
 SharedObject compile_and_load(const std::string& source, const CompileFlags& flags = {});

@@ -367,16 +367,37 @@ class KernelEmitter {
     if (!k_.inner.empty()) unravel(os, ind + "  ", k_.inner, sched::inner_var, "q_flat");
   }
 
+  // Loads whose index does not depend on the inner loop variables (per-row scalars such as a
+  // mean or a max that this kernel stored just before) are read once before the inner loop: g++
+  // does not vectorize a loop that re-loads them ("latch block not empty"). Loads of the
+  // member's own storage stay in the loop, and nothing is read when the inner loop is empty.
+  void hoist_invariant_loads(std::ostream& os, const std::string& ind, Expr root, const Buffer* self,
+                             std::unordered_map<Expr, std::string>& names) {
+    if (k_.inner.empty()) return;
+    loop::visit(root, [&](Expr e) {
+      if (e.op() != Op::Load || names.count(e)) return;
+      if (self && e.buffer()->storage == self->storage) return;
+      for (SymExpr s : env_.simplify(e.index()).free_symbols())
+        for (size_t k = 0; k < k_.inner.size(); ++k)
+          if (s == sched::inner_var(k)) return;
+      std::string t = "t" + std::to_string(tmp_++);
+      const char* T = compute_type(e.dtype());
+      os << ind << "const " << T << " " << t << " = n_inner > 0 ? " << T << "(" << load_expr(e) << ") : " << T << "();\n";
+      names[e] = t;
+    });
+  }
+
   void emit_inner_pointwise(std::ostream& os, const std::string& ind, const sched::Member& m, bool parallel) {
     std::string pragma = parallel ? "#pragma omp parallel for simd schedule(static) if(n_inner >= " +
                                         std::to_string(kParallelThreshold) + ")"
                                   : "#pragma omp simd";
+    std::unordered_map<Expr, std::string> names;
+    hoist_invariant_loads(os, ind, sched::member_body(m), m.buffer, names);
     if (k_.inner.empty()) {
       os << ind << "for (int64_t q_flat = 0; q_flat < 1; ++q_flat) {\n";
     } else {
       inner_loop_header(os, ind, pragma);
     }
-    std::unordered_map<Expr, std::string> names;
     std::string v = value(os, ind + "  ", sched::member_body(m), names);
     os << ind << "  " << store(m.buffer, index(sched::member_store_position(m)), v);
     os << ind << "}\n";
@@ -492,8 +513,9 @@ class KernelEmitter {
     std::string pragma = parallel ? "#pragma omp parallel for simd " + clause + " schedule(static) if(n_inner >= " +
                                         std::to_string(kParallelThreshold) + ")"
                                   : "#pragma omp simd " + clause;
-    inner_loop_header(os, ind, pragma);
     std::unordered_map<Expr, std::string> names;
+    hoist_invariant_loads(os, ind, body, b, names);
+    inner_loop_header(os, ind, pragma);
     std::string v = value(os, ind + "  ", body, names);
     std::string u = update;
     u.replace(u.find('V'), 1, v);

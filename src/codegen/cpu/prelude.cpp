@@ -11,6 +11,19 @@ const std::string& cpp_prelude() {
 #include <algorithm>
 #include <limits>
 
+// glibc declares the vector variants of its float math (libmvec) only under -ffast-math; declare
+// the ones kernels use so `#pragma omp simd` loops call _ZGV*_expf etc. instead of scalar expf.
+#if defined(__x86_64__) && defined(__GLIBC__)
+extern "C" {
+__attribute__((simd("notinbranch"))) float expf(float) noexcept;
+__attribute__((simd("notinbranch"))) float logf(float) noexcept;
+__attribute__((simd("notinbranch"))) float erff(float) noexcept;
+__attribute__((simd("notinbranch"))) float tanhf(float) noexcept;
+__attribute__((simd("notinbranch"))) float expm1f(float) noexcept;
+__attribute__((simd("notinbranch"))) float log1pf(float) noexcept;
+}
+#endif
+
 namespace {
 inline float t_bf16_to_float(uint16_t x) {
   uint32_t u = static_cast<uint32_t>(x) << 16;
