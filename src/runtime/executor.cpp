@@ -145,7 +145,7 @@ struct Executor::Impl {
     ops::KernelContext ctx{0, &philox_offset};
     std::vector<RtValue> results;
     try {
-      results = op->kernel(args, ctx);
+      results = ops::run_kernel(*op, args, ctx);
     } catch (const UserError& e) {
       if (e.loc().known()) throw;
       user_error(n->target() + ": " + e.message(), n->loc());
