@@ -71,6 +71,7 @@ struct Interpreter::Impl {
   std::vector<RtValue> run_cond(const Node* n, Frame& f);
   std::vector<RtValue> run_while(const Node* n, Frame& f);
   RtValue to_rt(const Argument& a, const Frame& f, const Node* n) const;
+  ops::ArgumentEvaluator evaluator(const Frame& f, const Node* n) const;
   void record(const Node* n, const std::vector<RtValue>& results, Frame& f, bool check_aliasing);
   void check_tensor(const Value* v, const HostTensor& t, Frame& f, bool check_aliasing);
   void check_scalar(const Value* v, const RtValue& x, Frame& f);
@@ -160,55 +161,35 @@ void Interpreter::Impl::run_node(const Node* n, Frame& f) {
   run_call(n, f);
 }
 
+ops::ArgumentEvaluator Interpreter::Impl::evaluator(const Frame& f, const Node* n) const {
+  return {[this, &f, n](SymExpr e) -> std::optional<RtValue> {
+            std::optional<sym::Scalar> s = env().evaluate(e, f.binding);
+            if (!s) node_error(n, "cannot evaluate the argument " + e.str() + " (unbound symbols)");
+            return ops::rt_scalar(*s);
+          },
+          [&f, n](const Value* v) -> std::optional<RtValue> {
+            auto it = f.env.find(v);
+            if (it == f.env.end()) node_error(n, describe_value(v) + " is used before it has a value");
+            return it->second;
+          }};
+}
+
 RtValue Interpreter::Impl::to_rt(const Argument& a, const Frame& f, const Node* n) const {
-  switch (a.kind()) {
-    case Argument::Kind::None: return {};
-    case Argument::Kind::Scalar: {
-      std::optional<sym::Scalar> s = env().evaluate(a.scalar(), f.binding);
-      if (!s) node_error(n, "cannot evaluate the argument " + a.scalar().str() + " (unbound symbols)");
-      if (s->type == sym::Type::Float) return RtValue::floating(s->f);
-      if (s->type == sym::Type::Bool) return RtValue::boolean(s->i != 0);
-      return RtValue::integer(s->i);
-    }
-    case Argument::Kind::String: return RtValue::string(a.str());
-    case Argument::Kind::DType: return RtValue(a.dtype());
-    case Argument::Kind::Device: return RtValue(a.device());
-    case Argument::Kind::Layout: return RtValue(a.layout());
-    case Argument::Kind::MemoryFormat: return RtValue(a.memory_format());
-    case Argument::Kind::Value: {
-      auto it = f.env.find(a.value());
-      if (it == f.env.end()) node_error(n, describe_value(a.value()) + " is used before it has a value");
-      return it->second;
-    }
-    case Argument::Kind::List: {
-      RtValue::List l;
-      for (const Argument& e : a.list()) l.push_back(to_rt(e, f, n));
-      return RtValue(std::move(l));
-    }
-  }
-  return {};
+  return *ops::evaluate_argument(a, evaluator(f, n));
 }
 
 void Interpreter::Impl::run_call(const Node* n, Frame& f) {
   const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
   if (op == nullptr) node_error(n, "unknown operator " + n->target());
   if (op->kernel == nullptr) node_error(n, "no reference kernel for " + n->target() + " yet");
-  std::vector<std::string> kw_names;
-  for (const Kwarg& k : n->kwargs()) kw_names.push_back(k.name);
-  std::vector<RtValue> values;
+  std::optional<ops::RtArgs> bound;
   try {
-    std::vector<int> where = ops::bind_positions(op->schema, n->args().size(), kw_names);
-    for (size_t i = 0; i < where.size(); ++i) {
-      const Argument& a = where[i] >= 0   ? n->args()[static_cast<size_t>(where[i])]
-                          : where[i] <= -2 ? n->kwargs()[static_cast<size_t>(-where[i] - 2)].value
-                                           : op->schema.arguments[i].default_value;
-      values.push_back(to_rt(a, f, n));
-    }
+    bound = ops::evaluate_call_args(*op, *n, evaluator(f, n));
   } catch (const UserError& e) {
     if (e.loc().known()) throw;
     node_error(n, e.message());
   }
-  ops::RtArgs args(op->schema, std::move(values));
+  const ops::RtArgs& args = *bound;
   ops::KernelContext ctx{opts.seed, &philox_offset};
   std::vector<RtValue> results;
   try {

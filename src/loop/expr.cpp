@@ -272,31 +272,16 @@ std::string to_string(Expr e) {
   }
 }
 
-namespace {
-// Index variables are plain int symbols made once; their names only print.
-std::vector<SymExpr>& var_pool(char prefix) {
-  static std::vector<SymExpr> i_pool, r_pool;
-  return prefix == 'i' ? i_pool : r_pool;
-}
-SymExpr pooled(char prefix, size_t k) {
+SymExpr named_var(char prefix, size_t k) {
   static std::mutex m;
+  static std::unordered_map<char, std::vector<SymExpr>> pools;
   std::lock_guard<std::mutex> lock(m);
-  std::vector<SymExpr>& pool = var_pool(prefix);
+  std::vector<SymExpr>& pool = pools[prefix];
   while (pool.size() <= k) pool.push_back(SymExpr::fresh_symbol(std::string(1, prefix) + std::to_string(pool.size())));
   return pool[k];
 }
-}  // namespace
 
-SymExpr index_var(size_t k) { return pooled('i', k); }
-SymExpr reduction_var(size_t k) { return pooled('r', k); }
-bool is_index_var(SymExpr s) {
-  if (!s.is_symbol()) return false;
-  const std::string& n = s.symbol().name;
-  if (n.size() < 2 || n.size() > 6 || (n[0] != 'i' && n[0] != 'r')) return false;
-  for (size_t c = 1; c < n.size(); ++c)
-    if (n[c] < '0' || n[c] > '9') return false;
-  size_t k = std::stoul(n.substr(1));
-  return (n[0] == 'i' ? index_var(k) : reduction_var(k)) == s;
-}
+SymExpr index_var(size_t k) { return named_var('i', k); }
+SymExpr reduction_var(size_t k) { return named_var('r', k); }
 
 }  // namespace toroid::loop

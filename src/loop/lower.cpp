@@ -93,7 +93,6 @@ std::unique_ptr<Buffer> Lowering::new_buffer(const Value* v, BufferKind kind) {
 
 Buffer* Lowering::define_buffer(const Value* v, std::unique_ptr<Buffer> b) {
   Buffer* raw = prog.add(std::move(b));
-  owners_[v->meta().storage] = raw;
   prog.owners[v->meta().storage] = raw;
   boxes_[v] = Box{};
   return raw;
@@ -123,36 +122,31 @@ void Lowering::define_pointwise(const Value* v, Expr body) {
     return;
   }
   boxes_[v] = Box{b.get(), nullptr, {}};
-  virtuals_.push_back(std::move(b));
+  Buffer* raw = b.get();
+  virtuals_.emplace(raw, std::move(b));
 }
 
-bool Lowering::is_realized(const Value* v) const { return owners_.count(v->meta().storage) != 0; }
-
 Buffer* Lowering::realize(const Value* v) {
-  auto owner = owners_.find(v->meta().storage);
-  if (owner != owners_.end()) return owner->second;
+  auto owner = prog.owners.find(v->meta().storage);
+  if (owner != prog.owners.end()) return owner->second;
   auto it = boxes_.find(v);
   TOROID_CHECK(it != boxes_.end(), "realize of an unlowered value " + describe_value(v));
   if (it->second.base) return realize(it->second.base);
   Buffer* b = it->second.virtual_buffer;
   TOROID_CHECK(b != nullptr, "value without a buffer: " + describe_value(v));
-  for (auto vi = virtuals_.begin(); vi != virtuals_.end(); ++vi) {
-    if (vi->get() != b) continue;
-    std::unique_ptr<Buffer> owned = std::move(*vi);
-    virtuals_.erase(vi);
-    Buffer* raw = prog.add(std::move(owned));
-    owners_[v->meta().storage] = raw;
-    prog.owners[v->meta().storage] = raw;
-    it->second.virtual_buffer = nullptr;
-    return raw;
-  }
-  TOROID_INTERNAL_ERROR("virtual buffer not found for " + describe_value(v));
+  auto vi = virtuals_.find(b);
+  TOROID_CHECK(vi != virtuals_.end(), "virtual buffer not found for " + describe_value(v));
+  Buffer* raw = prog.add(std::move(vi->second));
+  virtuals_.erase(vi);
+  prog.owners[v->meta().storage] = raw;
+  it->second.virtual_buffer = nullptr;
+  return raw;
 }
 
 Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
   TOROID_CHECK(idx.size() == v->meta().sizes.size(), "index rank of " + describe_value(v));
-  auto owner = owners_.find(v->meta().storage);
-  if (owner != owners_.end()) {
+  auto owner = prog.owners.find(v->meta().storage);
+  if (owner != prog.owners.end()) {
     const TensorMeta& m = v->meta();
     return loop::load(owner->second, graph.shape_env().simplify(position(m.strides, m.offset, idx)));
   }

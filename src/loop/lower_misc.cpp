@@ -28,20 +28,12 @@ void arange(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(out, cast(v, d));
 }
 
-// Element idx of the result reads `in` at idx with dim d shifted by -lo; positions outside
-// [0, size) take `fill`. Reads are clamped into range so that the discarded branch of the
-// select never reads outside the input.
-Expr shifted_or(Lowering& L, const Value* in, std::span<const SymExpr> idx, size_t d, SymExpr lo, Expr fill, DType cd) {
-  const TensorMeta& m = in->meta();
+// `in` at idx with dim d shifted by -lo, the read clamped into range: cat selects among such
+// reads, and the branch it discards must not read outside its input.
+Expr clamped_shift_load(Lowering& L, const Value* in, std::span<const SymExpr> idx, size_t d, SymExpr lo, DType cd) {
   Index src(idx.begin(), idx.end());
-  SymExpr j = idx[d] - lo;
-  SymExpr size = m.sizes[d];
-  src[d] = sym::max(sym::min(j, size - 1), SymExpr::integer(0));
-  Expr value = cast(L.load(in, src), cd);
-  Expr jv = index_value(j);
-  Expr inside = binary(Op::LogicalAnd, binary(Op::Ge, jv, int_constant(0, DType::Int64)),
-                       binary(Op::Lt, jv, cast(index_value(size), DType::Int64)));
-  return fill ? where(inside, value, fill) : value;
+  src[d] = sym::max(sym::min(idx[d] - lo, in->meta().sizes[d] - 1), SymExpr::integer(0));
+  return cast(L.load(in, src), cd);
 }
 
 void cat(Lowering& L, const Node* n, const BoundArgs& a) {
@@ -66,7 +58,7 @@ void cat(Lowering& L, const Node* n, const BoundArgs& a) {
   }
   Expr body;
   for (size_t k = parts.size(); k-- > 0;) {
-    Expr value = shifted_or(L, parts[k], idx, d, starts[k], Expr(), cd);
+    Expr value = clamped_shift_load(L, parts[k], idx, d, starts[k], cd);
     if (!body) {
       body = value;
       continue;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -28,7 +29,6 @@ class Lowering {
   // Makes `v`'s storage a buffer in memory (realizing a pointwise value or a view's base) and
   // returns the owner.
   Buffer* realize(const Value* v);
-  bool is_realized(const Value* v) const;
 
   // Results of lowered calls.
   // A pointwise value: element (i0..in) of `v` is `body` over index_var(k). It stays virtual
@@ -61,8 +61,7 @@ class Lowering {
     IndexFn view;
   };
   std::unordered_map<const Value*, Box> boxes_;
-  std::unordered_map<const Storage*, Buffer*> owners_;
-  std::vector<std::unique_ptr<Buffer>> virtuals_;
+  std::unordered_map<Buffer*, std::unique_ptr<Buffer>> virtuals_;  // unrealized pointwise bodies
   int next_id_ = 0;
 
   bool should_realize(const Value* v, Expr body) const;

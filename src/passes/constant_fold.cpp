@@ -38,40 +38,18 @@ std::optional<RtValue> constant_scalar(SymExpr e) {
   }
 }
 
-// The run-time value of an argument whose values are all constant nodes; nullopt otherwise.
-std::optional<RtValue> to_rt(const Argument& a) {
-  switch (a.kind()) {
-    case Argument::Kind::None: return RtValue();
-    case Argument::Kind::Scalar: return constant_scalar(a.scalar());
-    case Argument::Kind::String: return RtValue::string(a.str());
-    case Argument::Kind::DType: return RtValue(a.dtype());
-    case Argument::Kind::Device: return RtValue(a.device());
-    case Argument::Kind::Layout: return RtValue(a.layout());
-    case Argument::Kind::MemoryFormat: return RtValue(a.memory_format());
-    case Argument::Kind::Value: {
-      const Value* v = a.value();
-      if (v->node()->kind() != NodeKind::Constant) return std::nullopt;
-      if (!v->is_tensor()) return constant_scalar(v->scalar_value());
-      const TensorMeta& m = v->meta();
-      std::optional<std::vector<int64_t>> sizes = static_sizes(m);
-      if (!sizes) return std::nullopt;
-      HostTensor t = HostTensor::zeros(m.dtype, *sizes);
-      size_t nbytes = static_cast<size_t>(t.numel()) * static_cast<size_t>(t.element_size());
-      if (v->node()->constant_data().size() != nbytes) return std::nullopt;
-      if (nbytes) std::memcpy(t.data(), v->node()->constant_data().data(), nbytes);
-      return RtValue(t);
-    }
-    case Argument::Kind::List: {
-      RtValue::List l;
-      for (const Argument& e : a.list()) {
-        std::optional<RtValue> x = to_rt(e);
-        if (!x) return std::nullopt;
-        l.push_back(std::move(*x));
-      }
-      return RtValue(std::move(l));
-    }
-  }
-  return std::nullopt;
+// The run-time value of a constant node's result; nullopt for anything else.
+std::optional<RtValue> constant_value(const Value* v) {
+  if (v->node()->kind() != NodeKind::Constant) return std::nullopt;
+  if (!v->is_tensor()) return constant_scalar(v->scalar_value());
+  const TensorMeta& m = v->meta();
+  std::optional<std::vector<int64_t>> sizes = static_sizes(m);
+  if (!sizes) return std::nullopt;
+  HostTensor t = HostTensor::zeros(m.dtype, *sizes);
+  size_t nbytes = static_cast<size_t>(t.numel()) * static_cast<size_t>(t.element_size());
+  if (v->node()->constant_data().size() != nbytes) return std::nullopt;
+  if (nbytes) std::memcpy(t.data(), v->node()->constant_data().data(), nbytes);
+  return RtValue(t);
 }
 
 bool foldable_results(const Node& n) {
@@ -96,22 +74,11 @@ std::optional<std::vector<RtValue>> evaluate(const Node& n) {
   for (const Argument& a : n.args()) a.for_each_value([&](Value*) { any_value = true; });
   for (const Kwarg& k : n.kwargs()) k.value.for_each_value([&](Value*) { any_value = true; });
   if (!any_value) return std::nullopt;  // creation ops (full, arange) stay: lowering handles them
-  std::vector<std::string> names;
-  for (const Kwarg& k : n.kwargs()) names.push_back(k.name);
-  std::vector<RtValue> values;
-  std::vector<int> where = ops::bind_positions(op->schema, n.args().size(), names);
-  for (size_t i = 0; i < where.size(); ++i) {
-    const Argument& a = where[i] >= 0   ? n.args()[static_cast<size_t>(where[i])]
-                        : where[i] <= -2 ? n.kwargs()[static_cast<size_t>(-where[i] - 2)].value
-                                         : op->schema.arguments[i].default_value;
-    std::optional<RtValue> v = to_rt(a);
-    if (!v) return std::nullopt;
-    values.push_back(std::move(*v));
-  }
-  ops::RtArgs args(op->schema, std::move(values));
+  std::optional<ops::RtArgs> args = ops::evaluate_call_args(*op, n, {constant_scalar, constant_value});
+  if (!args) return std::nullopt;
   uint64_t philox_offset = 0;
   ops::KernelContext ctx{0, &philox_offset};
-  return op->kernel(args, ctx);
+  return ops::run_kernel(*op, *args, ctx);
 }
 
 void fold_graph(Graph& g) {

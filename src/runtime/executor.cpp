@@ -102,45 +102,19 @@ struct Executor::Impl {
     peak = std::max(peak, live);
   }
 
-  RtValue to_rt(const Argument& a, const Node* n) {
-    switch (a.kind()) {
-      case Argument::Kind::None: return {};
-      case Argument::Kind::Scalar: {
-        std::optional<sym::Scalar> s = env.evaluate(a.scalar(), binding);
-        if (!s) user_error("cannot evaluate " + a.scalar().str(), n->loc());
-        if (s->type == sym::Type::Float) return RtValue::floating(s->f);
-        if (s->type == sym::Type::Bool) return RtValue::boolean(s->i != 0);
-        return RtValue::integer(s->i);
-      }
-      case Argument::Kind::String: return RtValue::string(a.str());
-      case Argument::Kind::DType: return RtValue(a.dtype());
-      case Argument::Kind::Device: return RtValue(a.device());
-      case Argument::Kind::Layout: return RtValue(a.layout());
-      case Argument::Kind::MemoryFormat: return RtValue(a.memory_format());
-      case Argument::Kind::Value: return view_of(a.value());
-      case Argument::Kind::List: {
-        RtValue::List l;
-        for (const Argument& e : a.list()) l.push_back(to_rt(e, n));
-        return RtValue(std::move(l));
-      }
-    }
-    return {};
+  ops::ArgumentEvaluator evaluator(const Node* n) {
+    return {[this, n](SymExpr e) -> std::optional<RtValue> {
+              std::optional<sym::Scalar> s = env.evaluate(e, binding);
+              if (!s) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)", n->loc());
+              return ops::rt_scalar(*s);
+            },
+            [this](const Value* v) -> std::optional<RtValue> { return view_of(v); }};
   }
 
   void run_fallback(const Line& l) {
     const Node* n = l.node;
     const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
-    std::vector<std::string> kw;
-    for (const Kwarg& k : n->kwargs()) kw.push_back(k.name);
-    std::vector<int> where = ops::bind_positions(op->schema, n->args().size(), kw);
-    std::vector<RtValue> values;
-    for (size_t i = 0; i < where.size(); ++i) {
-      const Argument& a = where[i] >= 0   ? n->args()[static_cast<size_t>(where[i])]
-                          : where[i] <= -2 ? n->kwargs()[static_cast<size_t>(-where[i] - 2)].value
-                                           : op->schema.arguments[i].default_value;
-      values.push_back(to_rt(a, n));
-    }
-    ops::RtArgs args(op->schema, std::move(values));
+    ops::RtArgs args = *ops::evaluate_call_args(*op, *n, evaluator(n));
     uint64_t philox_offset = 0;
     ops::KernelContext ctx{0, &philox_offset};
     std::vector<RtValue> results;
@@ -176,27 +150,15 @@ struct Executor::Impl {
 
   void run_extern(const Line& l) {
     const Node* n = l.node;
-    std::vector<HostTensor> operands;
-    for (const Value* in : n->inputs())
-      if (in->is_tensor()) operands.push_back(view_of(in));
+    ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(n->target()), *n, evaluator(n));
     HostTensor out = view_of(n->result(0));
-    double alpha = 1, beta = 1;
-    auto number = [&](const char* name, double dflt) {
-      for (const Kwarg& k : n->kwargs())
-        if (k.name == name) return to_rt(k.value, n).to_double();
-      const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
-      std::optional<size_t> i = op->schema.argument_index(name);
-      if (i && *i < n->args().size()) return to_rt(n->args()[*i], n).to_double();
-      return dflt;
-    };
     if (n->target() == "aten.addmm.default") {
-      alpha = number("alpha", 1);
-      beta = number("beta", 1);
-      blas_addmm(operands[0], operands[1], operands[2], beta, alpha, out);
+      blas_addmm(args.tensor("self"), args.tensor("mat1"), args.tensor("mat2"), args.to_double("beta"),
+                 args.to_double("alpha"), out);
     } else if (n->target() == "aten.mm.default") {
-      blas_mm(operands[0], operands[1], out);
+      blas_mm(args.tensor("self"), args.tensor("mat2"), out);
     } else if (n->target() == "aten.bmm.default") {
-      blas_bmm(operands[0], operands[1], out);
+      blas_bmm(args.tensor("self"), args.tensor("mat2"), out);
     } else {
       TOROID_INTERNAL_ERROR("no extern implementation for " + n->target());
     }
@@ -261,10 +223,7 @@ struct Executor::Impl {
         out.push_back(view_of(o.value));
       } else if (o.scalar) {
         std::optional<sym::Scalar> s = env.evaluate(o.scalar, binding);
-        if (!s) out.emplace_back();
-        else if (s->type == sym::Type::Float) out.push_back(RtValue::floating(s->f));
-        else if (s->type == sym::Type::Bool) out.push_back(RtValue::boolean(s->i != 0));
-        else out.push_back(RtValue::integer(s->i));
+        out.push_back(s ? ops::rt_scalar(*s) : RtValue());
       } else {
         out.emplace_back();
       }

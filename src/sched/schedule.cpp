@@ -1,6 +1,5 @@
 #include "toroid/sched/schedule.h"
 
-#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -14,15 +13,6 @@ using loop::BufferKind;
 using loop::Expr;
 
 namespace {
-
-SymExpr pooled(char prefix, size_t k) {
-  static std::mutex m;
-  static std::vector<SymExpr> o_pool, q_pool;
-  std::lock_guard<std::mutex> lock(m);
-  std::vector<SymExpr>& pool = prefix == 'o' ? o_pool : q_pool;
-  while (pool.size() <= k) pool.push_back(SymExpr::fresh_symbol(std::string(1, prefix) + std::to_string(pool.size())));
-  return pool[k];
-}
 
 bool is_one(SymExpr s) { return s.as_int() == std::optional<int64_t>(1); }
 
@@ -223,8 +213,8 @@ class Scheduler {
 
 }  // namespace
 
-SymExpr outer_var(size_t k) { return pooled('o', k); }
-SymExpr inner_var(size_t k) { return pooled('q', k); }
+SymExpr outer_var(size_t k) { return loop::named_var('o', k); }
+SymExpr inner_var(size_t k) { return loop::named_var('q', k); }
 
 loop::Expr member_body(const Member& m) {
   return loop::map_indices(m.buffer->body, [&](SymExpr index) { return map_index(index, m); });

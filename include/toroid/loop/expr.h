@@ -96,8 +96,10 @@ std::string to_string(Expr e);
 // The shared pool of index variables: i<k> for a buffer's k-th dimension, r<k> for its k-th
 // reduction dimension. Every body is a function of these, so inlining is substitution.
 SymExpr index_var(size_t k);
+// The k-th variable of a family named <prefix><k>: one symbol per (prefix, k) for the whole
+// process (index_var is 'i', reduction_var 'r'; the scheduler's kernel variables 'o' and 'q').
+SymExpr named_var(char prefix, size_t k);
 SymExpr reduction_var(size_t k);
-bool is_index_var(SymExpr s);
 
 }  // namespace toroid::loop
 

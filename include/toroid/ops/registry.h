@@ -3,7 +3,9 @@
 // common non-core overloads from src/ops/extra_schemas.inc.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +39,21 @@ void check_complex_args(const OpEntry& e, const RtArgs& args);
 // Calls e's reference kernel after check_complex_args (InternalError if it has none). Every
 // caller of kernels goes through here, so no kernel sees a complex tensor it cannot handle.
 std::vector<RtValue> run_kernel(const OpEntry& e, const RtArgs& args, KernelContext& ctx);
+
+// How a call's graph arguments become run-time values. Scalar expressions and values depend on
+// the caller (the interpreter's environment, the executor's buffers, constant nodes); attribute
+// constants and lists are converted the same way everywhere. A callback may throw, or return
+// nullopt to give up.
+struct ArgumentEvaluator {
+  std::function<std::optional<RtValue>(SymExpr)> scalar;
+  std::function<std::optional<RtValue>(const Value*)> value;
+};
+std::optional<RtValue> evaluate_argument(const Argument& a, const ArgumentEvaluator& ev);
+// The call's arguments bound to e's schema (defaults filled in) and evaluated; nullopt when a
+// callback gave up. UserErrors from binding name the op and argument.
+std::optional<RtArgs> evaluate_call_args(const OpEntry& e, const Node& call, const ArgumentEvaluator& ev);
+// A concrete scalar (an evaluated SymExpr) as a run-time number.
+RtValue rt_scalar(const sym::Scalar& s);
 
 class OpRegistry {
  public:

@@ -161,8 +161,10 @@ class KernelEmitter {
 
   std::string name_of(SymExpr s) {
     const std::string& n = s.symbol().name;
-    for (size_t k = 0; k < 16; ++k)
-      if (s == sched::outer_var(k) || s == sched::inner_var(k)) return n;
+    for (size_t k = 0; k < k_.outer.size(); ++k)
+      if (s == sched::outer_var(k)) return n;
+    for (size_t k = 0; k < k_.inner.size(); ++k)
+      if (s == sched::inner_var(k)) return n;
     auto it = slots_.find(s);
     if (it == slots_.end()) user_error("kernel uses symbol " + n + " that no input binds");
     for (auto& [x, slot] : used_syms_)
@@ -231,11 +233,10 @@ class KernelEmitter {
     return at;
   }
 
-  std::string cast_expr(const std::string& x, DType from, DType to) {
+  std::string cast_expr(const std::string& x, DType to) {
     if (to == DType::Bool) return "(" + x + " != 0)";
     if (to == DType::BFloat16) return "t_round_bf16(static_cast<float>(" + x + "))";
     if (to == DType::Float16) return "t_round_f16(static_cast<float>(" + x + "))";
-    (void)from;
     return std::string("static_cast<") + compute_type(to) + ">(" + x + ")";
   }
 
@@ -251,7 +252,7 @@ class KernelEmitter {
                                                     : e.dtype() == DType::Bool ? (e.int_value() ? "true" : "false")
                                                                                : std::string("static_cast<") + compute_type(e.dtype()) + ">(" + int_literal(e.int_value()) + ")";
       case Op::Index: return "static_cast<int64_t>(" + index(e.index()) + ")";
-      case Op::Cast: return cast_expr(a(0), e.operand(0).dtype(), e.dtype());
+      case Op::Cast: return cast_expr(a(0), e.dtype());
       case Op::Neg: return e.dtype() == DType::Bool ? a(0) : "(-" + a(0) + ")";
       case Op::Abs: return fp ? call("std::abs") : "(" + a(0) + " < 0 ? -" + a(0) + " : " + a(0) + ")";
       case Op::Exp: return call("std::exp");
