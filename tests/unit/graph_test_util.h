@@ -2,11 +2,25 @@
 #pragma once
 
 #include <initializer_list>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "toroid/graph/graph.h"
+#include "toroid/graph/text.h"
+#include "toroid/support/error.h"
 
 namespace toroid::testing {
+
+// The parser's error for `text` (as file "e.tir"), or "<no error>".
+inline std::string error_of(std::string_view text) {
+  try {
+    parse_graph(text, "e.tir");
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
 
 inline std::vector<SymExpr> dims(std::initializer_list<int64_t> ds) {
   std::vector<SymExpr> out;

@@ -4,20 +4,14 @@
 #include <string>
 
 #include "toroid/graph/graph.h"
+#include "graph_test_util.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/types.h"
 
 namespace toroid {
 namespace {
 
-std::string error_of(std::string_view text) {
-  try {
-    parse_graph(text, "e.tir");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 void expect_canonical(const std::string& text) {
   auto g = parse_graph(text, "t.tir");

@@ -5,19 +5,13 @@
 #include <string>
 
 #include "toroid/graph/graph.h"
+#include "graph_test_util.h"
 #include "toroid/graph/text.h"
 
 namespace toroid {
 namespace {
 
-std::string error_of(std::string_view text) {
-  try {
-    parse_graph(text, "e.tir");
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+using testing::error_of;
 
 // The body goes on lines 2.. of a graph; symbol s0 is declared on line 2.
 std::string in_graph(const std::string& body) {
