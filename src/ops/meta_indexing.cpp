@@ -157,10 +157,7 @@ Results sym_is_contiguous(const BoundArgs& a, MetaContext& ctx) {
   for (const SymExpr& e : x.sizes) has_symbols = has_symbols || e.has_symbols();
   for (const SymExpr& e : x.strides) has_symbols = has_symbols || e.has_symbols();
   if (has_symbols) return {ResultSpec::scalar(ValueType::Bool)};
-  bool c = f == MemoryFormat::ChannelsLast ? is_channels_last(ctx, x.sizes, x.strides)
-           : f == MemoryFormat::ChannelsLast3d ? is_channels_last_3d(ctx, x.sizes, x.strides)
-                                               : is_contiguous(ctx, x.sizes, x.strides);
-  return {ResultSpec::scalar(ValueType::Bool, SymExpr::boolean(c))};
+  return {ResultSpec::scalar(ValueType::Bool, SymExpr::boolean(is_contiguous_as(ctx, x.sizes, x.strides, f)))};
 }
 
 }  // namespace

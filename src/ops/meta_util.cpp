@@ -271,6 +271,23 @@ bool channels_last_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
   return sizes.size() == 4 && channels_last_contiguous(d, sizes, strides, {1, 3, 2, 0});
 }
 
+template <class D>
+bool channels_last_3d_t(D& d, const Vec<D>& sizes, const Vec<D>& strides) {
+  return sizes.size() == 5 && channels_last_contiguous(d, sizes, strides, {1, 4, 3, 2, 0});
+}
+
+// Tensor.is_contiguous(memory_format): preserve_format is not a layout to test against.
+template <class D>
+bool contiguous_as_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, MemoryFormat f) {
+  switch (f) {
+    case MemoryFormat::Contiguous: return contiguous_t(d, sizes, strides);
+    case MemoryFormat::ChannelsLast: return channels_last_t(d, sizes, strides);
+    case MemoryFormat::ChannelsLast3d: return channels_last_3d_t(d, sizes, strides);
+    case MemoryFormat::Preserve: break;
+  }
+  d.fail("is_contiguous does not support memory_format torch.preserve_format");
+}
+
 // c10's is_channels_last_strides_{2d,3d}: strides that look channels-last (not necessarily dense).
 template <class D>
 bool strides_like_channels_last(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::initializer_list<size_t> order) {
@@ -470,7 +487,13 @@ bool is_channels_last(MetaContext& ctx, const std::vector<SymExpr>& sizes, const
 
 bool is_channels_last_3d(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
   SymDom d{ctx};
-  return sizes.size() == 5 && channels_last_contiguous(d, sizes, strides, {1, 4, 3, 2, 0});
+  return channels_last_3d_t(d, sizes, strides);
+}
+
+bool is_contiguous_as(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides,
+                      MemoryFormat f) {
+  SymDom d{ctx};
+  return contiguous_as_t(d, sizes, strides, f);
 }
 
 bool is_non_overlapping_and_dense(MetaContext& ctx, const std::vector<SymExpr>& sizes,
@@ -513,6 +536,11 @@ std::vector<SymExpr> copy_strides(MetaContext& ctx, const TensorMeta& m, std::op
 }
 
 // ---- concrete sizes -------------------------------------------------------------------------
+
+bool is_contiguous_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, MemoryFormat f) {
+  IntDom d;
+  return contiguous_as_t(d, sizes, strides, f);
+}
 
 std::vector<int64_t> format_strides(const std::vector<int64_t>& sizes, MemoryFormat f) {
   IntDom d;

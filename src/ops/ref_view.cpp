@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ref_families.h"
+#include "toroid/ops/meta_util.h"
 #include "toroid/ops/ref_util.h"
 
 namespace toroid::ops {
@@ -353,6 +354,11 @@ Out k_sym_stride(const RtArgs& a, KernelContext&) {
 }
 Out k_sym_numel(const RtArgs& a, KernelContext&) { return {RtValue::integer(a.tensor("self").numel())}; }
 Out k_sym_storage_offset(const RtArgs& a, KernelContext&) { return {RtValue::integer(a.tensor("self").offset())}; }
+Out k_sym_is_contiguous(const RtArgs& a, KernelContext&) {
+  const HostTensor& x = a.tensor("self");
+  MemoryFormat f = a.memory_format("memory_format").value_or(MemoryFormat::Contiguous);
+  return {RtValue::boolean(meta::is_contiguous_as(x.sizes(), x.strides(), f))};
+}
 
 }  // namespace
 
@@ -382,6 +388,7 @@ std::vector<KernelImpl> view_kernel_impls() {
       {"aten.sym_stride.int", k_sym_stride},
       {"aten.sym_numel.default", k_sym_numel},
       {"aten.sym_storage_offset.default", k_sym_storage_offset},
+      {"aten.sym_is_contiguous.default", k_sym_is_contiguous},
   };
 }
 

@@ -75,6 +75,9 @@ int64_t const_int(MetaContext& ctx, SymExpr e, std::string_view what);
 bool is_contiguous(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides);
 bool is_channels_last(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides);
 bool is_channels_last_3d(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides);
+// Tensor.is_contiguous(memory_format) (UserError for preserve_format).
+bool is_contiguous_as(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides,
+                      MemoryFormat f);
 bool is_non_overlapping_and_dense(MetaContext& ctx, const std::vector<SymExpr>& sizes,
                                   const std::vector<SymExpr>& strides);
 
@@ -108,6 +111,7 @@ struct ConcreteLayout {
   const std::vector<int64_t>* strides;
 };
 std::vector<int64_t> format_strides(const std::vector<int64_t>& sizes, MemoryFormat f);  // UserError as above
+bool is_contiguous_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, MemoryFormat f);
 MemoryFormat suggest_memory_format(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 std::vector<int64_t> elementwise_strides(const std::vector<int64_t>& shape, std::span<const ConcreteLayout> inputs,
                                          bool has_numbers = false);
