@@ -330,10 +330,19 @@ UNARY = {
 }
 
 
+def native_case(w, op, name, args, kwargs, loose):
+    with torch.backends.mkldnn.flags(enabled=False):
+        w.case(op, name, args, kwargs, loose=loose)
+
+
 def gen_unary(w, r):
     for name, (kind, loose) in UNARY.items():
         op = "aten.%s.default" % name
         c = lambda cname, x, **kw: w.case(op, cname, [x], kw, loose=loose)
+        if name == "gelu":
+            # ATen's own gelu kernel is the oracle: on AVX512-FP16 hosts contiguous f32/f16 gelu
+            # goes through oneDNN instead, which turns +inf into nan and overflows 3e38 to inf.
+            c = lambda cname, x, **kw: native_case(w, op, cname, [x], kw, loose)
         c("f32", r.t([3, 4], F32, kind))
         c("f64", r.t([5], F64, kind))
         c("f16", r.t([2, 3], F16, kind))
