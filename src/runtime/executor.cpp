@@ -122,7 +122,7 @@ struct Executor::Impl {
       results = ops::run_kernel(*op, args, ctx);
     } catch (const UserError& e) {
       if (e.loc().known()) throw;
-      user_error(n->target() + ": " + e.message(), n->loc());
+      user_error(e.message(), n->loc());
     }
     for (Buffer* b : l.results) {
       const Value* v = n->result(b->result_index);
