@@ -1,5 +1,6 @@
 // Lowerings of creation ops (pointwise constants and ramps), concatenation and constant
-// padding (pointwise with clamped reads), and the library calls (Extern: mm, bmm, addmm).
+// padding (pointwise with clamped reads), and the library calls (Extern: mm, bmm, addmm through
+// BLAS, convolution through oneDNN).
 #include "lowering.h"
 
 namespace toroid::loop {
@@ -106,6 +107,18 @@ void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
   L.define_buffer(out, std::move(b));
 }
 
+// convolution: f32, not transposed, through oneDNN; anything else runs the reference kernel.
+void convolution_extern(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* out = n->result(0);
+  bool onednn = out->meta().dtype == DType::Float32 && a.scalar("transposed") == SymExpr::boolean(false) &&
+                out->meta().rank() >= 3 && out->meta().rank() <= 5;
+  std::unique_ptr<Buffer> b = L.new_buffer(out, onednn ? BufferKind::Extern : BufferKind::Fallback);
+  b->node = n;
+  for (const Value* in : n->inputs())
+    if (in->is_tensor()) b->extern_inputs.push_back(L.realize(in));
+  L.define_buffer(out, std::move(b));
+}
+
 constexpr LowerRule kRules[] = {
     {"aten.full.default", full},
     {"aten.full_like.default", full},
@@ -123,6 +136,7 @@ constexpr LowerRule kRules[] = {
     {"aten.mm.default", matmul_extern},
     {"aten.bmm.default", matmul_extern},
     {"aten.addmm.default", matmul_extern},
+    {"aten.convolution.default", convolution_extern},
 };
 
 }  // namespace

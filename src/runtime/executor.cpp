@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "blas.h"
+#include "onednn.h"
 #include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
@@ -159,6 +160,9 @@ struct Executor::Impl {
       blas_mm(args.tensor("self"), args.tensor("mat2"), out);
     } else if (n->target() == "aten.bmm.default") {
       blas_bmm(args.tensor("self"), args.tensor("mat2"), out);
+    } else if (n->target() == "aten.convolution.default") {
+      ConvParams p{args.int_list("stride"), args.int_list("padding"), args.int_list("dilation"), args.to_int("groups")};
+      onednn_convolution(args.tensor("input"), args.tensor("weight"), args.opt_tensor("bias"), p, out);
     } else {
       TOROID_INTERNAL_ERROR("no extern implementation for " + n->target());
     }
