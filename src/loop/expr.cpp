@@ -20,7 +20,11 @@ class ExprNode {
   std::vector<Expr> operands;
   Buffer* buffer = nullptr;
   SymExpr index;
-  uint64_t bits = 0;  // Const payload: double bits for floats, int64 for the rest
+  uint64_t bits = 0;  // Const payload: double bits for floats, int64 for the rest; IndirectLoad: wrap
+  // IndirectLoad: strides then sizes (one each per operand), the indexed dims and the op.
+  std::vector<SymExpr> syms = {};
+  std::vector<int64_t> dims = {};
+  const Node* site = nullptr;
   size_t hash = 0;
 };
 
@@ -32,7 +36,7 @@ struct NodeHash {
 struct NodeEq {
   bool operator()(const ExprNode* a, const ExprNode* b) const {
     return a->op == b->op && a->dtype == b->dtype && a->operands == b->operands && a->buffer == b->buffer &&
-           a->index == b->index && a->bits == b->bits;
+           a->index == b->index && a->bits == b->bits && a->syms == b->syms && a->dims == b->dims && a->site == b->site;
   }
 };
 
@@ -53,6 +57,9 @@ Expr intern(ExprNode n) {
   h = hash_combine(h, std::hash<const void*>()(n.buffer));
   h = hash_combine(h, n.index ? n.index.hash() : 0);
   h = hash_combine(h, std::hash<uint64_t>()(n.bits));
+  for (SymExpr s : n.syms) h = hash_combine(h, s.hash());
+  for (int64_t d : n.dims) h = hash_combine(h, std::hash<int64_t>()(d));
+  h = hash_combine(h, std::hash<const void*>()(n.site));
   n.hash = h;
   std::lock_guard<std::mutex> lock(table_mutex());
   auto it = table().find(&n);
@@ -69,6 +76,7 @@ struct OpRow {
 };
 constexpr OpRow kOps[] = {
     {Op::Load, "load", 0},        {Op::Const, "const", 0},      {Op::Index, "index", 0},
+    {Op::IndirectLoad, "indirect_load", -1},
     {Op::Cast, "cast", 1},        {Op::Neg, "neg", 1},          {Op::Abs, "abs", 1},
     {Op::Exp, "exp", 1},          {Op::Expm1, "expm1", 1},      {Op::Log, "log", 1},
     {Op::Log1p, "log1p", 1},      {Op::Log2, "log2", 1},        {Op::Log10, "log10", 1},
@@ -121,6 +129,11 @@ Buffer* Expr::buffer() const { return node_->buffer; }
 SymExpr Expr::index() const { return node_->index; }
 double Expr::float_value() const { return std::bit_cast<double>(node_->bits); }
 int64_t Expr::int_value() const { return static_cast<int64_t>(node_->bits); }
+SymExpr Expr::stride(size_t k) const { return node_->syms.at(k); }
+SymExpr Expr::size(size_t k) const { return node_->syms.at(node_->operands.size() + k); }
+int64_t Expr::indirect_dim(size_t k) const { return node_->dims.at(k); }
+const Node* Expr::site() const { return node_->site; }
+bool Expr::wraps() const { return node_->bits != 0; }
 size_t Expr::hash() const { return node_ ? node_->hash : 0; }
 
 Expr load(Buffer* buffer, SymExpr index) {
@@ -145,6 +158,21 @@ Expr int_constant(int64_t value, DType dtype) {
 
 Expr index_value(SymExpr index) {
   ExprNode n{Op::Index, DType::Int64, {}, nullptr, index};
+  return intern(std::move(n));
+}
+
+Expr indirect_load(Buffer* buffer, SymExpr base, std::span<const IndirectIndex> positions, const Node* site, bool wrap) {
+  TOROID_CHECK(!positions.empty(), "indirect_load without positions");
+  ExprNode n{Op::IndirectLoad, buffer->dtype, {}, buffer, base};
+  for (const IndirectIndex& p : positions) {
+    TOROID_CHECK(is_integral(p.pos.dtype()) && p.pos.dtype() != DType::Bool, "indirect_load position dtype");
+    n.operands.push_back(p.pos);
+    n.syms.push_back(p.stride);
+    n.dims.push_back(p.dim);
+  }
+  for (const IndirectIndex& p : positions) n.syms.push_back(p.size);
+  n.site = site;
+  n.bits = wrap ? 1 : 0;
   return intern(std::move(n));
 }
 
@@ -187,9 +215,12 @@ Expr where(Expr cond, Expr a, Expr b) {
 }
 
 namespace {
-Expr rebuild_with(Expr e, std::vector<Expr> operands, SymExpr index) {
+Expr rebuild_with(Expr e, std::vector<Expr> operands, SymExpr index, std::vector<SymExpr> syms) {
   ExprNode n{e.op(), e.dtype(), std::move(operands), e.buffer(), index};
   n.bits = e.node()->bits;
+  n.syms = std::move(syms);
+  n.dims = e.node()->dims;
+  n.site = e.node()->site;
   return intern(std::move(n));
 }
 }  // namespace
@@ -201,7 +232,13 @@ Expr map_indices(Expr root, const std::function<SymExpr(SymExpr)>& fn) {
     if (it != memo.end()) return it->second;
     Expr out;
     if (e.op() == Op::Load || e.op() == Op::Index) {
-      out = rebuild_with(e, {}, fn(e.index()));
+      out = rebuild_with(e, {}, fn(e.index()), {});
+    } else if (e.op() == Op::IndirectLoad) {
+      std::vector<Expr> ops;
+      for (Expr o : e.operands()) ops.push_back(go(o));
+      std::vector<SymExpr> syms;
+      for (SymExpr s : e.node()->syms) syms.push_back(fn(s));
+      out = rebuild_with(e, std::move(ops), fn(e.index()), std::move(syms));
     } else if (e.operands().empty()) {
       out = e;
     } else {
@@ -211,7 +248,7 @@ Expr map_indices(Expr root, const std::function<SymExpr(SymExpr)>& fn) {
         ops.push_back(go(o));
         same = same && ops.back() == o;
       }
-      out = same ? e : rebuild_with(e, std::move(ops), SymExpr());
+      out = same ? e : rebuild_with(e, std::move(ops), SymExpr(), {});
     }
     memo.emplace(e, out);
     return out;
@@ -221,6 +258,30 @@ Expr map_indices(Expr root, const std::function<SymExpr(SymExpr)>& fn) {
 
 Expr substitute(Expr e, const std::function<SymExpr(SymExpr)>& replacement) {
   return map_indices(e, [&](SymExpr index) { return sym::substitute(index, replacement); });
+}
+
+Expr replace_loads(Expr root, const std::function<Expr(Expr)>& fn) {
+  std::unordered_map<Expr, Expr> memo;
+  std::function<Expr(Expr)> go = [&](Expr e) -> Expr {
+    auto it = memo.find(e);
+    if (it != memo.end()) return it->second;
+    Expr out = e;
+    if (e.op() == Op::Load) {
+      out = fn(e);
+      TOROID_CHECK(out.dtype() == e.dtype(), "replace_loads changed a dtype");
+    } else if (!e.operands().empty()) {
+      std::vector<Expr> ops;
+      bool same = true;
+      for (Expr o : e.operands()) {
+        ops.push_back(go(o));
+        same = same && ops.back() == o;
+      }
+      if (!same) out = rebuild_with(e, std::move(ops), e.index(), e.node()->syms);
+    }
+    memo.emplace(e, out);
+    return out;
+  };
+  return go(root);
 }
 
 void visit(Expr root, const std::function<void(Expr)>& fn) {
@@ -242,7 +303,7 @@ int op_count(Expr e) {
 std::vector<Expr> loads(Expr e) {
   std::vector<Expr> out;
   visit(e, [&](Expr x) {
-    if (x.op() == Op::Load) out.push_back(x);
+    if (x.op() == Op::Load || x.op() == Op::IndirectLoad) out.push_back(x);
   });
   return out;
 }
@@ -251,6 +312,13 @@ std::string to_string(Expr e) {
   switch (e.op()) {
     case Op::Load: return "load(" + e.buffer()->name + ", " + e.index().str() + ")";
     case Op::Index: return "index(" + e.index().str() + ")";
+    case Op::IndirectLoad: {
+      // indirect_load(buf, base + [pos]*stride<size> ...), "wrap" when negatives count from the end
+      std::string s = "indirect_load(" + e.buffer()->name + ", " + e.index().str();
+      for (size_t k = 0; k < e.operands().size(); ++k)
+        s += " + [" + to_string(e.operand(k)) + "]*" + e.stride(k).str() + "<" + e.size(k).str() + ">";
+      return s + (e.wraps() ? ", wrap)" : ")");
+    }
     case Op::Const: {
       std::string v;
       if (is_floating(e.dtype())) {

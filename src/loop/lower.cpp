@@ -20,7 +20,7 @@ constexpr size_t kRealizeReads = 4;
 const LowerRule* find_rule(const std::string& op) {
   static const std::unordered_map<std::string, const LowerRule*> table = [] {
     std::unordered_map<std::string, const LowerRule*> t;
-    for (auto rules : {pointwise_rules(), reduction_rules(), view_rules(), misc_rules()})
+    for (auto rules : {pointwise_rules(), reduction_rules(), view_rules(), misc_rules(), indexing_rules()})
       for (const LowerRule& r : rules) t.emplace(r.op, &r);
     return t;
   }();
@@ -164,6 +164,24 @@ Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
   });
 }
 
+void Lowering::fallback(const Node* n) {
+  const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+  if (op == nullptr || op->kernel == nullptr) fail(n, "no lowering and no reference kernel");
+  // The op's exact reference kernel, on realized operands.
+  for (const Value* in : n->inputs())
+    if (in->is_tensor()) realize(in);
+  bool first = true;
+  for (const Value* r : n->results()) {
+    if (!r->is_tensor()) fail(n, "scalar results (" + describe_value(r) + ") are not supported by the compiler yet");
+    std::unique_ptr<Buffer> b = new_buffer(r, BufferKind::Fallback);
+    b->node = n;
+    b->result_index = r->index();
+    if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
+    first = false;
+    define_buffer(r, std::move(b));
+  }
+}
+
 Expr scalar_expr(SymExpr s, DType dtype) {
   if (s.is_constant()) {
     if (s.kind() == sym::Kind::FloatConst) return constant(s.float_value(), dtype);
@@ -273,20 +291,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g) {
     }
     if (!op_info().mutated_args(*n).empty())
       L.fail(n, "in-place operators other than a trailing copy_ are not supported by the compiler yet");
-    if (op->kernel == nullptr) L.fail(n, "no lowering and no reference kernel");
-    // Fallback: the op's exact reference kernel, on realized operands.
-    for (const Value* in : n->inputs())
-      if (in->is_tensor()) L.realize(in);
-    bool first = true;
-    for (const Value* r : n->results()) {
-      if (!r->is_tensor()) L.fail(n, "scalar results (" + describe_value(r) + ") are not supported by the compiler yet");
-      std::unique_ptr<Buffer> b = L.new_buffer(r, BufferKind::Fallback);
-      b->node = n;
-      b->result_index = r->index();
-      if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
-      first = false;
-      L.define_buffer(r, std::move(b));
-    }
+    L.fallback(n);
   }
   if (const Node* out = g.output_node()) {
     std::function<void(const Argument&)> add = [&](const Argument& a) {

@@ -41,6 +41,18 @@ class Lowering {
   // only (the base is realized).
   void define_view(const Value* v, const Value* base, IndexFn fn);
 
+  // Element idx of `v` where each dims[k].dim reads at the loaded position dims[k].pos instead
+  // (idx there is ignored): an IndirectLoad, checked against v's sizes and raising `site`'s index
+  // error. A virtual pointwise `v` is inlined when its loads are linear in those dims (so
+  // log_softmax feeding a gather is never stored); otherwise v is realized.
+  struct IndirectDim {
+    size_t dim;
+    Expr pos;
+  };
+  Expr load_indirect(const Value* v, Index idx, std::span<const IndirectDim> dims, const Node* site, bool wrap);
+  // Runs `n` as a fallback: its reference kernel on realized operands.
+  void fallback(const Node* n);
+
   // A fresh buffer laid out as v's meta says (sizes, strides, offset; storage extent), named,
   // with v's node as origin. Not yet added to the program.
   std::unique_ptr<Buffer> new_buffer(const Value* v, BufferKind kind);
@@ -65,6 +77,8 @@ class Lowering {
   int next_id_ = 0;
 
   bool should_realize(const Value* v, Expr body) const;
+  Expr inline_indirect(Expr body, const Index& idx, std::span<const IndirectDim> dims, const Value* v,
+                       const Node* site, bool wrap);
 };
 
 // One lowering per op overload; `args` are bound to the schema with defaults filled in.
@@ -77,6 +91,7 @@ std::span<const LowerRule> pointwise_rules();
 std::span<const LowerRule> reduction_rules();
 std::span<const LowerRule> view_rules();
 std::span<const LowerRule> misc_rules();
+std::span<const LowerRule> indexing_rules();
 
 // Shared by the families: the value of argument `name` at output index idx, cast to `dtype`
 // (a tensor broadcast to the output, or a number).

@@ -19,6 +19,7 @@ using ops::RtValue;
 
 namespace {
 using KernelFn = void (*)(char* const*, const int64_t*);
+using TakeIndexErrorFn = int64_t (*)(int64_t*);
 }
 
 struct Executor::Impl {
@@ -26,6 +27,7 @@ struct Executor::Impl {
   const loop::LoopProgram& p;
   const ShapeEnv& env;
   std::vector<KernelFn> kernels;
+  TakeIndexErrorFn take_index_error = nullptr;  // when a kernel checks loaded positions
   std::vector<std::vector<int>> kernel_args;  // per line: slot of each argument (KernelCall only)
   std::vector<std::shared_ptr<HostStorage>> constants;  // by buffer id
   int num_slots = 0;
@@ -39,7 +41,11 @@ struct Executor::Impl {
 
   Impl(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so)
       : w(prog), p(*prog.program), env(prog.program->graph->shape_env()) {
-    for (const codegen::cpu::CppKernel& k : w.kernels) kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.name)));
+    for (const codegen::cpu::CppKernel& k : w.kernels) {
+      kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.name)));
+      if (!k.index_sites.empty() && !take_index_error)
+        take_index_error = reinterpret_cast<TakeIndexErrorFn>(find_symbol(so, "toroid_take_index_error"));
+    }
     for (const auto& b : p.buffers) num_slots = std::max(num_slots, b->id + 1);
     constants.resize(static_cast<size_t>(num_slots));
     for (const Line& l : w.lines) {
@@ -149,6 +155,18 @@ struct Executor::Impl {
     }
   }
 
+  // An out of range gather/index position makes the run a user error naming the op.
+  void check_index_error(const codegen::cpu::CppKernel& k) {
+    if (k.index_sites.empty()) return;
+    int64_t size = 0;
+    int64_t site = take_index_error(&size);
+    if (site <= 0 || static_cast<size_t>(site) > k.index_sites.size()) return;
+    const codegen::cpu::CppKernel::IndexSite& s = k.index_sites[static_cast<size_t>(site - 1)];
+    user_error(s.node->target() + ": index out of bounds for dimension " + std::to_string(s.dim) + " with size " +
+                   std::to_string(size),
+               s.node->loc());
+  }
+
   void run_extern(const Line& l) {
     const Node* n = l.node;
     ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(n->target()), *n, evaluator(n));
@@ -215,6 +233,7 @@ struct Executor::Impl {
             if (it != binding.end()) syms[k] = it->second.i;
           }
           kernels[static_cast<size_t>(l.kernel)](ptrs.data(), syms.data());
+          check_index_error(w.kernels[static_cast<size_t>(l.kernel)]);
           break;
         }
         case Line::Kind::ExternCall: run_extern(l); break;

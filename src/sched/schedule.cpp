@@ -147,6 +147,10 @@ class Scheduler {
       auto it = members.find(l.buffer());
       if (it == members.end()) continue;
       const Member& p = *it->second;
+      if (l.op() == loop::Op::IndirectLoad) {  // which element is only known at run time
+        why = "reads " + p.buffer->name + " at a data-dependent position";
+        return false;
+      }
       if (!m.inner && p.inner && m.buffer->kind == BufferKind::Pointwise) {
         why = "an outer-level value cannot read the inner loop of " + p.buffer->name;
         return false;

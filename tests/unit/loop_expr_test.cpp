@@ -44,6 +44,42 @@ TEST(LoopExpr, SubstituteRewritesEveryIndex) {
   EXPECT_EQ(loads(r).size(), 1u);
 }
 
+TEST(LoopExpr, IndirectLoadsAreInternedAndSubstituted) {
+  Buffer b = make_buffer(DType::Float32);
+  Buffer ix = make_buffer(DType::Int64);
+  Expr pos = load(&ix, index_var(0));
+  IndirectIndex at[] = {{pos, SymExpr::integer(1), SymExpr::integer(10), 1}};
+  Expr e = indirect_load(&b, index_var(0) * 10, at, nullptr, false);
+  EXPECT_EQ(e, indirect_load(&b, index_var(0) * 10, at, nullptr, false));
+  EXPECT_NE(e, indirect_load(&b, index_var(0) * 10, at, nullptr, true));
+  Expr r = substitute(e, [](SymExpr s) { return s == index_var(0) ? SymExpr::integer(3) : s; });
+  EXPECT_EQ(to_string(r), "indirect_load(b, 30 + [load(b, 3)]*1<10>)");
+  EXPECT_EQ(loads(r).size(), 2u);  // the position's load and the indirect one
+}
+
+TEST(LoopLowering, GatherOfAVirtualValueReadsItsInputAndIsNotFusedWithItsProducer) {
+  ops::install_schema_op_info();
+  auto g = parse_graph(R"(graph @g functional {
+  %x = input : f32[4, 8]
+  %i = input : i64[4, 1]
+  %e = aten.exp.default(%x) : f32[4, 8]
+  %y = aten.gather.default(%e, 1, %i) : f32[4, 1]
+  %z = aten.gather.default(%y, 0, %i) : f32[4, 1]
+  output %z
+})");
+  auto p = lower(*g);
+  int indirect_reads_of_input = 0;
+  for (const auto& b : p->buffers) {
+    EXPECT_NE(b->kind, BufferKind::Fallback);
+    if (b->body)
+      for (Expr l : loads(b->body)) indirect_reads_of_input += l.op() == Op::IndirectLoad && l.buffer() == p->inputs[0];
+  }
+  EXPECT_EQ(indirect_reads_of_input, 1);  // exp(x) is not stored
+  // %z reads the realized %y at a loaded row: a separate kernel.
+  sched::Schedule s = sched::schedule(*p);
+  EXPECT_EQ(s.kernels.size(), 2u);
+}
+
 TEST(LoopLowering, SoftmaxBecomesTwoReductionsAndOnePointwiseInOneKernel) {
   ops::install_schema_op_info();
   auto g = parse_graph(R"(graph @s functional {

@@ -18,6 +18,10 @@
 #include "toroid/graph/types.h"
 #include "toroid/sym/expr.h"
 
+namespace toroid {
+class Node;
+}
+
 namespace toroid::loop {
 
 struct Buffer;
@@ -27,6 +31,11 @@ enum class Op : uint8_t {
   Load,   // buffer(), index(): the element at flat storage position index()
   Const,  // float_value() / int_value()
   Index,  // index() as an int64 value
+  // buffer() at index() + sum_k checked(operand k) * stride(k): a read at loaded positions
+  // (gather, embedding). Each position is checked against size(k) (negative ones first wrap by
+  // + size(k) when wraps()); one out of range reads nothing, yields 0 and raises the
+  // generated code's index error naming site() and indirect_dim(k).
+  IndirectLoad,
   // one operand
   Cast, Neg, Abs, Exp, Expm1, Log, Log1p, Log2, Log10, Sqrt, Rsqrt, Sin, Cos, Tan, Tanh, Asin, Acos,
   Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Sigmoid, Erf, Ceil, Floor, Round, Trunc, Sign, Reciprocal,
@@ -53,8 +62,14 @@ class Expr {
   DType dtype() const;
   std::span<const Expr> operands() const;
   Expr operand(size_t i) const { return operands()[i]; }
-  Buffer* buffer() const;  // Load
-  SymExpr index() const;   // Load, Index
+  Buffer* buffer() const;  // Load, IndirectLoad
+  SymExpr index() const;   // Load, Index; IndirectLoad: the base position
+  // IndirectLoad: per position operand k.
+  SymExpr stride(size_t k) const;
+  SymExpr size(size_t k) const;
+  int64_t indirect_dim(size_t k) const;  // the indexed dimension, for the error message
+  const Node* site() const;              // the op that indexes, for the error message
+  bool wraps() const;                    // negative positions count from the end
   double float_value() const;  // Const of a floating dtype
   int64_t int_value() const;   // Const of an integral or bool dtype
   size_t hash() const;
@@ -72,6 +87,12 @@ Expr load(Buffer* buffer, SymExpr index);  // dtype is the buffer's
 Expr constant(double value, DType dtype);  // integral dtypes take the value as int64
 Expr int_constant(int64_t value, DType dtype);
 Expr index_value(SymExpr index);  // int64
+struct IndirectIndex {
+  Expr pos;  // an integral value
+  SymExpr stride, size;
+  int64_t dim = 0;
+};
+Expr indirect_load(Buffer* buffer, SymExpr base, std::span<const IndirectIndex> positions, const Node* site, bool wrap);
 // Operations. The result dtype is given for casts and comparisons' bool; arithmetic keeps the
 // operands' dtype (they must agree: the lowering casts first).
 Expr cast(Expr a, DType dtype);  // no-op when a already has dtype
@@ -79,15 +100,18 @@ Expr unary(Op op, Expr a);
 Expr binary(Op op, Expr a, Expr b);
 Expr where(Expr cond, Expr a, Expr b);
 
-// Rebuilds `e` with every index (Load and Index) passed through `fn`; memoized per call.
+// Rebuilds `e` with every index (Load, Index; an IndirectLoad's base, strides and sizes) passed
+// through `fn`; memoized per call.
 Expr map_indices(Expr e, const std::function<SymExpr(SymExpr)>& fn);
 // Substitutes symbols in every index.
 Expr substitute(Expr e, const std::function<SymExpr(SymExpr symbol)>& replacement);
+// Rebuilds `e` with every Load replaced by fn(load), which must keep its dtype.
+Expr replace_loads(Expr e, const std::function<Expr(Expr load)>& fn);
 // Calls fn on every node reachable from e once, operands before users.
 void visit(Expr e, const std::function<void(Expr)>& fn);
 // Non-leaf nodes reachable from e (its arithmetic cost).
 int op_count(Expr e);
-// Every Load reachable from e, in visit order.
+// Every Load and IndirectLoad reachable from e, in visit order.
 std::vector<Expr> loads(Expr e);
 
 // Printed as "add(load(buf3, 4*i0 + i1), 1.0:f32)".

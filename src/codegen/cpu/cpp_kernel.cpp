@@ -138,6 +138,7 @@ class KernelEmitter {
     os << body.str() << "}\n";
     out.source = os.str();
     out.args = args_;
+    out.index_sites = sites_;
     return out;
   }
 
@@ -147,7 +148,32 @@ class KernelEmitter {
   const ShapeEnv& env_;
   std::vector<Buffer*> args_;
   std::vector<std::pair<SymExpr, size_t>> used_syms_;
+  std::vector<CppKernel::IndexSite> sites_;
   int tmp_ = 0;
+
+  int64_t site_id(const Node* n, int64_t dim) {
+    for (size_t k = 0; k < sites_.size(); ++k)
+      if (sites_[k].node == n && sites_[k].dim == dim) return static_cast<int64_t>(k) + 1;
+    sites_.push_back({n, dim});
+    return static_cast<int64_t>(sites_.size());
+  }
+
+  // Checks each position (recording an error and reading nothing when one is out of range),
+  // then loads.
+  std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
+                                 std::unordered_map<Expr, std::string>& names) {
+    std::string at = index(e.index()), ok;
+    for (size_t k = 0; k < e.operands().size(); ++k) {
+      std::string t = "t" + std::to_string(tmp_++);
+      os << ind << "const int64_t " << t << " = t_index_check(static_cast<int64_t>(" << names.at(e.operand(k)) << "), "
+         << index(e.size(k)) << ", " << (e.wraps() ? "true" : "false") << ", "
+         << site_id(e.site(), e.indirect_dim(k)) << ");\n";
+      at += " + " + t + " * " + index(e.stride(k));
+      ok += (k ? " && " : "") + t + " >= 0";
+    }
+    const char* T = compute_type(e.dtype());
+    return "(" + ok + " ? " + T + "(" + element(e.buffer()->storage, at) + ") : " + T + "())";
+  }
 
   void arg(Buffer* b) {
     for (Buffer* x : args_)
@@ -215,7 +241,7 @@ class KernelEmitter {
   std::string value(std::ostream& os, const std::string& ind, Expr root, std::unordered_map<Expr, std::string>& names) {
     loop::visit(root, [&](Expr e) {
       if (names.count(e)) return;
-      std::string v = expr(e, names);
+      std::string v = e.op() == Op::IndirectLoad ? indirect_load_expr(os, ind, e, names) : expr(e, names);
       if (e.op() == Op::Const) {
         names[e] = v;
         return;
@@ -227,13 +253,13 @@ class KernelEmitter {
     return names.at(root);
   }
 
-  std::string load_expr(Expr e) {
-    const Buffer* b = e.buffer()->storage;
-    std::string at = ptr(b) + "[" + index(e.index()) + "]";
+  std::string element(const Buffer* b, const std::string& pos) {
+    std::string at = ptr(b) + "[" + pos + "]";
     if (b->dtype == DType::BFloat16) return "t_bf16_to_float(" + at + ")";
     if (b->dtype == DType::Float16) return "static_cast<float>(" + at + ")";
     return at;
   }
+  std::string load_expr(Expr e) { return element(e.buffer()->storage, index(e.index())); }
 
   std::string cast_expr(const std::string& x, DType to) {
     if (to == DType::Bool) return "(" + x + " != 0)";
@@ -254,6 +280,7 @@ class KernelEmitter {
                                                     : e.dtype() == DType::Bool ? (e.int_value() ? "true" : "false")
                                                                                : std::string("static_cast<") + compute_type(e.dtype()) + ">(" + int_literal(e.int_value()) + ")";
       case Op::Index: return "static_cast<int64_t>(" + index(e.index()) + ")";
+      case Op::IndirectLoad: break;  // statements first: indirect_load_expr
       case Op::Cast: return cast_expr(a(0), e.dtype());
       case Op::Neg: return e.dtype() == DType::Bool ? a(0) : "(-" + a(0) + ")";
       case Op::Abs: return fp ? call("std::abs") : "(" + a(0) + " < 0 ? -" + a(0) + " : " + a(0) + ")";

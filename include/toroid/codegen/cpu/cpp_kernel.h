@@ -18,12 +18,21 @@ struct CppKernel {
   std::string name;
   std::string source;                // the function definition
   std::vector<loop::Buffer*> args;   // storage owners, in the order of the `bufs` argument
+  // The indexing ops whose positions the kernel checks: toroid_take_index_error() returns
+  // k + 1 after a position of index_sites[k] was out of range.
+  struct IndexSite {
+    const Node* node = nullptr;
+    int64_t dim = 0;
+  };
+  std::vector<IndexSite> index_sites;
 };
 
 // Signature: extern "C" void NAME(char* const* bufs, const int64_t* syms).
 CppKernel emit_cpp_kernel(const sched::Kernel& kernel, const SymbolSlots& slots, const ShapeEnv& env);
 
-// Includes and helpers every translation unit starts with.
+// Includes and helpers every translation unit starts with, and its exported
+// `extern "C" int64_t toroid_take_index_error(int64_t* size)`: the site (see CppKernel) of an out
+// of range position since the last call, or 0, and that dim's size; clears it.
 const std::string& cpp_prelude();
 
 // An index expression as C++ (int64 arithmetic, Python floor division and modulo).
