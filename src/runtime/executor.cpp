@@ -19,7 +19,7 @@ using ops::RtValue;
 
 namespace {
 using KernelFn = void (*)(char* const*, const int64_t*);
-using TakeIndexErrorFn = int64_t (*)(int64_t*);
+using TakeIndexErrorFn = int64_t (*)(int64_t*, int64_t*);
 }
 
 struct Executor::Impl {
@@ -159,11 +159,12 @@ struct Executor::Impl {
   void check_index_error(const codegen::cpu::CppKernel& k) {
     if (k.index_sites.empty()) return;
     int64_t size = 0;
-    int64_t site = take_index_error(&size);
+    int64_t value = 0;
+    int64_t site = take_index_error(&size, &value);
     if (site <= 0 || static_cast<size_t>(site) > k.index_sites.size()) return;
     const codegen::cpu::CppKernel::IndexSite& s = k.index_sites[static_cast<size_t>(site - 1)];
-    user_error(s.node->target() + ": index out of bounds for dimension " + std::to_string(s.dim) + " with size " +
-                   std::to_string(size),
+    user_error(s.node->target() + ": index " + std::to_string(value) + " is out of bounds for dimension " +
+                   std::to_string(s.dim) + " with size " + std::to_string(size),
                s.node->loc());
   }
 

@@ -86,26 +86,30 @@ template <class T> inline T t_ipow(T base, T exp) {
 template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
 // Out of range positions of indirect loads: the first one recorded (by any thread) is kept
 // until the executor takes it after the kernel returns.
-int64_t t_index_error = 0, t_index_error_size = 0;
-__attribute__((noinline, cold)) void t_index_fail(int64_t site, int64_t size) {
+int64_t t_index_error = 0, t_index_error_size = 0, t_index_error_value = 0;
+__attribute__((noinline, cold)) void t_index_fail(int64_t site, int64_t size, int64_t value) {
   int64_t none = 0;
-  if (__atomic_compare_exchange_n(&t_index_error, &none, site, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+  if (__atomic_compare_exchange_n(&t_index_error, &none, site, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&t_index_error_value, value, __ATOMIC_RELEASE);
     __atomic_store_n(&t_index_error_size, size, __ATOMIC_RELEASE);
+  }
 }
 // The position i in [0, n) (after + n when wrap and i < 0), or -1 (and the error recorded).
 inline int64_t t_index_check(int64_t i, int64_t n, bool wrap, int64_t site) {
+  const int64_t given = i;
   if (wrap && i < 0) i += n;
   if (__builtin_expect(static_cast<uint64_t>(i) >= static_cast<uint64_t>(n), 0)) {
-    t_index_fail(site, n);
+    t_index_fail(site, n, given);
     return -1;
   }
   return i;
 }
 }  // namespace
 
-extern "C" int64_t toroid_take_index_error(int64_t* size) {
-  // Called after the kernel's threads joined, so the size is written.
+extern "C" int64_t toroid_take_index_error(int64_t* size, int64_t* value) {
+  // Called after the kernel's threads joined, so the size and value are written.
   *size = __atomic_load_n(&t_index_error_size, __ATOMIC_ACQUIRE);
+  *value = __atomic_load_n(&t_index_error_value, __ATOMIC_ACQUIRE);
   return __atomic_exchange_n(&t_index_error, 0, __ATOMIC_ACQ_REL);
 }
 
