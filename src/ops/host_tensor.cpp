@@ -51,7 +51,15 @@ HostStorage::HostStorage(size_t nbytes, bool zero_fill) : nbytes_(nbytes) {
   if (zero_fill) std::memset(data_, 0, n);
 }
 
-HostStorage::~HostStorage() { ::operator delete(data_, std::align_val_t(kAlign)); }
+HostStorage::HostStorage(std::byte* data, size_t nbytes, std::shared_ptr<Releaser> releaser)
+    : data_(data), nbytes_(nbytes), releaser_(std::move(releaser)) {}
+
+HostStorage::~HostStorage() {
+  if (releaser_)
+    releaser_->release(data_, nbytes_);
+  else
+    ::operator delete(data_, std::align_val_t(kAlign));
+}
 
 void HostStorage::grow(size_t nbytes) {
   if (nbytes <= nbytes_) return;
@@ -59,6 +67,7 @@ void HostStorage::grow(size_t nbytes) {
   std::memcpy(bigger.data_, data_, nbytes_);
   std::swap(data_, bigger.data_);
   std::swap(nbytes_, bigger.nbytes_);
+  std::swap(releaser_, bigger.releaser_);  // the old block goes back where it came from
 }
 
 HostTensor HostTensor::zeros(DType dtype, std::vector<int64_t> sizes) {

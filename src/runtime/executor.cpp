@@ -7,6 +7,7 @@
 #include "onednn.h"
 #include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
+#include "toroid/runtime/host_allocator.h"
 #include "toroid/support/error.h"
 
 namespace toroid::runtime {
@@ -31,6 +32,7 @@ struct Executor::Impl {
   std::vector<std::vector<int>> kernel_args;  // per line: slot of each argument (KernelCall only)
   std::vector<std::shared_ptr<HostStorage>> constants;  // by buffer id
   int num_slots = 0;
+  HostAllocator& allocator = HostAllocator::global();
 
   // Per run.
   std::vector<std::shared_ptr<HostStorage>> slots, freed;
@@ -104,7 +106,9 @@ struct Executor::Impl {
   }
 
   void allocate(const Buffer* b, int64_t nbytes) {
-    slots[static_cast<size_t>(b->id)] = std::make_shared<HostStorage>(static_cast<size_t>(std::max<int64_t>(nbytes, 1)), false);
+    // From the cache: blocks this run or an earlier one freed (or whose outputs the caller
+    // dropped) come back with their pages mapped. peak_bytes counts `nbytes`, not the class.
+    slots[static_cast<size_t>(b->id)] = allocator.allocate(static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
     live += nbytes;
     peak = std::max(peak, live);
   }

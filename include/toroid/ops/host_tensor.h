@@ -14,9 +14,19 @@
 namespace toroid::ops {
 
 struct HostStorage {
+  // Takes back memory a storage adopted (a caching allocator). Every such storage holds it, so
+  // it lives as long as any of them.
+  struct Releaser {
+    virtual ~Releaser() = default;
+    virtual void release(std::byte* data, size_t nbytes) noexcept = 0;
+  };
+
   // 64-byte aligned, zero-initialized bytes (uninitialized when zero_fill is false: compiled
   // code writes every element it allocates before reading it).
   explicit HostStorage(size_t nbytes, bool zero_fill = true);
+  // Adopts `data` (64-byte aligned, at least `nbytes` bytes, contents as they are): destruction
+  // hands it to `releaser` with `nbytes` instead of freeing it.
+  HostStorage(std::byte* data, size_t nbytes, std::shared_ptr<Releaser> releaser);
   ~HostStorage();
   HostStorage(const HostStorage&) = delete;
   HostStorage& operator=(const HostStorage&) = delete;
@@ -30,6 +40,7 @@ struct HostStorage {
  private:
   std::byte* data_ = nullptr;
   size_t nbytes_ = 0;
+  std::shared_ptr<Releaser> releaser_;  // null: data_ came from operator new
 };
 
 class HostTensor {

@@ -1,0 +1,110 @@
+// The executor with the caching host allocator: repeated runs of a compiled graph reuse the
+// blocks of the previous run, and outputs the caller still holds are never handed out again.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "toroid/driver/compile.h"
+#include "toroid/interp/interpreter.h"
+#include "toroid/runtime/host_allocator.h"
+
+namespace {
+
+using toroid::ops::RtValue;
+using toroid::runtime::HostAllocator;
+
+// Intermediates (the mm results and the relu) are allocated and freed inside a run; two outputs.
+constexpr const char* kGraph = R"(graph @g functional {
+  sym s0 : hint=16, range=[1, inf]
+  %x = input : f32[s0, 32]
+  %w = input : f32[32, 64]
+  %v = input : f32[64, 8]
+  %h = aten.mm.default(%x, %w) : f32[s0, 64]
+  %r = aten.relu.default(%h) : f32[s0, 64]
+  %o = aten.mm.default(%r, %v) : f32[s0, 8]
+  %y = aten.mul.Tensor(%o, %o) : f32[s0, 8]
+  %z = aten.add.Tensor(%y, %o) : f32[s0, 8]
+  output %y, %z
+})";
+
+class RuntimeExecutor : public ::testing::Test {
+ protected:
+  // Compiled kernels go to a temporary cache, not to $HOME.
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("toroid-runtime-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  static std::filesystem::path dir_;
+};
+std::filesystem::path RuntimeExecutor::dir_;
+
+void expect_close(const std::vector<RtValue>& got, const std::vector<RtValue>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const toroid::ops::HostTensor &g = got[i].tensor(), &w = want[i].tensor();
+    ASSERT_EQ(g.sizes(), w.sizes());
+    for (int64_t k = 0; k < g.numel(); ++k)
+      ASSERT_NEAR(g.get_double(k), w.get_double(k), 1e-4 * (1 + std::abs(w.get_double(k)))) << "output " << i;
+  }
+}
+
+TEST_F(RuntimeExecutor, SecondRunAllocatesNoNewBlocks) {
+  auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
+  std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), 1);
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+  HostAllocator& a = HostAllocator::global();
+  toroid::runtime::RunStats s1, s2;
+  expect_close(m->run(in, &s1), want);  // outputs dropped: their blocks go back to the cache
+  toroid::runtime::HostCacheStats before = a.stats();
+  EXPECT_GT(before.cached_blocks, 0);
+  std::vector<RtValue> out = m->run(in, &s2);
+  expect_close(out, want);
+  toroid::runtime::HostCacheStats after = a.stats();
+  EXPECT_EQ(after.fresh_blocks, before.fresh_blocks);
+  EXPECT_GT(after.reused_blocks, before.reused_blocks);
+  // peak_bytes counts the program's own bytes, not size classes or the cache.
+  EXPECT_EQ(s1.peak_bytes, s2.peak_bytes);
+  EXPECT_GT(s1.peak_bytes, 0);
+  EXPECT_LT(s1.peak_bytes, 16 * (64 + 64 + 8 + 8 + 8) * 4 + 1);
+}
+
+TEST_F(RuntimeExecutor, HeldOutputsAreNotReused) {
+  auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
+  std::vector<RtValue> in1 = toroid::interp::random_inputs(m->graph(), 2);
+  std::vector<RtValue> in2 = toroid::interp::random_inputs(m->graph(), 3);
+  std::vector<RtValue> want1 = toroid::interp::interpret(m->graph(), in1);
+  std::vector<RtValue> want2 = toroid::interp::interpret(m->graph(), in2);
+  std::vector<RtValue> out1 = m->run(in1);
+  std::vector<RtValue> out2 = m->run(in2);
+  for (const RtValue& a : out1)
+    for (const RtValue& b : out2) EXPECT_FALSE(a.tensor().shares_storage(b.tensor()));
+  expect_close(out1, want1);  // the second run did not write into the first's outputs
+  expect_close(out2, want2);
+  out1.clear();
+  int64_t fresh = HostAllocator::global().stats().fresh_blocks;
+  expect_close(m->run(in1), want1);
+  EXPECT_EQ(HostAllocator::global().stats().fresh_blocks, fresh);
+}
+
+TEST_F(RuntimeExecutor, OtherSizesStillCorrect) {
+  auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
+  for (int64_t n : {16, 5, 40, 5}) {
+    std::vector<RtValue> given(3);
+    toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {n, 32});
+    for (int64_t k = 0; k < x.numel(); ++k) x.set_double(k, std::sin(static_cast<double>(k)));
+    given[0] = RtValue(x);
+    std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), static_cast<uint64_t>(n), {}, given);
+    expect_close(m->run(in), toroid::interp::interpret(m->graph(), in));
+  }
+}
+
+}  // namespace
