@@ -345,7 +345,12 @@ SymExpr named_var(char prefix, size_t k) {
   static std::unordered_map<char, std::vector<SymExpr>> pools;
   std::lock_guard<std::mutex> lock(m);
   std::vector<SymExpr>& pool = pools[prefix];
-  while (pool.size() <= k) pool.push_back(SymExpr::fresh_symbol(std::string(1, prefix) + std::to_string(pool.size())));
+  // After every size symbol in the canonical order, at a place fixed by (prefix, k), so kernel
+  // text does not depend on which graphs the process parsed before (the cache key).
+  while (pool.size() <= k) {
+    uint64_t order = SymExpr::kFixedOrderBase + static_cast<uint64_t>(static_cast<unsigned char>(prefix)) * (1u << 20) + pool.size();
+    pool.push_back(SymExpr::fresh_symbol_ordered(std::string(1, prefix) + std::to_string(pool.size()), order));
+  }
   return pool[k];
 }
 

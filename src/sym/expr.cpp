@@ -171,7 +171,11 @@ Expr Expr::floating(double v) { return detail::make_node(Kind::FloatConst, Type:
 Expr Expr::boolean(bool v) { return detail::make_node(Kind::BoolConst, Type::Bool, {}, v ? 1 : 0); }
 
 Expr Expr::fresh_symbol(std::string name, Type type) {
-  auto* decl = new SymbolDecl{std::move(name), type, next_symbol_id.fetch_add(1)};
+  return fresh_symbol_ordered(std::move(name), next_symbol_id.fetch_add(1), type);
+}
+
+Expr Expr::fresh_symbol_ordered(std::string name, uint64_t order, Type type) {
+  auto* decl = new SymbolDecl{std::move(name), type, order};
   auto* n = new Node();
   n->kind = Kind::Symbol;
   n->type = type;

@@ -1,6 +1,7 @@
 // Loop-IR expressions: hash-consing, index substitution, and the lowering of a small graph.
 #include <gtest/gtest.h>
 
+#include "toroid/codegen/wrapper/wrapper.h"
 #include "toroid/graph/text.h"
 #include "toroid/loop/expr.h"
 #include "toroid/loop/ir.h"
@@ -128,6 +129,42 @@ TEST(LoopLowering, UnsupportedOpsAreUserErrorsAtTheNode) {
     EXPECT_EQ(e.loc().line, 4);
     EXPECT_NE(std::string(e.what()).find("control flow"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace toroid::loop
+
+namespace toroid::loop {
+namespace {
+
+std::string kernel_source(const std::string& text) {
+  auto g = parse_graph(text);
+  auto p = lower(*g);
+  sched::Schedule s = sched::schedule(*p);
+  codegen::wrapper::WrapperProgram w = codegen::wrapper::build_wrapper(*p, s);
+  return codegen::wrapper::kernels_source(w);
+}
+
+// The kernel cache is keyed by the source: the same graph must give the same C++ whatever the
+// process parsed before (size symbols made later must not reorder index expressions).
+TEST(LoopLowering, KernelSourceDoesNotDependOnWhatWasCompiledBefore) {
+  ops::install_schema_op_info();
+  const std::string text = R"(graph @t functional {
+  sym s0 : hint=4, range=[1, inf]
+  sym s1 : hint=8, range=[1, inf]
+  %x = input : f32[s0, s1, 64]
+  %y = aten.transpose.int(%x, 1, 2) : f32[s0, 64, s1]{strides=[64*s1, 1, 64], storage=%x}
+  %z = aten.exp.default(%y) : f32[s0, 64, s1]
+  output %z
+})";
+  std::string first = kernel_source(text);
+  kernel_source(R"(graph @other functional {
+  sym s0 : hint=3, range=[1, inf]
+  %a = input : f32[s0, 5]
+  %b = aten.sum.dim_IntList(%a, [0]) : f32[5]
+  output %b
+})");
+  EXPECT_EQ(kernel_source(text), first);
 }
 
 }  // namespace

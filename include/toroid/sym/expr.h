@@ -66,6 +66,11 @@ class Expr {
   // Creates a fresh symbol (distinct from every other, whatever its name). ShapeEnv calls this;
   // most code should go through ShapeEnv so the symbol has a range.
   static Expr fresh_symbol(std::string name, Type type = Type::Int);
+  // A fresh symbol with a fixed place in the canonical order (its id), for process-wide
+  // variables (the loop IR's index variables): expressions over them must print the same
+  // whenever they were made. `order` must be unique and at least kFixedOrderBase.
+  static Expr fresh_symbol_ordered(std::string name, uint64_t order, Type type = Type::Int);
+  static constexpr uint64_t kFixedOrderBase = uint64_t{1} << 62;
 
   bool is_null() const { return node_ == nullptr; }
   explicit operator bool() const { return node_ != nullptr; }
