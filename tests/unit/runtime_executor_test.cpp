@@ -108,3 +108,32 @@ TEST_F(RuntimeExecutor, OtherSizesStillCorrect) {
 }
 
 }  // namespace
+
+namespace {
+
+toroid::ops::HostTensor ramp(std::vector<int64_t> sizes) {
+  toroid::ops::HostTensor t = toroid::ops::HostTensor::zeros(toroid::DType::Float32, std::move(sizes));
+  for (int64_t k = 0; k < t.numel(); ++k) t.set_double(k, std::sin(0.7 * static_cast<double>(k)));
+  return t;
+}
+
+// softmax over a symbolic last dim: decomposing it broadcasts [s0, 1] against [s0, s1], which
+// records the guard s1 != 1. A call with s1 == 1 must compile again (and be right), and calls
+// with the first sizes keep using the first compilation.
+TEST_F(RuntimeExecutor, FailedCompileGuardCompilesAgain) {
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @sm functional {
+  sym s0 : hint=4, range=[1, inf]
+  sym s1 : hint=8, range=[1, inf]
+  %x = input : f32[s0, s1]
+  %y = aten._softmax.default(%x, -1, false) : f32[s0, s1]
+  output %y
+})", "sm.tir");
+  EXPECT_FALSE(m->current().graph->shape_env().guards().empty());
+  for (std::vector<int64_t> sizes : {std::vector<int64_t>{4, 8}, {3, 1}, {5, 8}, {2, 1}}) {
+    std::vector<RtValue> in{RtValue(ramp(sizes))};
+    expect_close(m->run(in), toroid::interp::interpret(m->graph(), in));
+  }
+  EXPECT_EQ(m->num_specializations(), 2u);
+}
+
+}  // namespace
