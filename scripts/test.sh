@@ -14,6 +14,8 @@ echo "== build and test (g++ 12, RelWithDebInfo)"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 
 echo "== build and test (g++ 12, ASan + UBSan)"
-"$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DTOROID_SANITIZE=ON
+# The generated kernels are compiled by the system compiler either way: share the g++ build's.
+"$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DTOROID_SANITIZE=ON -DTOROID_BENCH=OFF \
+  -DTOROID_TEST_KERNEL_CACHE="$root/build/kernel-cache"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"

@@ -12,4 +12,4 @@ tool_dirs = [os.path.join(config.toroid_tools_dir, d) for d in ("toroid-opt", "t
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%examples", os.path.join(config.toroid_src_root, "examples")))
 # Compiled kernels go to a cache inside the build tree, not the user's home.
-config.environment["TOROID_CACHE_DIR"] = os.path.join(config.toroid_lit_exec_root, "kernel-cache")
+config.environment["TOROID_CACHE_DIR"] = config.toroid_kernel_cache
