@@ -1,0 +1,91 @@
+// The CUDA driver API, loaded at run time: libcuda.so.1 is opened with dlopen on first use, so
+// every toroid binary runs, CPU only, on machines without a GPU or a driver. Nothing here
+// exposes CUDA types; handles are opaque pointers (CUstream, CUfunction, CUdeviceptr as void*).
+//
+// Every driver call is checked: a failure is a UserError naming the call, the driver's error
+// name and string, and what toroid was doing ("cuLaunchKernel(kernel3): CUDA_ERROR_...: ...").
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace toroid::runtime::cuda {
+
+// True when libcuda loads, cuInit succeeds and there is at least one device. Otherwise false,
+// with the reason in *why ("libcuda.so.1 not found: ...", "no CUDA device", ...). Never throws.
+bool available(std::string* why = nullptr);
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;           // "NVIDIA H100 80GB HBM3"
+  int cc_major = 0, cc_minor = 0;
+  int arch() const { return cc_major * 10 + cc_minor; }  // 90 for sm_90
+  int sm_count = 0;
+  int max_threads_per_block = 0;
+  size_t shared_bytes_per_block = 0;
+  size_t total_bytes = 0;
+  int driver_version = 0;     // cuDriverGetVersion
+};
+
+using Stream = void*;    // CUstream
+using Function = void*;  // CUfunction
+
+// Device 0 of the process: its primary context (retained on first use, made current on the
+// calling thread by every entry point) and one non-blocking stream that toroid launches on.
+// UserError when !available(), with the reason.
+const DeviceInfo& device();
+Stream default_stream();
+
+// Raw device memory (cuMemAlloc / cuMemFree). Prefer DeviceAllocator.
+void* raw_alloc(size_t nbytes);  // UserError on out of memory, naming the size
+void raw_free(void* p);
+
+void copy_to_device(void* dst, const void* src, size_t nbytes, Stream s = nullptr);   // async on s
+void copy_to_host(void* dst, const void* src, size_t nbytes, Stream s = nullptr);     // synchronous
+void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s = nullptr);
+void memset_zero(void* dst, size_t nbytes, Stream s = nullptr);
+void synchronize(Stream s = nullptr);  // nullptr: the default stream above
+
+// A loaded cubin (cuModuleLoadData); unloaded when destroyed.
+class Module {
+ public:
+  explicit Module(const std::string& image, const std::string& what);  // `what` names it in errors
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  Function function(const std::string& name) const;  // UserError when missing
+  // A __device__ global of the module: its address and size.
+  void* global(const std::string& name, size_t* nbytes = nullptr) const;
+
+ private:
+  void* module_ = nullptr;
+  std::string what_;
+};
+
+struct LaunchDims {
+  unsigned grid_x = 1, grid_y = 1, grid_z = 1;
+  unsigned block_x = 1, block_y = 1, block_z = 1;
+  unsigned shared_bytes = 0;  // dynamic shared memory
+};
+// cuLaunchKernel; `args` as cuLaunchKernel takes them (one pointer per kernel parameter).
+// `what` names the kernel in errors.
+void launch(Function f, const LaunchDims& dims, void** args, Stream s, const char* what);
+
+// Events for timing: elapsed milliseconds between two recorded events.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(Stream s = nullptr);
+  void synchronize();
+  float elapsed_ms_since(const Event& start) const;  // both recorded and complete
+ private:
+  void* event_ = nullptr;
+};
+
+}  // namespace toroid::runtime::cuda

@@ -1,0 +1,43 @@
+// NVRTC, loaded at run time (libnvrtc.so.13 or libnvrtc.so, from the loader path, $CUDA_HOME/lib64
+// or /usr/local/cuda/lib64), compiles generated CUDA C++ to a cubin for one exact architecture.
+// It needs no GPU, so CI checks generated code on machines without one.
+//
+// Cubins are cached on disk in runtime::cache_dir()/cuda: keyed by the source's hash, the NVRTC
+// version, the architecture and the options; written through a temporary file and renamed, with
+// a checksum, so a killed or concurrent compile never leaves a corrupt entry that is used (a
+// corrupt entry is detected and rebuilt).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace toroid::runtime::cuda {
+
+bool nvrtc_available(std::string* why = nullptr);  // never throws
+std::string nvrtc_version();                      // "13.0"; UserError when unavailable
+
+struct CubinRequest {
+  std::string source;  // a complete translation unit
+  std::string name;    // for messages and the kept failed source ("kernel3")
+};
+
+struct Cubin {
+  std::string image;  // the cubin's bytes
+  bool cache_hit = false;
+};
+
+struct NvrtcOptions {
+  int arch = 90;  // compiles for sm_<arch> (a real architecture: a cubin, no PTX JIT)
+  // Extra options after the defaults (-std=c++17, --gpu-architecture=sm_<arch>, -default-device,
+  // and the include path of the toolkit's headers when NVRTC needs it).
+  std::vector<std::string> options;
+  bool use_cache = true;
+};
+
+// Compiles each request (in parallel on up to hardware_concurrency threads when there are
+// several). A compile error is an InternalError (generated code is toroid's responsibility)
+// carrying NVRTC's log and the path where the failing source was kept.
+std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, const NvrtcOptions& options = {});
+Cubin compile_cubin(const CubinRequest& request, const NvrtcOptions& options = {});
+
+}  // namespace toroid::runtime::cuda
