@@ -11,6 +11,7 @@ functions, restricted to this op subset: ranks <= 3, symbol hints >= 2, decision
 `toroidc run G --random-inputs --seed K --check` compiles, runs and compares each graph.
 
 Usage: random_graphs.py --seed S --count N --toroidc PATH [--keep DIR] [--jobs J] [--only I]
+                        [--device cpu|cuda|cuda-compile]
 Prints one line per failure (with the graph and toroidc's output) and finally `N passed, M failed`.
 """
 import argparse
@@ -736,7 +737,10 @@ def run_one(args, index, tmp):
     path = os.path.join(d, f"rand{index}.tir")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
-    cmd = [args.toroidc, "run", path, "--random-inputs", "--seed", str(index), "--check"]
+    if args.device == "cuda-compile":  # NVRTC only: no GPU needed
+        cmd = [args.toroidc, "run", path, "--device", "cuda", "--compile-only"]
+    else:
+        cmd = [args.toroidc, "run", path, "--random-inputs", "--seed", str(index), "--check", "--device", args.device]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
         ok, out = p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
@@ -755,12 +759,18 @@ def main():
     ap.add_argument("--only", type=int, help="run only graph number ONLY")
     ap.add_argument("--print", action="store_true", help="print the graphs, run nothing")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--device", choices=["cpu", "cuda", "cuda-compile"], default="cpu",
+                    help="run on the CPU or a GPU (--check against the reference either way), or only "
+                         "compile the CUDA kernels with NVRTC (cuda-compile)")
     args = ap.parse_args()
     indices = [args.only] if args.only is not None else list(range(args.count))
     if args.print:
         for i in indices:
             sys.stdout.write(make_graph(args.seed, i))
         return 0
+    if args.device == "cuda" and not (os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl")):
+        print("no GPU here: skipped")
+        return 77  # ctest's SKIP_RETURN_CODE
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
     passed = failed = 0

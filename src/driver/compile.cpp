@@ -11,6 +11,9 @@
 #include "toroid/sched/schedule.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
+#ifdef TOROID_WITH_CUDA
+#include "toroid/runtime/cuda/executor.h"
+#endif
 
 namespace toroid::driver {
 
@@ -26,7 +29,28 @@ sym::Binding rekey(const sym::Binding& from, const ShapeEnv& env) {
   return out;
 }
 
+#ifdef TOROID_WITH_CUDA
+// NVRTC compiles every kernel (in parallel, through the cubin cache); a GPU loads them.
+void compile_cuda(Specialization& s, const CompileOptions& o) {
+  namespace cu = runtime::cuda;
+  cu::NvrtcOptions no;
+  std::string why;
+  bool gpu = o.load && cu::available(&why);
+  if (o.load && !gpu) user_error("--device cuda needs a GPU: " + why);
+  no.arch = o.cuda_arch ? o.cuda_arch : gpu ? cu::device().arch() : 90;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<cu::Cubin> cubins = cu::compile_cubins(cu::cubin_requests(s.wrapper), no);
+  s.stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  s.stats.cache_hit = true;
+  for (const cu::Cubin& c : cubins) s.stats.cache_hit = s.stats.cache_hit && c.cache_hit;
+  if (o.load) s.cuda_executor = std::make_unique<cu::CudaExecutor>(s.wrapper, cubins);
+}
+#endif
+
 }  // namespace
+
+Specialization::Specialization() = default;
+Specialization::~Specialization() = default;
 
 std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes) const {
   auto start = std::chrono::steady_clock::now();
@@ -43,20 +67,30 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   PassManagerOptions po;
   po.verify_each = options_.verify_each;
   run_compile_pipeline(*s->graph, po);
-  s->loop = loop::lower(*s->graph);
+  s->loop = loop::lower(*s->graph, loop::LowerOptions{options_.target == Target::Cuda});
   sched::Schedule schedule = sched::schedule(*s->loop);
-  s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule);
+  s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule, options_.target);
   codegen::wrapper::plan_memory(s->wrapper);
   s->source = codegen::wrapper::kernels_source(s->wrapper);
-  s->so = runtime::compile_and_load(s->source);
-  s->executor = std::make_unique<runtime::Executor>(s->wrapper, s->so);
+  if (options_.compile && options_.target == Target::Cpu) {
+    auto kstart = std::chrono::steady_clock::now();
+    s->so = runtime::compile_and_load(s->source);
+    s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();
+    s->stats.cache_hit = s->so.cache_hit;
+    if (options_.load) s->executor = std::make_unique<runtime::Executor>(s->wrapper, s->so);
+  } else if (options_.compile) {
+#ifdef TOROID_WITH_CUDA
+    compile_cuda(*s, options_);
+#else
+    user_error("this toroid was built without the CUDA toolkit's headers: no --device cuda");
+#endif
+  }
   for (const Node* n : s->graph->nodes()) s->stats.ops += n->is_call() ? 1 : 0;
-  s->stats.kernels = static_cast<int>(s->wrapper.kernels.size());
+  s->stats.kernels = static_cast<int>(s->wrapper.kernels.size() + s->wrapper.cuda_kernels.size());
   for (const codegen::wrapper::Line& l : s->wrapper.lines) {
     s->stats.extern_calls += l.kind == codegen::wrapper::Line::Kind::ExternCall;
     s->stats.fallback_calls += l.kind == codegen::wrapper::Line::Kind::FallbackCall;
   }
-  s->stats.cache_hit = s->so.cache_hit;
   s->stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   TOROID_LOG("driver", "compiled " + s->graph->name() + " in " + std::to_string(s->stats.compile_ms) + " ms (" +
                            (s->stats.cache_hit ? "cache hit" : "cache miss") + ")");
@@ -76,31 +110,69 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
   return m;
 }
 
-std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {
-  // The graph's own guards and the inputs' sizes and strides: bad inputs are user errors.
-  sym::Binding binding = interp::bind_inputs(*source_graph_, inputs);
-  std::vector<ops::RtValue> laid_out = interp::materialize_inputs(*source_graph_, inputs);
+Specialization& CompiledModule::specialization_for(const sym::Binding& binding, sym::Binding* rekeyed) {
   for (auto it = specs_.rbegin(); it != specs_.rend(); ++it) {
     Specialization& s = **it;
     sym::Binding b = rekey(binding, s.graph->shape_env());
     if (s.graph->shape_env().first_failing_guard(b)) continue;
-    return s.executor->run(laid_out, std::move(b), stats);
+    *rekeyed = std::move(b);
+    return s;
   }
   TOROID_LOG("driver", "a guard of every compiled specialization fails for these sizes: compiling again");
   specs_.push_back(build(&binding));
   Specialization& s = *specs_.back();
-  sym::Binding b = rekey(binding, s.graph->shape_env());
-  if (std::optional<size_t> g = s.graph->shape_env().first_failing_guard(b))
+  *rekeyed = rekey(binding, s.graph->shape_env());
+  if (std::optional<size_t> g = s.graph->shape_env().first_failing_guard(*rekeyed))
     TOROID_INTERNAL_ERROR("a fresh specialization fails its own guard " + std::to_string(*g));
+  return s;
+}
+
+std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {
+  if (!options_.compile || !options_.load) user_error("this module was compiled without loading its kernels: it cannot run");
+  // The graph's own guards and the inputs' sizes and strides: bad inputs are user errors.
+  sym::Binding binding = interp::bind_inputs(*source_graph_, inputs);
+  std::vector<ops::RtValue> laid_out = interp::materialize_inputs(*source_graph_, inputs);
+  if (options_.target == Target::Cuda) {
+#ifdef TOROID_WITH_CUDA
+    std::vector<ops::RtValue> on_device;
+    for (const ops::RtValue& v : laid_out) on_device.push_back(runtime::cuda::to_device(v));
+    std::vector<ops::RtValue> out = run_device(on_device, stats);
+    for (ops::RtValue& v : out) v = runtime::cuda::to_host(v);
+    return out;
+#endif
+  }
+  sym::Binding b;
+  Specialization& s = specialization_for(binding, &b);
   return s.executor->run(laid_out, std::move(b), stats);
+}
+
+std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {
+  if (options_.target != Target::Cuda || !options_.compile || !options_.load)
+    user_error("run_device needs a module compiled and loaded for CUDA");
+#ifdef TOROID_WITH_CUDA
+  sym::Binding binding = interp::bind_inputs(*source_graph_, inputs);
+  sym::Binding b;
+  Specialization& s = specialization_for(binding, &b);
+  return s.cuda_executor->run(inputs, std::move(b), stats);
+#else
+  (void)inputs;
+  (void)stats;
+  return {};
+#endif
 }
 
 std::string emit(const Specialization& s, const std::string& what) {
   if (what == "graph") return print_graph(*s.graph);
   if (what == "loop") return loop::print_program(*s.loop);
   if (what == "wrapper") return codegen::wrapper::print_wrapper(s.wrapper);
-  if (what == "cpp") return s.source;
-  user_error("unknown --emit form '" + what + "' (expected graph, loop, wrapper or cpp)");
+  bool cuda = s.wrapper.target == Target::Cuda;
+  if (what == "cpp" || what == "cuda") {
+    if (cuda != (what == "cuda"))
+      user_error("--emit=" + what + " shows " + (cuda ? "CPU" : "CUDA") + " kernels, but this module is compiled for " +
+                 codegen::wrapper::target_name(s.wrapper.target) + (cuda ? " (use --emit=cuda)" : " (use --device cuda)"));
+    return s.source;
+  }
+  user_error("unknown --emit form '" + what + "' (expected graph, loop, wrapper, cpp or cuda)");
 }
 
 }  // namespace toroid::driver

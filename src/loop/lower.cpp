@@ -46,7 +46,7 @@ bool has_tensor_result(const Node* n) {
 
 }  // namespace
 
-Lowering::Lowering(const Graph& g, LoopProgram& p) : graph(g), prog(p) {}
+Lowering::Lowering(const Graph& g, LoopProgram& p, const LowerOptions& o) : graph(g), prog(p), options(o) {}
 
 void Lowering::fail(const Node* n, const std::string& message) const {
   user_error("cannot compile " + n->describe() + ": " + message, n->loc());
@@ -243,10 +243,10 @@ void lower_copy_epilogue(Lowering& L, const Node* n) {
 
 }  // namespace
 
-std::unique_ptr<LoopProgram> lower(const Graph& g) {
+std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) {
   auto prog = std::make_unique<LoopProgram>();
   prog->graph = &g;
-  Lowering L(g, *prog);
+  Lowering L(g, *prog, options);
   std::vector<const Value*> inputs = interp::graph_inputs(g);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value* v = inputs[i];

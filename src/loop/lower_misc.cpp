@@ -95,11 +95,13 @@ void constant_pad(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(out, cast(where(inside, value, fill), om.dtype));
 }
 
-// mm, bmm, addmm on f32/f64 through BLAS; other dtypes run the reference kernel.
+// mm, bmm, addmm on f32/f64 through BLAS (and bf16/f16 through cuBLASLt on a GPU); other dtypes
+// run the reference kernel.
 void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
   const Value* out = n->result(0);
   DType d = out->meta().dtype;
-  bool blas = d == DType::Float32 || d == DType::Float64;
+  bool blas = d == DType::Float32 || d == DType::Float64 ||
+              (L.options.cuda && (d == DType::BFloat16 || d == DType::Float16));
   std::unique_ptr<Buffer> b = L.new_buffer(out, blas ? BufferKind::Extern : BufferKind::Fallback);
   b->node = n;
   for (const Value* in : n->inputs())

@@ -10,6 +10,7 @@
 
 #include "toroid/graph/graph.h"
 #include "toroid/loop/ir.h"
+#include "toroid/loop/lower.h"
 #include "toroid/ops/impl.h"
 
 namespace toroid::loop {
@@ -19,10 +20,11 @@ using IndexFn = std::function<Index(std::span<const SymExpr>)>;
 
 class Lowering {
  public:
-  Lowering(const Graph& g, LoopProgram& prog);
+  Lowering(const Graph& g, LoopProgram& prog, const LowerOptions& options);
 
   const Graph& graph;
   LoopProgram& prog;
+  const LowerOptions& options;
 
   // The value of element `idx` of tensor `v`.
   Expr load(const Value* v, std::span<const SymExpr> idx);

@@ -13,3 +13,14 @@ config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get
 config.substitutions.append(("%examples", os.path.join(config.toroid_src_root, "examples")))
 # Compiled kernels go to a cache inside the build tree, not the user's home.
 config.environment["TOROID_CACHE_DIR"] = config.toroid_kernel_cache
+
+# cuda-toolkit: toroid was built with the CUDA backend (NVRTC compiles its kernels, no GPU needed).
+# gpu: a GPU is present, so CUDA kernels run. nvcc: the toolkit's compiler, for the standalone check.
+if config.toroid_with_cuda:
+    config.available_features.add("cuda-toolkit")
+    nvcc = os.path.join(os.path.dirname(config.toroid_cuda_include), "bin", "nvcc")
+    if os.access(nvcc, os.X_OK):
+        config.available_features.add("nvcc")
+        config.substitutions.append(("%nvcc", nvcc))
+    if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
+        config.available_features.add("gpu")

@@ -35,14 +35,18 @@ constexpr const char* kUsage =
     "usage: toroidc run FILE [options]\n"
     "       toroidc --help\n"
     "\n"
-    "Compiles a .tir graph (FILE '-' reads standard input) into native CPU kernels, runs it and\n"
+    "Compiles a .tir graph (FILE '-' reads standard input) into CPU or CUDA kernels, runs it and\n"
     "prints one summary line per output.\n"
     "\n"
     "options of 'run':\n"
     "  --reference          run with the reference interpreter instead of compiling\n"
     "  --check              run both, compare within the dtype's tolerance; exit 1 on a mismatch\n"
     "  --emit=FORM          print a stage instead of running: graph (after the passes), loop,\n"
-    "                       wrapper or cpp\n"
+    "                       wrapper, cpp (CPU kernels) or cuda (CUDA kernels, with --device cuda)\n"
+    "  --device=cpu|cuda    where the compiled kernels run (default cpu); cuda needs a GPU to run,\n"
+    "                       not to --emit or --compile-only\n"
+    "  --compile-only       compile the kernels (C++ compiler, or NVRTC for cuda) and stop\n"
+    "  --cuda-arch=N        NVRTC's target sm_N (default: the GPU's, else 90)\n"
     "  --verify-each        verify the graph after every compiler pass\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
     "                       or a parameter's qualified name): a .npy file, or for scalar inputs\n"
@@ -73,6 +77,9 @@ struct Options {
   bool compare = false;      // --check
   bool verify_each = false;
   std::string emit;
+  std::string device = "cpu";  // cpu or cuda
+  bool compile_only = false;
+  int cuda_arch = 0;
 };
 
 uint64_t parse_seed(const std::string& s) {
@@ -134,8 +141,17 @@ Options parse_command_line(int argc, char** argv) {
       o.verify_each = true;
     } else if (is_opt(arg, "--emit")) {
       o.emit = value_of(i, arg, "--emit");
-      if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "cpp")
-        usage_error("--emit takes graph, loop, wrapper or cpp, got '" + o.emit + "'");
+      if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "cpp" && o.emit != "cuda")
+        usage_error("--emit takes graph, loop, wrapper, cpp or cuda, got '" + o.emit + "'");
+    } else if (is_opt(arg, "--device")) {
+      o.device = value_of(i, arg, "--device");
+      if (o.device != "cpu" && o.device != "cuda") usage_error("--device takes cpu or cuda, got '" + o.device + "'");
+    } else if (arg == "--compile-only") {
+      o.compile_only = true;
+    } else if (is_opt(arg, "--cuda-arch")) {
+      std::string v = value_of(i, arg, "--cuda-arch");
+      o.cuda_arch = static_cast<int>(parse_seed(v));
+      if (o.cuda_arch < 50 || o.cuda_arch > 200) usage_error("--cuda-arch takes a compute capability such as 90, got '" + v + "'");
     } else if (arg.size() > 1 && arg[0] == '-') {
       usage_error("unknown option '" + arg + "'");
     } else {
@@ -147,6 +163,11 @@ Options parse_command_line(int argc, char** argv) {
   if (!have_file) usage_error("no input file (use '-' for standard input)");
   if (o.reference && o.compare) usage_error("--check runs both backends; leave out --reference");
   if (o.reference && !o.emit.empty()) usage_error("--emit shows the compiler's stages; leave out --reference");
+  if (o.reference && o.device != "cpu") usage_error("the reference interpreter runs on the CPU; leave out --device");
+  if (o.emit == "cuda" && o.device != "cuda") usage_error("--emit=cuda needs --device cuda");
+  if (o.emit == "cpp" && o.device != "cpu") usage_error("--emit=cpp shows CPU kernels; use --emit=cuda with --device cuda");
+  if (o.compile_only && (o.reference || !o.emit.empty() || o.compare))
+    usage_error("--compile-only compiles the kernels and stops; leave out --reference, --emit and --check");
   return o;
 }
 
@@ -250,7 +271,17 @@ int run(const Options& o) {
   if (!o.reference) {
     toroid::driver::CompileOptions co;
     co.verify_each = o.verify_each;
+    co.target = o.device == "cuda" ? toroid::driver::Target::Cuda : toroid::driver::Target::Cpu;
+    co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)
+    co.load = !o.compile_only;
+    co.cuda_arch = o.cuda_arch;
     module = toroid::driver::CompiledModule::compile(text, name, co);
+    if (o.compile_only) {
+      const toroid::driver::CompileStats& cs = module->current().stats;
+      std::cout << "compiled " << cs.kernels << " kernel" << (cs.kernels == 1 ? "" : "s") << " for " << o.device
+                << (cs.cache_hit ? " (cache hit)" : "") << "\n";
+      return 0;
+    }
     if (!o.emit.empty()) {
       std::cout << toroid::driver::emit(module->current(), o.emit);
       return 0;

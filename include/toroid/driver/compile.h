@@ -13,10 +13,23 @@
 #include "toroid/ops/rt_value.h"
 #include "toroid/runtime/executor.h"
 
+namespace toroid::runtime::cuda {
+class CudaExecutor;
+}
+
 namespace toroid::driver {
+
+using codegen::wrapper::Target;
 
 struct CompileOptions {
   bool verify_each = false;  // verify the graph after every pass
+  Target target = Target::Cpu;
+  // Compile the generated kernels (C++ compiler, or NVRTC); load them and build an executor.
+  // Without `compile`, only the text forms exist (emit); without `load`, nothing runs, but the
+  // kernels are checked by their compiler (NVRTC needs no GPU).
+  bool compile = true;
+  bool load = true;
+  int cuda_arch = 0;  // NVRTC's sm_<arch>; 0: the device's, else 90
 };
 
 struct CompileStats {
@@ -26,16 +39,20 @@ struct CompileStats {
   int extern_calls = 0;
   int fallback_calls = 0;
   int ops = 0;  // calls in the graph after the passes
+  double kernel_compile_ms = 0;  // NVRTC or the C++ compiler (cache lookups included)
 };
 
 // One compilation of a graph for the hints its ShapeEnv holds.
 struct Specialization {
+  Specialization();
+  ~Specialization();
   std::unique_ptr<Graph> graph;  // after the passes
   std::unique_ptr<loop::LoopProgram> loop;
   codegen::wrapper::WrapperProgram wrapper;
   std::string source;
   runtime::SharedObject so;
-  std::unique_ptr<runtime::Executor> executor;
+  std::unique_ptr<runtime::Executor> executor;                // Cpu
+  std::unique_ptr<runtime::cuda::CudaExecutor> cuda_executor;  // Cuda
   CompileStats stats;
 };
 
@@ -45,8 +62,13 @@ class CompiledModule {
   static std::unique_ptr<CompiledModule> compile(const std::string& text, const std::string& filename,
                                                  const CompileOptions& options = {});
 
-  // Runs on inputs ordered as interp::graph_inputs(graph()) orders them.
+  // Runs on inputs ordered as interp::graph_inputs(graph()) orders them. Host inputs and
+  // outputs; a CUDA module copies them to the device and back.
   std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
+  // A CUDA module on device-resident inputs (runtime/cuda/executor.h), laid out as the graph's
+  // inputs are; device-resident outputs, queued on the device's stream.
+  std::vector<ops::RtValue> run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
+  const CompileOptions& options() const { return options_; }
 
   const Graph& graph() const { return *source_graph_; }  // as parsed
   const Specialization& current() const { return *specs_.back(); }
@@ -55,6 +77,7 @@ class CompiledModule {
  private:
   CompiledModule() = default;
   std::unique_ptr<Specialization> build(const sym::Binding* sizes) const;
+  Specialization& specialization_for(const sym::Binding& binding, sym::Binding* rekeyed);
 
   std::string text_, filename_;
   CompileOptions options_;
@@ -62,7 +85,8 @@ class CompiledModule {
   std::vector<std::unique_ptr<Specialization>> specs_;
 };
 
-// Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", "cpp".
+// Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", and the
+// kernels' source, "cpp" (CPU) or "cuda" (GPU).
 std::string emit(const Specialization& s, const std::string& what);
 
 }  // namespace toroid::driver

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "toroid/codegen/scalar.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::cpu {
@@ -22,35 +23,11 @@ constexpr int64_t kParallelThreshold = 32768;
 // Elements per Welford block of a var reduction (4 KiB of f32: stays in L1 for the second pass).
 constexpr int64_t kWelfordBlock = 1024;
 
-// The C++ type a value of `d` is computed in.
-const char* compute_type(DType d) {
-  switch (d) {
-    case DType::Bool: return "bool";
-    case DType::UInt8: return "uint8_t";
-    case DType::Int8: return "int8_t";
-    case DType::Int16: return "int16_t";
-    case DType::Int32: return "int32_t";
-    case DType::Int64: return "int64_t";
-    case DType::Float16:
-    case DType::BFloat16:
-    case DType::Float32: return "float";
-    case DType::Float64: return "double";
-    case DType::Complex64:
-    case DType::Complex128: break;  // lowering sends complex ops to their reference kernels
-  }
-  TOROID_INTERNAL_ERROR(std::string("no C++ compute type for ") + dtype_short_name(d));
-}
-
 // The C++ type an element of `d` is stored as.
 const char* storage_type(DType d) {
   if (d == DType::BFloat16) return "uint16_t";
   if (d == DType::Float16) return "_Float16";
   return compute_type(d);
-}
-
-std::string int_literal(int64_t v) {
-  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
-  return "INT64_C(" + std::to_string(v) + ")";
 }
 
 std::string float_literal(double v, DType d) {
@@ -65,47 +42,12 @@ std::string float_literal(double v, DType d) {
 }  // namespace
 
 std::string cpp_index(SymExpr e, const std::function<std::string(SymExpr)>& name) {
-  auto list = [&](const char* sep) {
-    std::string s = "(";
-    for (size_t i = 0; i < e.operands().size(); ++i) s += (i ? sep : "") + cpp_index(e.operands()[i], name);
-    return s + ")";
-  };
-  auto fold = [&](const char* fn) {
-    std::string s = cpp_index(e.operands()[0], name);
-    for (size_t i = 1; i < e.operands().size(); ++i) s = std::string(fn) + "(" + s + ", " + cpp_index(e.operands()[i], name) + ")";
-    return s;
-  };
-  switch (e.kind()) {
-    case sym::Kind::IntConst: return int_literal(e.int_value());
-    case sym::Kind::BoolConst: return e.bool_value() ? "true" : "false";
-    case sym::Kind::Symbol: return name(e);
-    case sym::Kind::Add: return list(" + ");
-    case sym::Kind::Mul: return list(" * ");
-    case sym::Kind::FloorDiv: return "t_floordiv(" + cpp_index(e.operands()[0], name) + ", " + cpp_index(e.operands()[1], name) + ")";
-    case sym::Kind::Mod: return "t_mod(" + cpp_index(e.operands()[0], name) + ", " + cpp_index(e.operands()[1], name) + ")";
-    case sym::Kind::Min: return fold("std::min<int64_t>");
-    case sym::Kind::Max: return fold("std::max<int64_t>");
-    case sym::Kind::Pow: {
-      std::string b = cpp_index(e.operands()[0], name), s = "INT64_C(1)";
-      for (int64_t k = 0; k < e.exponent(); ++k) s += " * " + b;
-      return "(" + s + ")";
-    }
-    case sym::Kind::Eq: return "(" + cpp_index(e.operands()[0], name) + " == " + cpp_index(e.operands()[1], name) + ")";
-    case sym::Kind::Ne: return "(" + cpp_index(e.operands()[0], name) + " != " + cpp_index(e.operands()[1], name) + ")";
-    case sym::Kind::Lt: return "(" + cpp_index(e.operands()[0], name) + " < " + cpp_index(e.operands()[1], name) + ")";
-    case sym::Kind::Le: return "(" + cpp_index(e.operands()[0], name) + " <= " + cpp_index(e.operands()[1], name) + ")";
-    case sym::Kind::And: return list(" && ");
-    case sym::Kind::Or: return list(" || ");
-    case sym::Kind::Not: return "(!" + cpp_index(e.operands()[0], name) + ")";
-    default:
-      user_error(std::string("index expression ") + e.str() + " (" + sym::kind_name(e.kind()) +
-                 ") cannot be compiled");
-  }
+  return index_code(e, name);
 }
 
 namespace {
 
-class KernelEmitter {
+class KernelEmitter : public ScalarDialect {
  public:
   KernelEmitter(const sched::Kernel& k, const SymbolSlots& slots, const ShapeEnv& env)
       : k_(k), slots_(slots), env_(env) {}
@@ -201,10 +143,6 @@ class KernelEmitter {
     return sym_name(s);
   }
 
-  std::string index(SymExpr e) {
-    return cpp_index(env_.simplify(e), [this](SymExpr s) { return name_of(s); });
-  }
-
   std::string sizes_str(const std::vector<SymExpr>& v) const {
     std::string s = "[";
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
@@ -261,89 +199,19 @@ class KernelEmitter {
   }
   std::string load_expr(Expr e) { return element(e.buffer()->storage, index(e.index())); }
 
-  std::string cast_expr(const std::string& x, DType to) {
-    if (to == DType::Bool) return "(" + x + " != 0)";
-    if (to == DType::BFloat16) return "t_round_bf16(static_cast<float>(" + x + "))";
-    if (to == DType::Float16) return "t_round_f16(static_cast<float>(" + x + "))";
-    return std::string("static_cast<") + compute_type(to) + ">(" + x + ")";
+  std::string expr(Expr e, std::unordered_map<Expr, std::string>& names) {
+    return scalar_expr(e, [&](size_t i) { return names.at(e.operand(i)); }, *this);
   }
 
-  std::string expr(Expr e, std::unordered_map<Expr, std::string>& names) {
-    auto a = [&](size_t i) { return names.at(e.operand(i)); };
-    bool fp = is_floating(e.operands().empty() ? e.dtype() : e.operand(0).dtype());
-    const char* T = compute_type(e.operands().empty() ? e.dtype() : e.operand(0).dtype());
-    auto call = [&](const char* fn) { return std::string(fn) + "(" + a(0) + ")"; };
-    auto bin = [&](const char* op) { return "(" + a(0) + " " + op + " " + a(1) + ")"; };
-    switch (e.op()) {
-      case Op::Load: return load_expr(e);
-      case Op::Const: return is_floating(e.dtype()) ? float_literal(e.float_value(), e.dtype())
-                                                    : e.dtype() == DType::Bool ? (e.int_value() ? "true" : "false")
-                                                                               : std::string("static_cast<") + compute_type(e.dtype()) + ">(" + int_literal(e.int_value()) + ")";
-      case Op::Index: return "static_cast<int64_t>(" + index(e.index()) + ")";
-      case Op::IndirectLoad: break;  // statements first: indirect_load_expr
-      case Op::Cast: return cast_expr(a(0), e.dtype());
-      case Op::Neg: return e.dtype() == DType::Bool ? a(0) : "(-" + a(0) + ")";
-      case Op::Abs: return fp ? call("std::abs") : "(" + a(0) + " < 0 ? -" + a(0) + " : " + a(0) + ")";
-      case Op::Exp: return call("std::exp");
-      case Op::Expm1: return call("std::expm1");
-      case Op::Log: return call("std::log");
-      case Op::Log1p: return call("std::log1p");
-      case Op::Log2: return call("std::log2");
-      case Op::Log10: return call("std::log10");
-      case Op::Sqrt: return call("std::sqrt");
-      case Op::Rsqrt: return std::string("(") + T + "(1) / std::sqrt(" + a(0) + "))";
-      case Op::Sin: return call("std::sin");
-      case Op::Cos: return call("std::cos");
-      case Op::Tan: return call("std::tan");
-      case Op::Tanh: return call("std::tanh");
-      case Op::Asin: return call("std::asin");
-      case Op::Acos: return call("std::acos");
-      case Op::Atan: return call("std::atan");
-      case Op::Sinh: return call("std::sinh");
-      case Op::Cosh: return call("std::cosh");
-      case Op::Asinh: return call("std::asinh");
-      case Op::Acosh: return call("std::acosh");
-      case Op::Atanh: return call("std::atanh");
-      case Op::Sigmoid: return call("t_sigmoid");
-      case Op::Erf: return call("std::erf");
-      case Op::Ceil: return call("std::ceil");
-      case Op::Floor: return call("std::floor");
-      case Op::Round: return call("std::nearbyint");
-      case Op::Trunc: return call("std::trunc");
-      case Op::Sign: return e.dtype() == DType::Bool ? a(0) : call("t_sign");
-      case Op::Reciprocal: return std::string("(") + T + "(1) / " + a(0) + ")";
-      case Op::Relu: return e.dtype() == DType::Bool ? a(0) : call("t_relu");
-      case Op::LogicalNot: return "(!" + a(0) + ")";
-      case Op::BitNot: return e.dtype() == DType::Bool ? "(!" + a(0) + ")" : std::string("static_cast<") + T + ">(~" + a(0) + ")";
-      case Op::IsNan: return fp ? "(" + a(0) + " != " + a(0) + ")" : "false";
-      case Op::IsInf: return fp ? call("std::isinf") : "false";
-      case Op::Add: return e.dtype() == DType::Bool ? bin("||") : bin("+");
-      case Op::Sub: return bin("-");
-      case Op::Mul: return e.dtype() == DType::Bool ? bin("&&") : bin("*");
-      case Op::Div: return fp ? bin("/") : "t_truncdiv(" + a(0) + ", " + a(1) + ")";
-      case Op::FloorDiv: return fp ? "t_floordiv_f(" + a(0) + ", " + a(1) + ")" : std::string("static_cast<") + T + ">(t_floordiv(" + a(0) + ", " + a(1) + "))";
-      case Op::TruncDiv: return std::string("static_cast<") + T + ">(t_truncdiv(" + a(0) + ", " + a(1) + "))";
-      case Op::Pow: return fp ? "std::pow(" + a(0) + ", " + a(1) + ")" : "t_ipow(" + a(0) + ", " + a(1) + ")";
-      case Op::Maximum: return fp ? "t_maximum(" + a(0) + ", " + a(1) + ")" : "std::max(" + a(0) + ", " + a(1) + ")";
-      case Op::Minimum: return fp ? "t_minimum(" + a(0) + ", " + a(1) + ")" : "std::min(" + a(0) + ", " + a(1) + ")";
-      case Op::Atan2: return "std::atan2(" + a(0) + ", " + a(1) + ")";
-      case Op::Fmod: return fp ? "std::fmod(" + a(0) + ", " + a(1) + ")" : std::string("static_cast<") + T + ">(t_fmod(" + a(0) + ", " + a(1) + "))";
-      case Op::Remainder: return fp ? "t_remainder_f(" + a(0) + ", " + a(1) + ")" : std::string("static_cast<") + T + ">(t_mod(" + a(0) + ", " + a(1) + "))";
-      case Op::Eq: return bin("==");
-      case Op::Ne: return bin("!=");
-      case Op::Lt: return bin("<");
-      case Op::Le: return bin("<=");
-      case Op::Gt: return bin(">");
-      case Op::Ge: return bin(">=");
-      case Op::LogicalAnd: return "(static_cast<bool>(" + a(0) + ") && static_cast<bool>(" + a(1) + "))";
-      case Op::LogicalOr: return "(static_cast<bool>(" + a(0) + ") || static_cast<bool>(" + a(1) + "))";
-      case Op::LogicalXor: return "(static_cast<bool>(" + a(0) + ") != static_cast<bool>(" + a(1) + "))";
-      case Op::BitAnd: return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " & " + a(1) + ")";
-      case Op::BitOr: return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " | " + a(1) + ")";
-      case Op::BitXor: return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " ^ " + a(1) + ")";
-      case Op::Where: return "(" + a(0) + " ? " + a(1) + " : " + a(2) + ")";
-    }
-    TOROID_INTERNAL_ERROR("unhandled loop op");
+  // ScalarDialect: the standard library's overloads.
+  std::string math(const std::string& fn, DType) const override { return "std::" + fn; }
+  std::string float_literal(double v, DType d) const override { return cpu::float_literal(v, d); }
+  std::string round_to(const std::string& x, DType to) const override {
+    return std::string(to == DType::BFloat16 ? "t_round_bf16" : "t_round_f16") + "(static_cast<float>(" + x + "))";
+  }
+  std::string load(Expr e) override { return load_expr(e); }
+  std::string index(SymExpr e) override {
+    return cpp_index(env_.simplify(e), [this](SymExpr s) { return name_of(s); });
   }
 
   std::string store(const Buffer* b, const std::string& pos, const std::string& v) {

@@ -52,6 +52,8 @@ inline int64_t t_mod(int64_t a, int64_t b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
+inline int64_t t_imin(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t t_imax(int64_t a, int64_t b) { return a > b ? a : b; }
 inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
 inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 ? 0 : a % b; }
 template <class T> inline T t_floordiv_f(T a, T b) {

@@ -22,9 +22,17 @@ std::string origins(const Buffer* b) {
 
 }  // namespace
 
-WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule) {
+const char* target_name(Target t) { return t == Target::Cpu ? "cpu" : "cuda"; }
+
+const std::string& kernel_name(const WrapperProgram& w, const Line& call) {
+  size_t k = static_cast<size_t>(call.kernel);
+  return w.target == Target::Cpu ? w.kernels.at(k).name : w.cuda_kernels.at(k).name;
+}
+
+WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule, Target target) {
   WrapperProgram w;
   w.program = &program;
+  w.target = target;
   const ShapeEnv& env = program.graph->shape_env();
   cpu::SymbolSlots slots;
   for (const sym::SymbolInfo& info : env.symbols()) {
@@ -51,12 +59,19 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       for (const sched::Member& m : k.members) c.text += " " + m.buffer->name + " <- " + origins(m.buffer) + ";";
       c.text.pop_back();
       w.lines.push_back(c);
-      cpu::CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
       Line call;
       call.kind = Line::Kind::KernelCall;
-      call.kernel = static_cast<int>(w.kernels.size());
-      call.args = ck.args;
-      w.kernels.push_back(std::move(ck));
+      if (target == Target::Cpu) {
+        cpu::CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
+        call.kernel = static_cast<int>(w.kernels.size());
+        call.args = ck.args;
+        w.kernels.push_back(std::move(ck));
+      } else {
+        cuda::CudaKernel ck = cuda::emit_cuda_kernel(k, slots, env);
+        call.kernel = static_cast<int>(w.cuda_kernels.size());
+        call.args = ck.args;
+        w.cuda_kernels.push_back(std::move(ck));
+      }
       w.lines.push_back(call);
       continue;
     }

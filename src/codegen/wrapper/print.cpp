@@ -6,7 +6,7 @@ namespace toroid::codegen::wrapper {
 
 std::string print_wrapper(const WrapperProgram& w) {
   std::ostringstream os;
-  os << "wrapper @" << w.program->graph->name() << " {\n";
+  os << "wrapper @" << w.program->graph->name() << (w.target == Target::Cuda ? " cuda" : "") << " {\n";
   for (const Line& l : w.lines) {
     os << "  ";
     switch (l.kind) {
@@ -18,7 +18,7 @@ std::string print_wrapper(const WrapperProgram& w) {
       case Line::Kind::Reuse: os << "reuse " << l.buffer->name << " <- " << l.from->name; break;
       case Line::Kind::Free: os << "free " << l.buffer->name; break;
       case Line::Kind::KernelCall: {
-        os << "call " << w.kernels[static_cast<size_t>(l.kernel)].name << "(";
+        os << "call " << kernel_name(w, l) << "(";
         for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << l.args[i]->name;
         os << ")";
         break;
@@ -47,6 +47,11 @@ std::string print_wrapper(const WrapperProgram& w) {
 }
 
 std::string kernels_source(const WrapperProgram& w) {
+  if (w.target == Target::Cuda) {
+    std::string s = cuda::cuda_prelude();
+    for (const cuda::CudaKernel& k : w.cuda_kernels) s += "\n" + k.source;
+    return s;
+  }
   std::string s = cpu::cpp_prelude();
   for (const cpu::CppKernel& k : w.kernels) s += "\n" + k.source;
   return s;

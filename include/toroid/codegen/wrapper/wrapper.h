@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "toroid/codegen/cpu/cpp_kernel.h"
+#include "toroid/codegen/cuda/cuda_kernel.h"
 #include "toroid/loop/ir.h"
 #include "toroid/sched/schedule.h"
 
@@ -25,16 +26,26 @@ struct Line {
   std::string text;                // Comment
 };
 
+// Which emitter writes the kernels.
+enum class Target { Cpu, Cuda };
+const char* target_name(Target t);
+
 struct WrapperProgram {
   const loop::LoopProgram* program = nullptr;
+  Target target = Target::Cpu;
   std::vector<Line> lines;
-  std::vector<cpu::CppKernel> kernels;
+  std::vector<cpu::CppKernel> kernels;          // Cpu
+  std::vector<cuda::CudaKernel> cuda_kernels;  // Cuda
   std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
 };
 
 // Lines for a schedule: an Alloc before each buffer is first written, a provenance comment and
-// a call per step. Emits the kernels' C++.
-WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule);
+// a call per step. Emits the kernels (C++ or CUDA); a KernelCall's `kernel` indexes the target's
+// kernel list.
+WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule,
+                             Target target = Target::Cpu);
+// The name of a KernelCall's kernel.
+const std::string& kernel_name(const WrapperProgram& w, const Line& call);
 
 // Memory planning: frees each intermediate after its last use and turns an Alloc into a Reuse
 // of a freed buffer with the same size and device. A buffer is never reused within the step
@@ -44,7 +55,8 @@ void plan_memory(WrapperProgram& w);
 // The text dump, one line per Wrapper IR line.
 std::string print_wrapper(const WrapperProgram& w);
 
-// The C++ translation unit of every kernel.
+// The translation unit of every kernel: C++ for the CPU; CUDA C++ for the GPU (the prelude
+// once, then every kernel: it compiles on its own with nvcc -c).
 std::string kernels_source(const WrapperProgram& w);
 
 }  // namespace toroid::codegen::wrapper

@@ -1,0 +1,41 @@
+// Scalar code shared by the C++ and CUDA emitters: one element's value as a C++ expression.
+// The two dialects differ only in names (std::exp against expf), literals, casts to 16-bit
+// floats and how an element is loaded; a ScalarDialect says which.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "toroid/loop/expr.h"
+
+namespace toroid::codegen {
+
+// The C++ type a value of `d` is computed in (bf16 and f16 in float).
+const char* compute_type(DType d);
+std::string int_literal(int64_t v);  // INT64_C(5)
+
+class ScalarDialect {
+ public:
+  virtual ~ScalarDialect() = default;
+  // The function computing `fn` ("exp", "abs", "max", "isinf", ...) on values of type `t`.
+  virtual std::string math(const std::string& fn, DType t) const = 0;
+  virtual std::string float_literal(double v, DType d) const = 0;
+  // Rounds a float value to bf16 or f16 and back (a cast between floats).
+  virtual std::string round_to(const std::string& x, DType to) const = 0;
+  // A Load's value, as its compute type.
+  virtual std::string load(loop::Expr load) = 0;
+  // An index expression as integer code.
+  virtual std::string index(SymExpr e) = 0;
+};
+
+// The expression computing `e` from its operands' names (operand(i)); every op but
+// IndirectLoad, which needs statements (the emitters write it).
+std::string scalar_expr(loop::Expr e, const std::function<std::string(size_t)>& operand, ScalarDialect& d);
+
+// An index expression as C++ over int64 (or the CUDA kernels' index type through the t_
+// helpers): Python floor division and modulo.
+std::string index_code(SymExpr e, const std::function<std::string(SymExpr)>& symbol_name,
+                       const std::function<std::string(int64_t)>& literal = int_literal);
+
+}  // namespace toroid::codegen

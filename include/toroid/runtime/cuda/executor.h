@@ -1,0 +1,65 @@
+// The executor of a CUDA Wrapper IR program: the same lines as the CPU executor, with kernels
+// launched from cubins, buffers in device memory (the caching device allocator, or one
+// workspace the caller passes), matmuls through cuBLASLt, and the remaining ops (convolution,
+// fallbacks) run by their reference kernels on host copies of their operands.
+//
+// Tensors on this path are ops::HostTensor values whose storage is device memory (a HostStorage
+// adopting a device pointer): the metadata (sizes, strides, offset) works as on the CPU, and the
+// data is never touched on the host. to_device/to_host convert.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/ops/rt_value.h"
+#include "toroid/runtime/cuda/device_allocator.h"
+#include "toroid/runtime/cuda/nvrtc.h"
+#include "toroid/runtime/executor.h"
+#include "toroid/sym/shape_env.h"
+
+namespace toroid::runtime::cuda {
+
+// A device copy of a host value (tensors copied whole storage, so views stay views).
+ops::RtValue to_device(const ops::RtValue& host, Stream s = nullptr);
+// A host copy of a device value.
+ops::RtValue to_host(const ops::RtValue& device, Stream s = nullptr);
+// A device-resident tensor over `memory`.
+ops::HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int64_t> sizes,
+                              std::vector<int64_t> strides, int64_t offset);
+
+// The NVRTC requests of a program's kernels (one translation unit each).
+std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w);
+
+struct CudaRunOptions {
+  Stream stream = nullptr;  // default_stream()
+  // Workspace mode: every buffer the program allocates is carved out of this memory, as the
+  // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+class CudaExecutor {
+ public:
+  // Loads one module per kernel from `cubins` (in the program's kernel order).
+  CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins);
+  ~CudaExecutor();
+  CudaExecutor(const CudaExecutor&) = delete;
+  CudaExecutor& operator=(const CudaExecutor&) = delete;
+
+  // Inputs and outputs are device-resident; as Executor::run otherwise. Returns once the work is
+  // queued on the stream, except that a program that checks gather positions synchronizes to
+  // report an out of range one.
+  std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, sym::Binding binding,
+                                RunStats* stats = nullptr, const CudaRunOptions& options = {});
+
+  // The bytes a workspace needs for these sizes (every size must be known before the run).
+  size_t workspace_bytes(const sym::Binding& binding) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace toroid::runtime::cuda

@@ -1,0 +1,684 @@
+#include "toroid/codegen/cuda/cuda_kernel.h"
+
+#include <cmath>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "toroid/codegen/scalar.h"
+#include "toroid/support/error.h"
+
+namespace toroid::codegen::cuda {
+
+using loop::Buffer;
+using loop::BufferKind;
+using loop::Expr;
+using loop::Op;
+using loop::ReduceOp;
+
+namespace {
+
+// The type an element of `d` is stored as in device memory.
+std::string storage_type(DType d) {
+  if (d == DType::BFloat16) return "__nv_bfloat16";
+  if (d == DType::Float16) return "__half";
+  return compute_type(d);
+}
+
+// The accumulator type of a reduction whose body computes in `d`.
+const char* acc_type(ReduceOp r, DType d) {
+  if (r == ReduceOp::Any || r == ReduceOp::All) return "bool";
+  if (r == ReduceOp::Mean || r == ReduceOp::Var) return d == DType::Float64 ? "double" : "float";
+  if ((r == ReduceOp::Sum || r == ReduceOp::Prod) && !is_floating(d)) return "int64_t";
+  return compute_type(d);
+}
+
+std::string join(const std::vector<SymExpr>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + "]";
+}
+
+// A loop over a domain of kernel variables: the flat counter's unravelling and how each access
+// moves along the last variable.
+struct Domain {
+  std::vector<SymExpr> vars, sizes;
+  SymExpr last() const { return vars.back(); }
+};
+
+// How an access (a load or a member's store) moves with the last variable of a vectorized loop.
+struct Access {
+  enum class Kind { Contiguous, GroupInvariant, PerLane } kind = Kind::PerLane;
+  std::string array;          // Contiguous: the lane array
+  std::vector<SymExpr> align;  // Contiguous: values that must be multiples of V for 16-byte access
+};
+
+class Emitter : public ScalarDialect {
+ public:
+  Emitter(const sched::Kernel& k, const cpu::SymbolSlots& slots, const ShapeEnv& env)
+      : k_(k), slots_(slots), env_(env) {}
+
+  CudaKernel emit() {
+    CudaKernel out;
+    out.name = k_.name;
+    for (const sched::Member& m : k_.members) {
+      arg(m.buffer->storage);
+      for (Expr l : loop::loads(m.buffer->body)) arg(l.buffer()->storage);
+    }
+    bool flat = true;
+    for (const sched::Member& m : k_.members) flat = flat && m.inner && m.buffer->kind == BufferKind::Pointwise;
+    out.shape = flat ? CudaKernel::Shape::Flat : CudaKernel::Shape::Rows;
+    vector_width_ = choose_vector_width();
+
+    std::ostringstream body;
+    if (flat) emit_flat(body, out);
+    else emit_rows(body, out);
+
+    std::ostringstream os;
+    os << "// " << k_.name << ": outer " << join(k_.outer) << ", inner " << join(k_.inner) << " ("
+       << (flat ? "flat" : "one block per row") << ", " << vector_width_ << " elements per vector access)\n";
+    for (const sched::Member& m : k_.members) {
+      os << "//   " << m.buffer->name << " ("
+         << (m.buffer->kind == BufferKind::Reduction ? reduce_op_name(m.buffer->reduce) : m.inner ? "pointwise" : "outer pointwise")
+         << ") from";
+      for (const Node* n : m.buffer->origins) os << " " << n->target() << " " << describe_value(n->result(0));
+      os << "\n";
+    }
+    std::string params;
+    for (size_t i = 0; i < args_.size(); ++i)
+      params += (i ? ", " : "") + storage_type(args_[i]->dtype) + "* __restrict__ " + ptr(args_[i]);
+    for (const auto& [sym, slot] : used_syms_) params += (params.empty() ? "" : ", ") + std::string("int64_t ") + sym_name(sym) + "_p";
+    std::string call;
+    for (size_t i = 0; i < args_.size(); ++i) call += (i ? ", " : "") + ptr(args_[i]);
+    for (const auto& [sym, slot] : used_syms_) call += (call.empty() ? "" : ", ") + sym_name(sym) + "_p";
+    os << "template <class I>\nstatic __device__ __forceinline__ void " << k_.name << "_body(" << params << ") {\n";
+    for (const auto& [sym, slot] : used_syms_)
+      os << "  const I " << sym_name(sym) << " = static_cast<I>(" << sym_name(sym) << "_p);\n";
+    os << body.str() << "}\n";
+    for (const char* I : {"int32_t", "int64_t"}) {
+      if (std::string(I) == "int32_t" && !fits_i32_) continue;
+      os << "extern \"C\" __global__ void __launch_bounds__(1024) " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
+         << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << ");\n}\n";
+    }
+    out.source = os.str();
+    out.args = args_;
+    for (const auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);
+    out.index_sites = sites_;
+    out.vector_width = vector_width_;
+    out.has_i32 = fits_i32_;
+    return out;
+  }
+
+  // ScalarDialect: CUDA's math library.
+  std::string math(const std::string& fn, DType t) const override {
+    bool d = t == DType::Float64;
+    if (fn == "max") return "t_imax";
+    if (fn == "min") return "t_imin";
+    if (fn == "isinf") return "t_isinf";
+    if (fn == "abs") return d ? "fabs" : "fabsf";
+    if (fn == "nearbyint") return d ? "rint" : "rintf";
+    return d ? fn : fn + "f";
+  }
+  std::string float_literal(double v, DType d) const override {
+    bool dbl = d == DType::Float64;
+    if (std::isnan(v)) return dbl ? "t_nan_d()" : "t_nan_f()";
+    if (std::isinf(v)) return std::string("t_limits<") + (dbl ? "double" : "float") + ">::" + (v < 0 ? "lowest()" : "highest()");
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return std::string(dbl ? "double" : "float") + "(" + buf + ")";
+  }
+  std::string round_to(const std::string& x, DType to) const override {
+    return std::string(to == DType::BFloat16 ? "t_round_bf16" : "t_round_f16") + "(static_cast<float>(" + x + "))";
+  }
+  std::string load(Expr e) override { return element(e.buffer()->storage, index(e.index())); }
+  std::string index(SymExpr e) override {
+    return index_code(env_.simplify(e), [this](SymExpr s) { return name_of(s); },
+                      [this](int64_t v) {
+                        if (v >= (int64_t(1) << 31) || v < -(int64_t(1) << 31)) fits_i32_ = false;
+                        return "I(" + std::to_string(v) + ")";
+                      });
+  }
+
+ private:
+  const sched::Kernel& k_;
+  const cpu::SymbolSlots& slots_;
+  const ShapeEnv& env_;
+  std::vector<Buffer*> args_;
+  std::vector<std::pair<SymExpr, size_t>> used_syms_;
+  std::vector<cpu::CppKernel::IndexSite> sites_;
+  int tmp_ = 0;
+  int vector_width_ = 1;
+  bool fits_i32_ = true;
+  // Inside a lane loop: the last variable of the domain reads as its lane's value.
+  SymExpr lane_var_;
+  // Values of storages already computed for the current element or row (forwarded instead of
+  // reloaded): storage -> the name of its value as stored and loaded back.
+  std::unordered_map<const Buffer*, std::string> forwarded_;
+
+  std::string tmp() { return "t" + std::to_string(tmp_++); }
+  bool written(const Buffer* storage) const {
+    for (const sched::Member& m : k_.members)
+      if (m.buffer->storage == storage) return true;
+    return false;
+  }
+  std::string ptr(const Buffer* b) const { return "p_" + b->name; }
+  void arg(Buffer* b) {
+    for (Buffer* x : args_)
+      if (x == b) return;
+    args_.push_back(b);
+  }
+  std::string sym_name(SymExpr s) const { return "sym" + std::to_string(slots_.at(s)); }
+
+  bool is_kernel_var(SymExpr s) const {
+    for (size_t k = 0; k < k_.outer.size(); ++k)
+      if (s == sched::outer_var(k)) return true;
+    for (size_t k = 0; k < k_.inner.size(); ++k)
+      if (s == sched::inner_var(k)) return true;
+    return false;
+  }
+
+  std::string name_of(SymExpr s) {
+    const std::string& n = s.symbol().name;
+    if (lane_var_ && s == lane_var_) return n + "_l";
+    if (is_kernel_var(s)) return n;
+    auto it = slots_.find(s);
+    if (it == slots_.end()) user_error("kernel uses symbol " + n + " that no input binds");
+    for (auto& [x, slot] : used_syms_)
+      if (x == s) return sym_name(s);
+    used_syms_.emplace_back(s, it->second);
+    return sym_name(s);
+  }
+
+  std::string numel(const std::vector<SymExpr>& sizes) {
+    SymExpr n = SymExpr::integer(1);
+    for (SymExpr s : sizes) n = n * s;
+    return index(n);
+  }
+  SymExpr numel_expr(const std::vector<SymExpr>& sizes) const {
+    SymExpr n = SymExpr::integer(1);
+    for (SymExpr s : sizes) n = n * s;
+    return env_.simplify(n);
+  }
+
+  std::string element(const Buffer* storage, const std::string& pos) {
+    return "t_load(" + ptr(storage) + "[" + pos + "])";
+  }
+  // A value as it reads back after a store into `storage` (rounded to its dtype).
+  std::string stored_value(const Buffer* storage, const std::string& v) const {
+    DType d = storage->dtype;
+    if (d == DType::BFloat16 || d == DType::Float16) return round_to(v, d);
+    return std::string("static_cast<") + compute_type(d) + ">(" + v + ")";
+  }
+  std::string store(const Buffer* b, const std::string& pos, const std::string& v) const {
+    const Buffer* s = b->storage;
+    return ptr(s) + "[" + pos + "] = t_store<" + storage_type(s->dtype) + ">::from(" + v + ");\n";
+  }
+
+  int choose_vector_width() const {
+    int smallest = 16;
+    bool any = false;
+    for (const sched::Member& m : k_.members) {
+      smallest = std::min(smallest, dtype_size(m.buffer->storage->dtype));
+      any = true;
+      for (Expr l : loop::loads(m.buffer->body)) smallest = std::min(smallest, dtype_size(l.buffer()->storage->dtype));
+    }
+    if (!any || (k_.outer.empty() && k_.inner.empty())) return 1;
+    return std::min(8, 16 / smallest);
+  }
+
+  // Declarations of the domain variables from the flat counter `flat`.
+  void unravel(std::ostream& os, const std::string& ind, const Domain& d, const std::string& flat) {
+    std::string rest = flat;
+    for (size_t k = d.vars.size(); k-- > 0;) {
+      std::string v = d.vars[k].symbol().name;
+      if (k == 0) {
+        os << ind << "const I " << v << " = " << rest << ";\n";
+      } else {
+        std::string s = index(d.sizes[k]);
+        os << ind << "const I " << v << " = " << rest << " % " << s << ";\n";
+        rest = "(" + rest + " / " + s + ")";
+      }
+    }
+  }
+
+  int64_t site_id(const Node* n, int64_t dim) {
+    for (size_t k = 0; k < sites_.size(); ++k)
+      if (sites_[k].node == n && sites_[k].dim == dim) return static_cast<int64_t>(k) + 1;
+    sites_.push_back({n, dim});
+    return static_cast<int64_t>(sites_.size());
+  }
+
+  std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
+                                 std::unordered_map<Expr, std::string>& names) {
+    std::string at = index(e.index()), ok;
+    for (size_t k = 0; k < e.operands().size(); ++k) {
+      std::string t = tmp();
+      os << ind << "const int64_t " << t << " = t_index_check(static_cast<int64_t>(" << names.at(e.operand(k))
+         << "), static_cast<int64_t>(" << index(e.size(k)) << "), " << (e.wraps() ? "true" : "false") << ", "
+         << site_id(e.site(), e.indirect_dim(k)) << ");\n";
+      at += " + static_cast<I>(" + t + ") * " + index(e.stride(k));
+      ok += (k ? " && " : "") + t + " >= 0";
+    }
+    const char* T = compute_type(e.dtype());
+    return "(" + ok + " ? " + T + "(" + element(e.buffer()->storage, at) + ") : " + T + "())";
+  }
+
+  // SSA statements for `root`; returns the name of its value.
+  std::string value(std::ostream& os, const std::string& ind, Expr root, std::unordered_map<Expr, std::string>& names) {
+    for (Expr l : loop::loads(root)) {
+      auto it = forwarded_.find(l.buffer()->storage);
+      if (l.op() == Op::Load && it != forwarded_.end()) names.emplace(l, it->second);
+    }
+    loop::visit(root, [&](Expr e) {
+      if (names.count(e)) return;
+      std::string v = e.op() == Op::IndirectLoad
+                          ? indirect_load_expr(os, ind, e, names)
+                          : scalar_expr(e, [&](size_t i) { return names.at(e.operand(i)); }, *this);
+      if (e.op() == Op::Const) {
+        names[e] = v;
+        return;
+      }
+      std::string t = tmp();
+      os << ind << "const " << compute_type(e.dtype()) << " " << t << " = " << v << ";\n";
+      names[e] = t;
+    });
+    return names.at(root);
+  }
+
+  // How `position` (a storage position in kernel variables) moves along the domain's last variable.
+  Access classify(SymExpr position, const Domain& d) const {
+    Access a;
+    SymExpr p = env_.simplify(position);
+    auto depends = [&](SymExpr e, SymExpr var) {
+      for (SymExpr s : e.free_symbols())
+        if (s == var) return true;
+      return false;
+    };
+    if (!depends(p, d.last())) {
+      a.kind = Access::Kind::GroupInvariant;
+      return a;
+    }
+    auto step = [&](SymExpr var) {
+      return env_.simplify(sym::substitute(p, [&](SymExpr s) { return s == var ? s + SymExpr::integer(1) : s; }) - p);
+    };
+    if (step(d.last()) != SymExpr::integer(1)) return a;
+    for (SymExpr v : d.vars) {
+      SymExpr c = step(v);
+      for (SymExpr dv : d.vars)
+        if (depends(c, dv)) return a;  // not affine
+      if (v != d.last()) a.align.push_back(c);
+    }
+    a.align.push_back(env_.simplify(sym::substitute(p, [&](SymExpr s) {
+      for (SymExpr v : d.vars)
+        if (s == v) return SymExpr::integer(0);
+      return s;
+    })));
+    a.kind = Access::Kind::Contiguous;
+    return a;
+  }
+
+  // A loop over `d` from `start` by `step`, running `group` (members of this kernel) for each
+  // element: vectorized when V > 1 and the run-time checks pass, with a scalar path and tail.
+  // Reductions accumulate into their per-thread partials (declared by the caller).
+  void emit_loop(std::ostream& os, const std::string& ind, const Domain& d, const std::string& start,
+                 const std::string& step, const std::vector<const sched::Member*>& group,
+                 const std::unordered_map<const Buffer*, std::string>& partials) {
+    const int V = vector_width_;
+    std::string in2 = ind + "  ", in3 = in2 + "  ", in4 = in3 + "  ";
+    std::string n = tmp();
+    os << ind << "{\n" << in2 << "const I " << n << " = " << numel(d.sizes) << ";\n";
+    // Loads that do not move in this loop are read once, before it (when it runs at all).
+    std::unordered_map<Expr, std::string> hoisted;
+    std::unordered_set<const Buffer*> own;  // storages this group writes: never hoisted or vector-read
+    for (const sched::Member* m : group) own.insert(m->buffer->storage);
+    for (const sched::Member* m : group)
+      for (Expr l : loop::loads(sched::member_body(*m))) {
+        if (l.op() != Op::Load || hoisted.count(l) || own.count(l.buffer()->storage) || forwarded_.count(l.buffer()->storage))
+          continue;
+        bool moves = false;
+        for (SymExpr s : env_.simplify(l.index()).free_symbols())
+          for (SymExpr v : d.vars) moves = moves || s == v;
+        if (moves) continue;
+        std::string t = tmp();
+        const char* T = compute_type(l.dtype());
+        os << in2 << "const " << T << " " << t << " = " << n << " > 0 ? " << T << "(" << load(l) << ") : " << T << "();\n";
+        hoisted[l] = t;
+      }
+    std::string done = tmp();
+    os << in2 << "I " << done << " = 0;\n";
+    if (V > 1) emit_vector_loop(os, in2, d, n, done, start, step, group, partials, hoisted, own);
+    // The scalar path (and the tail of a vectorized 1-D loop).
+    std::string f = tmp();
+    os << in2 << "for (I " << f << " = " << done << " + " << start << "; " << f << " < " << n << "; " << f << " += " << step << ") {\n";
+    unravel(os, in3, d, f);
+    std::unordered_map<Expr, std::string> names = hoisted;
+    auto saved = forwarded_;
+    for (const sched::Member* m : group) {
+      std::string v = value(os, in3, sched::member_body(*m), names);
+      finish_element(os, in3, *m, v, f, partials, index(sched::member_store_position(*m)));
+    }
+    forwarded_ = saved;
+    os << in2 << "}\n" << ind << "}\n";
+  }
+
+  // After an element's value `v` of member m: the store (pointwise) or the partial's update.
+  void finish_element(std::ostream& os, const std::string& ind, const sched::Member& m, const std::string& v,
+                      const std::string& flat, const std::unordered_map<const Buffer*, std::string>& partials,
+                      const std::string& pos) {
+    const Buffer* b = m.buffer;
+    if (b->kind == BufferKind::Pointwise) {
+      if (!pos.empty()) os << ind << store(b, pos, v);
+      forwarded_[b->storage] = stored_value(b->storage, v);
+      return;
+    }
+    const std::string& acc = partials.at(b);
+    DType d = sched::member_body(m).dtype();
+    std::string A = acc_type(b->reduce, d);
+    std::string x = "static_cast<" + A + ">(" + v + ")";
+    switch (b->reduce) {
+      case ReduceOp::Sum:
+      case ReduceOp::Mean: os << ind << acc << " += " << x << ";\n"; break;
+      case ReduceOp::Prod: os << ind << acc << " *= " << x << ";\n"; break;
+      case ReduceOp::Max: os << ind << acc << " = " << (is_floating(d) ? "t_maximum" : "t_imax") << "(" << acc << ", " << x << ");\n"; break;
+      case ReduceOp::Min: os << ind << acc << " = " << (is_floating(d) ? "t_minimum" : "t_imin") << "(" << acc << ", " << x << ");\n"; break;
+      case ReduceOp::Any: os << ind << acc << " = " << acc << " || static_cast<bool>(" << v << ");\n"; break;
+      case ReduceOp::All: os << ind << acc << " = " << acc << " && static_cast<bool>(" << v << ");\n"; break;
+      case ReduceOp::Var: os << ind << acc << " = t_welford_add(" << acc << ", " << x << ");\n"; break;
+      case ReduceOp::ArgMax:
+      case ReduceOp::ArgMin:
+        os << ind << acc << " = t_arg_pick<" << compute_type(d) << ", " << (b->reduce == ReduceOp::ArgMax ? "true" : "false")
+           << ">(" << acc << ", t_arg<" << compute_type(d) << ">{" << v << ", static_cast<int64_t>(" << flat << "), true});\n";
+        break;
+    }
+  }
+
+  void emit_vector_loop(std::ostream& os, const std::string& ind, const Domain& d, const std::string& n,
+                        const std::string& done, const std::string& start, const std::string& step,
+                        const std::vector<const sched::Member*>& group,
+                        const std::unordered_map<const Buffer*, std::string>& partials,
+                        const std::unordered_map<Expr, std::string>& hoisted, const std::unordered_set<const Buffer*>& own) {
+    const int V = vector_width_;
+    const std::string Vs = std::to_string(V);
+    std::string in2 = ind + "  ", in3 = in2 + "  ", in4 = in3 + "  ";
+    // Classify the loads (in first-use order) and the pointwise stores.
+    std::vector<std::pair<Expr, Access>> loads;
+    std::unordered_set<Expr> seen;
+    for (const sched::Member* m : group)
+      for (Expr l : loop::loads(sched::member_body(*m))) {
+        if (l.op() != Op::Load || hoisted.count(l) || own.count(l.buffer()->storage) || forwarded_.count(l.buffer()->storage) ||
+            !seen.insert(l).second)
+          continue;
+        loads.emplace_back(l, classify(l.index(), d));
+      }
+    std::vector<Access> stores;
+    for (const sched::Member* m : group)
+      stores.push_back(m->buffer->kind == BufferKind::Pointwise ? classify(sched::member_store_position(*m), d) : Access{});
+    // The run-time condition: whole groups along the last dim, aligned contiguous accesses.
+    std::string cond = Vs + " > 1";
+    if (d.vars.size() > 1) cond += " && " + index(d.sizes.back()) + " % " + Vs + " == 0";
+    auto add_align = [&](const Access& a, const Buffer* storage) {
+      if (a.kind != Access::Kind::Contiguous) return;
+      for (SymExpr e : a.align)
+        if (e.as_int() != std::optional<int64_t>(0)) cond += " && (" + index(e) + ") % " + Vs + " == 0";
+      cond += " && t_aligned16(" + ptr(storage) + ")";
+    };
+    for (auto& [l, a] : loads) add_align(a, l.buffer()->storage);
+    for (size_t i = 0; i < group.size(); ++i) add_align(stores[i], group[i]->buffer->storage);
+    os << ind << "if (" << cond << ") {\n";
+    std::string groups = tmp(), g = tmp(), f0 = tmp();
+    os << in2 << "const I " << groups << " = " << n << " / " << Vs << ";\n";
+    os << in2 << "for (I " << g << " = " << start << "; " << g << " < " << groups << "; " << g << " += " << step << ") {\n";
+    os << in3 << "const I " << f0 << " = " << g << " * " << Vs << ";\n";
+    unravel(os, in3, d, f0);
+    std::unordered_map<Expr, std::string> names = hoisted;
+    for (auto& [l, a] : loads) {
+      if (a.kind == Access::Kind::PerLane) continue;
+      const Buffer* s = l.buffer()->storage;
+      std::string t = tmp();
+      if (a.kind == Access::Kind::GroupInvariant) {
+        const char* T = compute_type(l.dtype());
+        os << in3 << "const " << T << " " << t << " = " << load(l) << ";\n";
+        names[l] = t;
+      } else {
+        os << in3 << storage_type(s->dtype) << " " << t << "[" << Vs << "];\n";
+        os << in3 << "t_vload<" << Vs << ", " << (written(s) ? "false" : "true") << ">(" << t << ", " << ptr(s) << " + "
+           << index(l.index()) << ");\n";
+        names[l] = "t_load(" + t + "[j])";
+      }
+    }
+    std::vector<std::string> arrays(group.size());
+    for (size_t i = 0; i < group.size(); ++i)
+      if (stores[i].kind == Access::Kind::Contiguous) {
+        arrays[i] = tmp();
+        os << in3 << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
+      }
+    os << in3 << "#pragma unroll\n" << in3 << "for (int j = 0; j < " << Vs << "; ++j) {\n";
+    os << in4 << "const I " << d.last().symbol().name << "_l = " << d.last().symbol().name << " + j;\n";
+    os << in4 << "(void)" << d.last().symbol().name << "_l;\n";
+    lane_var_ = d.last();
+    auto saved = forwarded_;
+    for (size_t i = 0; i < group.size(); ++i) {
+      const sched::Member& m = *group[i];
+      std::string v = value(os, in4, sched::member_body(m), names);
+      std::string pos;
+      if (m.buffer->kind == BufferKind::Pointwise && stores[i].kind == Access::Kind::Contiguous)
+        os << in4 << arrays[i] << "[j] = t_store<" << storage_type(m.buffer->storage->dtype) << ">::from(" << v << ");\n";
+      else if (m.buffer->kind == BufferKind::Pointwise)
+        pos = index(sched::member_store_position(m));
+      finish_element(os, in4, m, v, f0 + " + j", partials, pos);
+    }
+    forwarded_ = saved;
+    lane_var_ = SymExpr();
+    os << in3 << "}\n";
+    for (size_t i = 0; i < group.size(); ++i)
+      if (!arrays[i].empty())
+        os << in3 << "t_vstore<" << Vs << ">(" << ptr(group[i]->buffer->storage) << " + "
+           << index(sched::member_store_position(*group[i])) << ", " << arrays[i] << ");\n";
+    os << in2 << "}\n";
+    os << in2 << done << " = " << groups << " * " << Vs << ";\n";
+    os << ind << "}\n";
+  }
+
+  void emit_flat(std::ostream& os, CudaKernel& out) {
+    Domain d;
+    for (size_t k = 0; k < k_.outer.size(); ++k) d.vars.push_back(sched::outer_var(k)), d.sizes.push_back(k_.outer[k]);
+    for (size_t k = 0; k < k_.inner.size(); ++k) d.vars.push_back(sched::inner_var(k)), d.sizes.push_back(k_.inner[k]);
+    std::vector<SymExpr> all = k_.outer;
+    all.insert(all.end(), k_.inner.begin(), k_.inner.end());
+    out.rows = SymExpr::integer(1);
+    out.elements = numel_expr(all);
+    std::vector<const sched::Member*> group;
+    for (const sched::Member& m : k_.members) group.push_back(&m);
+    if (d.vars.empty()) {  // a 0-dim result: one element
+      os << "  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n";
+      std::unordered_map<Expr, std::string> names;
+      for (const sched::Member* m : group) {
+        std::string v = value(os, "  ", sched::member_body(*m), names);
+        finish_element(os, "  ", *m, v, "0", {}, index(sched::member_store_position(*m)));
+      }
+      vector_width_ = 1;
+      return;
+    }
+    emit_loop(os, "  ", d, "static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x)",
+              "static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x)", group, {});
+  }
+
+  // A row of the outer domain per block; members in order, consecutive inner ones sharing a loop.
+  void emit_rows(std::ostream& os, CudaKernel& out) {
+    out.rows = numel_expr(k_.outer);
+    out.elements = numel_expr(k_.inner);
+    Domain outer, inner;
+    for (size_t k = 0; k < k_.outer.size(); ++k) outer.vars.push_back(sched::outer_var(k)), outer.sizes.push_back(k_.outer[k]);
+    for (size_t k = 0; k < k_.inner.size(); ++k) inner.vars.push_back(sched::inner_var(k)), inner.sizes.push_back(k_.inner[k]);
+    std::string ind = "  ";
+    if (!outer.vars.empty()) {
+      os << ind << "const I n_rows = " << numel(outer.sizes) << ";\n";
+      os << ind << "for (I row = blockIdx.x; row < n_rows; row += gridDim.x) {\n";
+      ind += "  ";
+      unravel(os, ind, outer, "row");
+    } else {
+      os << ind << "if (blockIdx.x == 0) {\n";
+      ind += "  ";
+    }
+    std::unordered_set<const Buffer*> inner_written;  // by earlier loops of this row
+    size_t i = 0;
+    while (i < k_.members.size()) {
+      const sched::Member& m = k_.members[i];
+      if (!m.inner && m.buffer->kind == BufferKind::Pointwise) {
+        emit_outer_member(os, ind, m);
+        ++i;
+        continue;
+      }
+      // A loop group: consecutive inner members, none reading a reduction of the same group.
+      std::vector<const sched::Member*> group;
+      std::unordered_set<const Buffer*> reductions;
+      while (i < k_.members.size()) {
+        const sched::Member& x = k_.members[i];
+        if (!x.inner && x.buffer->kind == BufferKind::Pointwise) break;
+        bool reads_group_reduction = false;
+        for (Expr l : loop::loads(x.buffer->body)) reads_group_reduction = reads_group_reduction || reductions.count(l.buffer()->storage);
+        if (reads_group_reduction) break;
+        if (x.buffer->kind == BufferKind::Reduction) reductions.insert(x.buffer->storage);
+        group.push_back(&x);
+        ++i;
+      }
+      bool reads_earlier = false;
+      for (const sched::Member* x : group)
+        for (Expr l : loop::loads(x->buffer->body)) reads_earlier = reads_earlier || inner_written.count(l.buffer()->storage);
+      if (reads_earlier) os << ind << "__syncthreads();  // earlier loops' stores, by other threads\n";
+      emit_row_group(os, ind, inner, group);
+      for (const sched::Member* x : group)
+        if (x->inner) inner_written.insert(x->buffer->storage);
+    }
+    os << "  }\n";
+  }
+
+  void emit_outer_member(std::ostream& os, const std::string& ind, const sched::Member& m) {
+    std::unordered_map<Expr, std::string> names;
+    std::string v = value(os, ind, sched::member_body(m), names);
+    os << ind << "if (threadIdx.x == 0) " << store(m.buffer, index(sched::member_store_position(m)), v);
+    std::string t = tmp();
+    os << ind << "const " << compute_type(m.buffer->storage->dtype) << " " << t << " = " << stored_value(m.buffer->storage, v)
+       << ";\n" << ind << "(void)" << t << ";\n";
+    forwarded_[m.buffer->storage] = t;
+  }
+
+  void emit_row_group(std::ostream& os, const std::string& ind, const Domain& inner,
+                      const std::vector<const sched::Member*>& group) {
+    std::unordered_map<const Buffer*, std::string> partials;
+    for (const sched::Member* m : group) {
+      const Buffer* b = m->buffer;
+      if (b->kind != BufferKind::Reduction) continue;
+      DType d = sched::member_body(*m).dtype();
+      std::string A = acc_type(b->reduce, d), p = tmp();
+      switch (b->reduce) {
+        case ReduceOp::Sum:
+        case ReduceOp::Mean: os << ind << A << " " << p << " = 0;\n"; break;
+        case ReduceOp::Prod: os << ind << A << " " << p << " = 1;\n"; break;
+        case ReduceOp::Max: os << ind << A << " " << p << " = t_limits<" << A << ">::lowest();\n"; break;
+        case ReduceOp::Min: os << ind << A << " " << p << " = t_limits<" << A << ">::highest();\n"; break;
+        case ReduceOp::Any: os << ind << "bool " << p << " = false;\n"; break;
+        case ReduceOp::All: os << ind << "bool " << p << " = true;\n"; break;
+        case ReduceOp::Var: os << ind << "t_welford<" << A << "> " << p << " = {0, 0, 0};\n"; break;
+        case ReduceOp::ArgMax:
+        case ReduceOp::ArgMin:
+          os << ind << "t_arg<" << compute_type(d) << "> " << p << " = {" << compute_type(d) << "(), 0, false};\n";
+          break;
+      }
+      partials[b] = p;
+    }
+    if (inner.vars.empty()) {  // reductions over nothing and pointwise of the row: one element
+      os << ind << "{\n";
+      std::unordered_map<Expr, std::string> names;
+      for (const sched::Member* m : group) {
+        std::string v = value(os, ind + "  ", sched::member_body(*m), names);
+        std::string pos = m->buffer->kind == BufferKind::Pointwise ? index(sched::member_store_position(*m)) : "";
+        if (!pos.empty()) os << ind << "  if (threadIdx.x == 0) " << store(m->buffer, pos, v);
+        finish_element(os, ind + "  ", *m, v, "0", partials, "");
+        if (m->buffer->kind == BufferKind::Pointwise) forwarded_.erase(m->buffer->storage);
+      }
+      os << ind << "}\n";
+      // Every thread computed the same single element; keep one.
+      for (auto& [b, p] : partials) os << ind << "if (threadIdx.x != 0) " << p << " = " << identity_of(*b, p) << ";\n";
+    } else {
+      emit_loop(os, ind, inner, "static_cast<I>(threadIdx.x)", "static_cast<I>(blockDim.x)", group, partials);
+    }
+    for (const sched::Member* m : group) {
+      const Buffer* b = m->buffer;
+      if (b->kind != BufferKind::Reduction) continue;
+      DType d = sched::member_body(*m).dtype();
+      std::string A = acc_type(b->reduce, d), p = partials.at(b), r = tmp(), sm = tmp();
+      std::string n_red = numel(b->reduction_sizes);
+      switch (b->reduce) {
+        case ReduceOp::Sum:
+        case ReduceOp::Mean:
+        case ReduceOp::Prod:
+        case ReduceOp::Max:
+        case ReduceOp::Min:
+        case ReduceOp::Any:
+        case ReduceOp::All: {
+          std::string f = b->reduce == ReduceOp::Prod ? "a * b"
+                          : b->reduce == ReduceOp::Max ? (is_floating(d) ? "t_maximum(a, b)" : "t_imax(a, b)")
+                          : b->reduce == ReduceOp::Min ? (is_floating(d) ? "t_minimum(a, b)" : "t_imin(a, b)")
+                          : b->reduce == ReduceOp::Any ? "a || b"
+                          : b->reduce == ReduceOp::All ? "a && b"
+                                                       : "a + b";
+          os << ind << "__shared__ " << A << " " << sm << "[32];\n";
+          os << ind << A << " " << r << " = t_block_reduce(" << p << ", [](" << A << " a, " << A << " b) { return " << f
+             << "; }, " << sm << ");\n";
+          if (b->reduce == ReduceOp::Mean) os << ind << r << " = " << r << " / static_cast<" << A << ">(" << n_red << ");\n";
+          break;
+        }
+        case ReduceOp::Var: {
+          char corr[64];
+          std::snprintf(corr, sizeof corr, "%.17g", b->correction);
+          os << ind << "__shared__ t_welford<" << A << "> " << sm << "[32];\n";
+          std::string w = tmp();
+          os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford(" << p << ", " << sm << ");\n";
+          os << ind << "const " << A << " " << r << " = " << w << ".m2 / t_imax<" << A << ">(" << A << "(0), static_cast<" << A
+             << ">(" << n_red << ") - " << A << "(" << corr << "));\n";
+          break;
+        }
+        case ReduceOp::ArgMax:
+        case ReduceOp::ArgMin: {
+          std::string T = compute_type(d), mx = b->reduce == ReduceOp::ArgMax ? "true" : "false";
+          os << ind << "__shared__ t_arg<" << T << "> " << sm << "[32];\n";
+          os << ind << "const int64_t " << r << " = t_block_arg<" << T << ", " << mx << ">(" << p << ", " << sm << ").i;\n";
+          break;
+        }
+      }
+      os << ind << "if (threadIdx.x == 0) " << store(b, index(sched::member_store_position(*m)), r);
+      std::string t = tmp();
+      os << ind << "const " << compute_type(b->storage->dtype) << " " << t << " = " << stored_value(b->storage, r) << ";\n"
+         << ind << "(void)" << t << ";\n";
+      forwarded_[b->storage] = t;
+    }
+  }
+
+  // The identity a partial resets to (so that one thread's single element counts once).
+  std::string identity_of(const Buffer& b, const std::string& p) const {
+    switch (b.reduce) {
+      case ReduceOp::Sum:
+      case ReduceOp::Mean: return "0";
+      case ReduceOp::Prod: return "1";
+      case ReduceOp::Max: return "t_limits<decltype(" + p + ")>::lowest()";
+      case ReduceOp::Min: return "t_limits<decltype(" + p + ")>::highest()";
+      case ReduceOp::Any: return "false";
+      case ReduceOp::All: return "true";
+      case ReduceOp::Var: return "{0, 0, 0}";
+      case ReduceOp::ArgMax:
+      case ReduceOp::ArgMin: return "{" + p + ".v, 0, false}";
+    }
+    return "0";
+  }
+};
+
+}  // namespace
+
+CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const cpu::SymbolSlots& slots, const ShapeEnv& env) {
+  return Emitter(kernel, slots, env).emit();
+}
+
+std::string cuda_translation_unit(const CudaKernel& k) { return cuda_prelude() + "\n" + k.source; }
+
+}  // namespace toroid::codegen::cuda

@@ -1,0 +1,286 @@
+// The helpers generated CUDA kernels use: integer types without the standard library (NVRTC has
+// none), 16-bit float conversion, Python-style integer division, NaN-propagating max/min, 16-byte
+// vector loads and stores, warp and block reductions, and the index-error record.
+#include "toroid/codegen/cuda/cuda_kernel.h"
+
+namespace toroid::codegen::cuda {
+
+const std::string& cuda_prelude() {
+  static const std::string text = R"(#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#ifdef __CUDACC_RTC__
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define INT64_C(x) x##LL
+#define INT64_MIN (-INT64_C(9223372036854775807) - 1)
+#else
+#include <cstdint>
+#endif
+
+#define T_DEV __device__ __forceinline__
+
+template <class T> struct t_limits;
+template <> struct t_limits<float> {
+  static T_DEV float lowest() { return -__int_as_float(0x7f800000); }
+  static T_DEV float highest() { return __int_as_float(0x7f800000); }
+};
+template <> struct t_limits<double> {
+  static T_DEV double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  static T_DEV double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+template <> struct t_limits<bool> {
+  static T_DEV bool lowest() { return false; }
+  static T_DEV bool highest() { return true; }
+};
+template <> struct t_limits<uint8_t> {
+  static T_DEV uint8_t lowest() { return 0; }
+  static T_DEV uint8_t highest() { return 255; }
+};
+template <> struct t_limits<int8_t> {
+  static T_DEV int8_t lowest() { return -128; }
+  static T_DEV int8_t highest() { return 127; }
+};
+template <> struct t_limits<int16_t> {
+  static T_DEV int16_t lowest() { return -32768; }
+  static T_DEV int16_t highest() { return 32767; }
+};
+template <> struct t_limits<int32_t> {
+  static T_DEV int32_t lowest() { return -2147483647 - 1; }
+  static T_DEV int32_t highest() { return 2147483647; }
+};
+template <> struct t_limits<int64_t> {
+  static T_DEV int64_t lowest() { return INT64_MIN; }
+  static T_DEV int64_t highest() { return INT64_C(9223372036854775807); }
+};
+T_DEV float t_nan_f() { return __int_as_float(0x7fc00000); }
+T_DEV double t_nan_d() { return __longlong_as_double(0x7ff8000000000000LL); }
+
+T_DEV float t_round_bf16(float f) { return __bfloat162float(__float2bfloat16_rn(f)); }
+T_DEV float t_round_f16(float f) { return __half2float(__float2half_rn(f)); }
+
+template <class I> T_DEV I t_floordiv(I a, I b) {
+  if (b == 0) return 0;
+  I q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+template <class I> T_DEV I t_mod(I a, I b) {
+  if (b == 0) return 0;
+  I r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+template <class I> T_DEV I t_imin(I a, I b) { return a < b ? a : b; }
+template <class I> T_DEV I t_imax(I a, I b) { return a > b ? a : b; }
+template <class I> T_DEV I t_truncdiv(I a, I b) { return b == 0 ? I(0) : I(a / b); }
+template <class I> T_DEV I t_fmod(I a, I b) { return b == 0 ? I(0) : I(a % b); }
+template <class T> T_DEV T t_floordiv_f(T a, T b) {
+  if (b == 0) return a / b;
+  T m = fmod(a, b);
+  T d = (a - m) / b;
+  if (m != 0 && ((b < 0) != (m < 0))) d -= 1;
+  if (d == 0) return copysign(T(0), a / b);
+  T f = floor(d);
+  if (d - f > T(0.5)) f += 1;
+  return f;
+}
+template <class T> T_DEV T t_remainder_f(T a, T b) {
+  T r = fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+template <class T> T_DEV T t_maximum(T a, T b) { return (a != a) ? a : ((b != b) ? b : (a > b ? a : b)); }
+template <class T> T_DEV T t_minimum(T a, T b) { return (a != a) ? a : ((b != b) ? b : (a < b ? a : b)); }
+template <class T> T_DEV T t_relu(T a) { return a < T(0) ? T(0) : a; }
+template <class T> T_DEV T t_sign(T a) { return static_cast<T>((T(0) < a) - (a < T(0))); }
+template <class T> T_DEV bool t_isinf(T a) { return a == t_limits<T>::highest() || a == t_limits<T>::lowest(); }
+template <class T> T_DEV T t_ipow(T base, T exp) {
+  if (exp < 0) return base == 1 ? 1 : (base == -1 ? ((exp & 1) ? -1 : 1) : 0);
+  T r = 1;
+  while (exp) {
+    if (exp & 1) r *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return r;
+}
+T_DEV float t_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
+T_DEV double t_sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
+
+// Element conversions between storage and compute types.
+T_DEV float t_load(const __nv_bfloat16& x) { return __bfloat162float(x); }
+T_DEV float t_load(const __half& x) { return __half2float(x); }
+template <class T> T_DEV T t_load(const T& x) { return x; }
+template <class S> struct t_store;
+template <> struct t_store<__nv_bfloat16> {
+  template <class V> static T_DEV __nv_bfloat16 from(V v) { return __float2bfloat16_rn(static_cast<float>(v)); }
+};
+template <> struct t_store<__half> {
+  template <class V> static T_DEV __half from(V v) { return __float2half_rn(static_cast<float>(v)); }
+};
+template <class S> struct t_store {
+  template <class V> static T_DEV S from(V v) { return static_cast<S>(v); }
+};
+
+// N elements at p (16-byte aligned when N * sizeof(T) is a multiple of 16), in 16- or 8-byte
+// transactions; through the read-only cache (NC) only for storages the kernel never writes.
+template <class V, bool NC> T_DEV V t_ld(const V* p) {
+  if constexpr (NC) return __ldg(p);
+  else return *p;
+}
+template <int N, bool NC, class T> T_DEV void t_vload(T (&dst)[N], const T* __restrict__ p) {
+  constexpr int bytes = N * int(sizeof(T));
+  if constexpr (bytes % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < bytes / 16; ++k) reinterpret_cast<uint4*>(dst)[k] = t_ld<uint4, NC>(reinterpret_cast<const uint4*>(p) + k);
+  } else if constexpr (bytes % 8 == 0) {
+#pragma unroll
+    for (int k = 0; k < bytes / 8; ++k) reinterpret_cast<uint2*>(dst)[k] = t_ld<uint2, NC>(reinterpret_cast<const uint2*>(p) + k);
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst[k] = p[k];
+  }
+}
+template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[N]) {
+  constexpr int bytes = N * int(sizeof(T));
+  if constexpr (bytes % 16 == 0) {
+#pragma unroll
+    for (int k = 0; k < bytes / 16; ++k) reinterpret_cast<uint4*>(p)[k] = reinterpret_cast<const uint4*>(src)[k];
+  } else if constexpr (bytes % 8 == 0) {
+#pragma unroll
+    for (int k = 0; k < bytes / 8; ++k) reinterpret_cast<uint2*>(p)[k] = reinterpret_cast<const uint2*>(src)[k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) p[k] = src[k];
+  }
+}
+template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
+
+// Warp and block reductions. Every thread of the block calls t_block_reduce with the same
+// function; every thread gets the result. `sm` holds 32 partials; the leading barrier lets
+// consecutive reductions reuse it.
+template <class T> T_DEV T t_shfl_xor(T v, int m) {
+  if constexpr (sizeof(T) == 8) {
+    long long x;
+    memcpy(&x, &v, 8);
+    x = __shfl_xor_sync(0xffffffffu, x, m);
+    memcpy(&v, &x, 8);
+    return v;
+  } else if constexpr (sizeof(T) == 4) {
+    int x;
+    memcpy(&x, &v, 4);
+    x = __shfl_xor_sync(0xffffffffu, x, m);
+    memcpy(&v, &x, 4);
+    return v;
+  } else {
+    return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), m));
+  }
+}
+template <class T, class F> T_DEV T t_warp_reduce(T v, F f) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) v = f(v, t_shfl_xor(v, m));
+  return v;
+}
+template <class T, class F> T_DEV T t_block_reduce(T v, F f, T* sm) {
+  v = t_warp_reduce(v, f);
+  if (blockDim.x <= 32) return v;
+  const int warps = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = v;
+  __syncthreads();
+  T r = sm[0];
+  for (int w = 1; w < warps; ++w) r = f(r, sm[w]);
+  return r;
+}
+// Welford partials (count, mean, M2), merged with Chan's formula.
+template <class A> struct t_welford {
+  A n, mean, m2;
+};
+template <class A> T_DEV t_welford<A> t_welford_add(t_welford<A> w, A x) {
+  w.n += A(1);
+  const A d = x - w.mean;
+  w.mean += d / w.n;
+  w.m2 += d * (x - w.mean);
+  return w;
+}
+template <class A> T_DEV t_welford<A> t_welford_merge(t_welford<A> a, t_welford<A> b) {
+  const A n = a.n + b.n;
+  if (n == A(0)) return a;
+  const A d = b.mean - a.mean, fb = b.n / n;
+  return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
+}
+template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m) {
+  return {t_shfl_xor(w.n, m), t_shfl_xor(w.mean, m), t_shfl_xor(w.m2, m)};
+}
+template <class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<A>* sm) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) w = t_welford_merge(w, t_welford_shfl(w, m));
+  if (blockDim.x <= 32) return w;
+  const int warps = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = w;
+  __syncthreads();
+  t_welford<A> r = sm[0];
+  for (int k = 1; k < warps; ++k) r = t_welford_merge(r, sm[k]);
+  return r;
+}
+// Arg reductions: (value, flat position); NaN wins, then the better value, then the first position.
+template <class T> struct t_arg {
+  T v;
+  int64_t i;
+  bool valid;
+};
+template <class T, bool Max> T_DEV t_arg<T> t_arg_pick(t_arg<T> a, t_arg<T> b) {
+  if (!a.valid) return b;
+  if (!b.valid) return a;
+  const bool an = a.v != a.v, bn = b.v != b.v;
+  if (an || bn) return an && bn ? (a.i <= b.i ? a : b) : (an ? a : b);
+  if (Max ? a.v > b.v : a.v < b.v) return a;
+  if (Max ? b.v > a.v : b.v < a.v) return b;
+  return a.i <= b.i ? a : b;
+}
+template <class T, bool Max> T_DEV t_arg<T> t_block_arg(t_arg<T> a, t_arg<T>* sm) {
+#pragma unroll
+  for (int m = 16; m > 0; m >>= 1) {
+    t_arg<T> o{t_shfl_xor(a.v, m), t_shfl_xor(a.i, m), static_cast<bool>(t_shfl_xor(static_cast<int>(a.valid), m))};
+    a = t_arg_pick<T, Max>(a, o);
+  }
+  if (blockDim.x <= 32) return a;
+  const int warps = (blockDim.x + 31) >> 5;
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = a;
+  __syncthreads();
+  t_arg<T> r = sm[0];
+  for (int k = 1; k < warps; ++k) r = t_arg_pick<T, Max>(r, sm[k]);
+  return r;
+}
+
+// Out of range positions of indirect loads: the first one recorded (by any thread) is kept in
+// the module's t_index_error {site, size, value} until the executor reads and clears it.
+__device__ unsigned long long t_index_error[3];
+__device__ __noinline__ void t_index_fail(int64_t site, int64_t size, int64_t value) {
+  if (atomicCAS(&t_index_error[0], 0ull, static_cast<unsigned long long>(site)) == 0ull) {
+    t_index_error[1] = static_cast<unsigned long long>(size);
+    t_index_error[2] = static_cast<unsigned long long>(value);
+  }
+}
+T_DEV int64_t t_index_check(int64_t i, int64_t n, bool wrap, int64_t site) {
+  const int64_t given = i;
+  if (wrap && i < 0) i += n;
+  if (static_cast<uint64_t>(i) >= static_cast<uint64_t>(n)) {
+    t_index_fail(site, n, given);
+    return -1;
+  }
+  return i;
+}
+)";
+  return text;
+}
+
+}  // namespace toroid::codegen::cuda

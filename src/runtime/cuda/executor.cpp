@@ -1,0 +1,445 @@
+#include "toroid/runtime/cuda/executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "toroid/ops/ref_util.h"
+#include "toroid/ops/registry.h"
+#include "toroid/runtime/cuda/cublaslt.h"
+#include "toroid/support/error.h"
+#include "toroid/support/log.h"
+
+namespace toroid::runtime::cuda {
+
+using codegen::cuda::CudaKernel;
+using codegen::wrapper::Line;
+using loop::Buffer;
+using ops::HostStorage;
+using ops::HostTensor;
+using ops::RtValue;
+
+namespace {
+
+// Keeps device memory alive for as long as the HostStorage that adopted its pointer.
+struct DeviceReleaser : HostStorage::Releaser {
+  DeviceMemory memory;  // null for workspace memory, which the caller owns
+  explicit DeviceReleaser(DeviceMemory m) : memory(std::move(m)) {}
+  void release(std::byte*, size_t) noexcept override {}
+};
+
+std::shared_ptr<HostStorage> adopt(void* ptr, size_t nbytes, DeviceMemory owner) {
+  return std::make_shared<HostStorage>(static_cast<std::byte*>(ptr), nbytes,
+                                       std::make_shared<DeviceReleaser>(std::move(owner)));
+}
+
+std::shared_ptr<HostStorage> device_storage(size_t nbytes, Stream s) {
+  DeviceMemory m = DeviceAllocator::global().allocate(std::max<size_t>(nbytes, 1), s);
+  void* p = m->ptr;
+  return adopt(p, nbytes, std::move(m));
+}
+
+constexpr size_t kWorkspaceAlign = 256;
+size_t align_up(size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
+
+constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
+
+}  // namespace
+
+HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides,
+                         int64_t offset) {
+  size_t n = memory->nbytes;
+  void* p = memory->ptr;
+  return HostTensor::from_storage(adopt(p, n, std::move(memory)), dtype, std::move(sizes), std::move(strides), offset);
+}
+
+RtValue to_device(const RtValue& host, Stream s) {
+  if (!host.is_tensor()) return host;
+  const HostTensor& t = host.tensor();
+  auto storage = device_storage(t.storage()->nbytes(), s);
+  copy_to_device(storage->data(), t.storage()->data(), t.storage()->nbytes(), s);
+  return HostTensor::from_storage(storage, t.dtype(), t.sizes(), t.strides(), t.offset());
+}
+
+RtValue to_host(const RtValue& device, Stream s) {
+  if (!device.is_tensor()) return device;
+  const HostTensor& t = device.tensor();
+  auto storage = std::make_shared<HostStorage>(t.storage()->nbytes(), false);
+  copy_to_host(storage->data(), t.storage()->data(), t.storage()->nbytes(), s);
+  return HostTensor::from_storage(storage, t.dtype(), t.sizes(), t.strides(), t.offset());
+}
+
+std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w) {
+  std::vector<CubinRequest> out;
+  for (const CudaKernel& k : w.cuda_kernels) out.push_back({codegen::cuda::cuda_translation_unit(k), k.name});
+  return out;
+}
+
+struct CudaExecutor::Impl {
+  const codegen::wrapper::WrapperProgram& w;
+  const loop::LoopProgram& p;
+  const ShapeEnv& env;
+  std::vector<std::unique_ptr<Module>> modules;
+  std::vector<Function> fn_i32, fn_i64;
+  std::vector<void*> index_errors;  // per kernel: its t_index_error, when it checks positions
+  std::vector<std::shared_ptr<HostStorage>> constants;
+  std::vector<bool> reused;
+  int num_slots = 0;
+
+  // Per run.
+  Stream stream = nullptr;
+  std::vector<std::shared_ptr<HostStorage>> slots, freed;
+  sym::Binding binding;
+  std::vector<int64_t> syms;
+  int64_t live = 0, peak = 0;
+  std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
+  char* workspace = nullptr;
+
+  Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins)
+      : w(prog), p(*prog.program), env(prog.program->graph->shape_env()) {
+    TOROID_CHECK(cubins.size() == w.cuda_kernels.size(), "one cubin per kernel");
+    for (size_t i = 0; i < cubins.size(); ++i) {
+      const CudaKernel& k = w.cuda_kernels[i];
+      modules.push_back(std::make_unique<Module>(cubins[i].image, k.name));
+      fn_i32.push_back(k.has_i32 ? modules.back()->function(k.name + "_i32") : nullptr);
+      fn_i64.push_back(modules.back()->function(k.name + "_i64"));
+      index_errors.push_back(k.index_sites.empty() ? nullptr : modules.back()->global("t_index_error"));
+    }
+    for (const auto& b : p.buffers) num_slots = std::max(num_slots, b->id + 1);
+    constants.resize(static_cast<size_t>(num_slots));
+    for (const auto& b : p.buffers)
+      if (b->kind == loop::BufferKind::Constant) upload_constant(*b);
+    reused.assign(static_cast<size_t>(num_slots), false);
+    for (const Line& l : w.lines)
+      if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+  }
+
+  void upload_constant(const Buffer& b) {
+    const Node* n = b.constant;
+    const std::vector<uint8_t>& data = n->constant_data();
+    auto storage = device_storage(data.size(), nullptr);
+    if (!data.empty()) copy_to_device(storage->data(), data.data(), data.size(), nullptr);
+    constants[static_cast<size_t>(b.id)] = storage;
+  }
+
+  int64_t eval(SymExpr e) const {
+    std::optional<sym::Scalar> v = env.evaluate(e, binding);
+    if (!v) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)");
+    return v->i;
+  }
+  std::vector<int64_t> eval(const std::vector<SymExpr>& v) const {
+    std::vector<int64_t> out;
+    for (SymExpr e : v) out.push_back(eval(e));
+    return out;
+  }
+
+  HostTensor view_of(const Value* v) {
+    auto it = p.owners.find(v->meta().storage);
+    TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
+    const TensorMeta& m = v->meta();
+    return HostTensor::from_storage(slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
+                                    eval(m.strides), eval(m.offset));
+  }
+
+  void allocate(const Buffer* b, int64_t nbytes) {
+    auto& slot = slots[static_cast<size_t>(b->id)];
+    if (workspace) {
+      slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(b->id)), static_cast<size_t>(nbytes), nullptr);
+    } else {
+      slot = device_storage(static_cast<size_t>(nbytes), stream);
+    }
+    live += nbytes;
+    peak = std::max(peak, live);
+  }
+
+  // The workspace layout of this run's allocations: first fit over the blocks that Free lines
+  // released (a Reuse takes its buffer's block), else the end.
+  size_t layout_workspace(std::vector<int64_t>* offsets) const {
+    offsets->assign(static_cast<size_t>(num_slots), -1);
+    std::multimap<size_t, size_t> free_blocks;  // size -> offset
+    std::vector<size_t> sizes(static_cast<size_t>(num_slots), 0);
+    size_t end = 0;
+    for (const Line& l : w.lines) {
+      size_t id = l.buffer ? static_cast<size_t>(l.buffer->id) : 0;
+      if (l.kind == Line::Kind::Alloc) {
+        std::optional<sym::Scalar> v = env.evaluate(l.nbytes, binding);
+        if (!v) user_error("workspace mode needs every size before the run, but " + l.nbytes.str() + " is data-dependent");
+        size_t n = align_up(static_cast<size_t>(std::max<int64_t>(v->i, 1)));
+        auto it = free_blocks.lower_bound(n);
+        if (it != free_blocks.end()) {
+          (*offsets)[id] = static_cast<int64_t>(it->second);
+          sizes[id] = it->first;
+          free_blocks.erase(it);
+        } else {
+          (*offsets)[id] = static_cast<int64_t>(end);
+          sizes[id] = n;
+          end += n;
+        }
+      } else if (l.kind == Line::Kind::Reuse) {
+        (*offsets)[id] = (*offsets)[static_cast<size_t>(l.from->id)];
+        sizes[id] = sizes[static_cast<size_t>(l.from->id)];
+      } else if (l.kind == Line::Kind::Free && !reused[id] && (*offsets)[id] >= 0) {
+        free_blocks.emplace(sizes[id], static_cast<size_t>((*offsets)[id]));
+      }
+    }
+    return end;
+  }
+
+  ops::ArgumentEvaluator host_evaluator(const Node* n, std::unordered_map<const HostStorage*, std::shared_ptr<HostStorage>>& copies) {
+    return {[this, n](SymExpr e) -> std::optional<RtValue> {
+              std::optional<sym::Scalar> s = env.evaluate(e, binding);
+              if (!s) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)", n->loc());
+              return ops::rt_scalar(*s);
+            },
+            [this, &copies](const Value* v) -> std::optional<RtValue> {
+              HostTensor d = view_of(v);
+              auto& host = copies[d.storage().get()];
+              if (!host) {
+                host = std::make_shared<HostStorage>(d.storage()->nbytes(), false);
+                copy_to_host(host->data(), d.storage()->data(), d.storage()->nbytes(), stream);
+              }
+              return HostTensor::from_storage(host, d.dtype(), d.sizes(), d.strides(), d.offset());
+            }};
+  }
+
+  // An op without a device implementation: its reference kernel on host copies of its operands;
+  // results go to their buffers (allocated here unless an Alloc line did).
+  void run_on_host(const Node* n, const std::vector<Buffer*>& results) {
+    const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+    std::unordered_map<const HostStorage*, std::shared_ptr<HostStorage>> copies;
+    ops::RtArgs args = *ops::evaluate_call_args(*op, *n, host_evaluator(n, copies));
+    uint64_t philox_offset = 0;
+    ops::KernelContext ctx{0, &philox_offset};
+    std::vector<RtValue> out;
+    try {
+      out = ops::run_kernel(*op, args, ctx);
+    } catch (const UserError& e) {
+      if (e.loc().known()) throw;
+      user_error(e.message(), n->loc());
+    }
+    for (Buffer* b : results) {
+      const Value* v = n->result(b->result_index);
+      const HostTensor& t = out.at(b->result_index).tensor();
+      const TensorMeta& m = v->meta();
+      for (size_t d = 0; d < m.sizes.size() && d < t.sizes().size(); ++d)
+        if (m.sizes[d].is_symbol() && !binding.count(m.sizes[d]))
+          binding[m.sizes[d]] = sym::Scalar{sym::Type::Int, t.sizes()[d], 0};
+      auto& slot = slots[static_cast<size_t>(b->id)];
+      size_t nbytes = static_cast<size_t>(eval(b->storage_numel) * static_cast<int64_t>(dtype_size(b->dtype)));
+      if (!slot) allocate(b, static_cast<int64_t>(nbytes));
+      auto staging = std::make_shared<HostStorage>(slot->nbytes(), true);
+      HostTensor dst = HostTensor::from_storage(staging, m.dtype, t.sizes(), eval(m.strides), eval(m.offset));
+      ops::copy_into(n->target(), dst, t);
+      copy_to_device(slot->data(), staging->data(), staging->nbytes(), stream);
+      synchronize(stream);  // the staging copy dies here
+    }
+  }
+
+  // mm, bmm and addmm through cuBLASLt when the layouts allow it; else on the host.
+  void run_extern(const Line& l) {
+    const Node* n = l.node;
+    const std::string& t = n->target();
+    if (t == "aten.mm.default" || t == "aten.bmm.default" || t == "aten.addmm.default") {
+      auto ev = ops::ArgumentEvaluator{[this, n](SymExpr e) -> std::optional<RtValue> {
+                                         std::optional<sym::Scalar> s = env.evaluate(e, binding);
+                                         if (!s) user_error("cannot evaluate " + e.str(), n->loc());
+                                         return ops::rt_scalar(*s);
+                                       },
+                                       [this](const Value* v) -> std::optional<RtValue> { return view_of(v); }};
+      ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(t), *n, ev);
+      HostTensor out = view_of(n->result(0));
+      if (try_matmul(t, args, out)) return;
+    }
+    run_on_host(n, {l.buffer});
+  }
+
+  static MatrixRef matrix(const HostTensor& x, bool batched) {
+    size_t r = batched ? 1 : 0;
+    MatrixRef m;
+    m.ptr = x.storage()->data() + x.offset() * x.element_size();
+    m.rows = x.sizes()[r];
+    m.cols = x.sizes()[r + 1];
+    m.row_stride = x.strides()[r];
+    m.col_stride = x.strides()[r + 1];
+    if (m.cols == 1) m.col_stride = 1;
+    if (m.rows == 1) m.row_stride = std::max<int64_t>(m.cols, 1);
+    m.batch_stride = batched ? (x.sizes()[0] == 1 ? 0 : x.strides()[0]) : 0;
+    return m;
+  }
+
+  bool try_matmul(const std::string& t, const ops::RtArgs& args, const HostTensor& out) {
+    DType d = out.dtype();
+    if (d != DType::Float32 && d != DType::BFloat16 && d != DType::Float16 && d != DType::Float64) return false;
+    bool batched = t == "aten.bmm.default";
+    const HostTensor& a = args.tensor(t == "aten.addmm.default" ? "mat1" : "self");
+    const HostTensor& b = args.tensor("mat2");
+    MatmulArgs m;
+    m.dtype = d;
+    m.a = matrix(a, batched);
+    m.b = matrix(b, batched);
+    m.batch = batched ? out.sizes()[0] : 1;
+    int64_t rows = out.sizes()[batched ? 1 : 0], cols = out.sizes()[batched ? 2 : 1];
+    // The output: row-major contiguous per batch entry.
+    if (out.strides()[batched ? 2 : 1] != 1 && cols > 1) return false;
+    if (out.strides()[batched ? 1 : 0] != cols && rows > 1) return false;
+    m.c = out.storage()->data() + out.offset() * out.element_size();
+    m.c_batch_stride = batched ? out.strides()[0] : 0;
+    if (t == "aten.addmm.default") {
+      const HostTensor& self = args.tensor("self");
+      double beta = args.to_double("beta");
+      m.alpha = static_cast<float>(args.to_double("alpha"));
+      // A bias over the columns: a contiguous [n] or [1, n] vector.
+      bool bias = beta == 1.0 && self.dtype() == d && self.sizes().back() == cols &&
+                  (self.sizes().size() == 1 || (self.sizes().size() == 2 && self.sizes()[0] == 1)) &&
+                  (cols == 1 || self.strides().back() == 1);
+      if (!bias) return false;
+      m.bias = self.storage()->data() + self.offset() * self.element_size();
+    }
+    if (!matmul_layout_ok(m.a) || !matmul_layout_ok(m.b)) return false;
+    if (rows == 0 || cols == 0) return true;
+    matmul(m, stream);
+    return true;
+  }
+
+  void launch_kernel(size_t li, const Line& l) {
+    size_t ki = static_cast<size_t>(l.kernel);
+    const CudaKernel& k = w.cuda_kernels[ki];
+    const DeviceInfo& dev = device();
+    int64_t rows = eval(k.rows), elements = eval(k.elements);
+    if (rows == 0 || (k.shape == CudaKernel::Shape::Flat && elements == 0)) return;
+    (void)li;
+    std::vector<void*> ptrs;
+    int64_t largest = std::max(rows, elements);
+    for (const Buffer* b : k.args) {
+      const auto& s = slots[static_cast<size_t>(b->id)];
+      TOROID_CHECK(s != nullptr, "kernel " + k.name + " argument " + b->name + " has no memory");
+      ptrs.push_back(s->data());
+      largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(dtype_size(b->dtype), 1)));
+    }
+    std::vector<int64_t> sym_values;
+    for (size_t slot : k.sym_slots) {
+      auto it = binding.find(w.symbols[slot]);
+      sym_values.push_back(it == binding.end() ? 0 : it->second.i);
+      largest = std::max(largest, std::abs(sym_values.back()));
+    }
+    const int64_t V = k.vector_width;
+    LaunchDims dims;
+    int64_t per_sm_threads = 2048;
+    if (k.shape == CudaKernel::Shape::Flat) {
+      int64_t groups = (elements + V - 1) / V;
+      dims.block_x = 256;
+      dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((groups + 255) / 256, 1, int64_t(dev.sm_count) * (per_sm_threads / 256)));
+    } else {
+      int64_t groups = (elements + V - 1) / V, threads = 32;
+      while (threads < groups && threads < 1024) threads *= 2;
+      dims.block_x = static_cast<unsigned>(threads);
+      dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t(dev.sm_count) * (per_sm_threads / threads)));
+    }
+    largest += int64_t(dims.grid_x) * dims.block_x * V;
+    bool i32 = k.has_i32 && largest < kI32Limit;
+    std::vector<void*> args;
+    for (void*& ptr : ptrs) args.push_back(&ptr);
+    for (int64_t& v : sym_values) args.push_back(&v);
+    launch(i32 ? fn_i32[ki] : fn_i64[ki], dims, args.data(), stream, k.name.c_str());
+  }
+
+  // The first out of range gather position any kernel recorded: a UserError at its op.
+  void check_index_errors() {
+    for (size_t ki = 0; ki < index_errors.size(); ++ki) {
+      if (!index_errors[ki]) continue;
+      uint64_t rec[3] = {0, 0, 0};
+      copy_to_host(rec, index_errors[ki], sizeof rec, stream);
+      if (rec[0] == 0) continue;
+      memset_zero(index_errors[ki], sizeof rec, stream);
+      const CudaKernel& k = w.cuda_kernels[ki];
+      if (rec[0] > k.index_sites.size()) continue;
+      const auto& s = k.index_sites[rec[0] - 1];
+      user_error(s.node->target() + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
+                     " is out of bounds for dimension " + std::to_string(s.dim) + " with size " +
+                     std::to_string(static_cast<int64_t>(rec[1])),
+                 s.node->loc());
+    }
+  }
+
+  std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
+                           const CudaRunOptions& o) {
+    binding = std::move(b);
+    stream = o.stream ? o.stream : default_stream();
+    slots.assign(static_cast<size_t>(num_slots), nullptr);
+    freed.assign(static_cast<size_t>(num_slots), nullptr);
+    live = peak = 0;
+    workspace = nullptr;
+    if (o.workspace) {
+      size_t need = layout_workspace(&workspace_offsets);
+      if (need > o.workspace_bytes)
+        user_error("the workspace has " + std::to_string(o.workspace_bytes) + " bytes but these sizes need " +
+                   std::to_string(need));
+      workspace = static_cast<char*>(o.workspace);
+    }
+    for (const Buffer* in : p.inputs) {
+      if (!in) continue;
+      const RtValue& v = inputs.at(static_cast<size_t>(in->input_index));
+      if (!v.is_tensor()) user_error("input " + std::to_string(in->input_index) + " must be a tensor");
+      slots[static_cast<size_t>(in->id)] = v.tensor().storage();
+    }
+    for (size_t i = 0; i < constants.size(); ++i)
+      if (constants[i]) slots[i] = constants[i];
+    for (size_t li = 0; li < w.lines.size(); ++li) {
+      const Line& l = w.lines[li];
+      switch (l.kind) {
+        case Line::Kind::Comment: break;
+        case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
+        case Line::Kind::Reuse:
+          slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
+          break;
+        case Line::Kind::Free: {
+          auto& s = slots[static_cast<size_t>(l.buffer->id)];
+          if (reused[static_cast<size_t>(l.buffer->id)]) {
+            freed[static_cast<size_t>(l.buffer->id)] = std::move(s);
+          } else {
+            if (s) live -= static_cast<int64_t>(s->nbytes());
+            s.reset();
+          }
+          break;
+        }
+        case Line::Kind::KernelCall: launch_kernel(li, l); break;
+        case Line::Kind::ExternCall: run_extern(l); break;
+        case Line::Kind::FallbackCall: run_on_host(l.node, l.results); break;
+      }
+    }
+    check_index_errors();
+    std::vector<RtValue> out;
+    for (const loop::OutputRef& r : p.outputs) {
+      if (r.value) {
+        out.push_back(view_of(r.value));
+      } else if (r.scalar) {
+        std::optional<sym::Scalar> s = env.evaluate(r.scalar, binding);
+        out.push_back(s ? ops::rt_scalar(*s) : RtValue());
+      } else {
+        out.emplace_back();
+      }
+    }
+    if (stats) stats->peak_bytes = peak;
+    slots.clear();
+    freed.clear();
+    return out;
+  }
+};
+
+CudaExecutor::CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins)
+    : impl_(std::make_unique<Impl>(program, cubins)) {}
+CudaExecutor::~CudaExecutor() = default;
+
+std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats,
+                                       const CudaRunOptions& options) {
+  return impl_->run(inputs, std::move(binding), stats, options);
+}
+
+size_t CudaExecutor::workspace_bytes(const sym::Binding& binding) const {
+  impl_->binding = binding;
+  std::vector<int64_t> offsets;
+  return impl_->layout_workspace(&offsets);
+}
+
+}  // namespace toroid::runtime::cuda
