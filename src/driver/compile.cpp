@@ -146,17 +146,21 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
   return s.executor->run(laid_out, std::move(b), stats);
 }
 
-std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {
+std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats,
+                                                    void* stream) {
   if (options_.target != Target::Cuda || !options_.compile || !options_.load)
     user_error("run_device needs a module compiled and loaded for CUDA");
 #ifdef TOROID_WITH_CUDA
   sym::Binding binding = interp::bind_inputs(*source_graph_, inputs);
   sym::Binding b;
   Specialization& s = specialization_for(binding, &b);
-  return s.cuda_executor->run(inputs, std::move(b), stats);
+  runtime::cuda::CudaRunOptions o;
+  o.stream = stream;
+  return s.cuda_executor->run(inputs, std::move(b), stats, o);
 #else
   (void)inputs;
   (void)stats;
+  (void)stream;
   return {};
 #endif
 }

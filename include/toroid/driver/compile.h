@@ -67,7 +67,9 @@ class CompiledModule {
   std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
   // A CUDA module on device-resident inputs (runtime/cuda/executor.h), laid out as the graph's
   // inputs are; device-resident outputs, queued on the device's stream.
-  std::vector<ops::RtValue> run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
+  // `stream` is a CUstream (nullptr: toroid's own).
+  std::vector<ops::RtValue> run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr,
+                                       void* stream = nullptr);
   const CompileOptions& options() const { return options_; }
 
   const Graph& graph() const { return *source_graph_; }  // as parsed

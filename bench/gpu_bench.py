@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""GPU benchmark: toroid, PyTorch eager and torch.compile (Inductor, default mode) in one process,
+on the same CUDA tensors, for the workloads of issue 5.
+
+    python3 bench/gpu_bench.py --lib build/src/capi/libtoroid.so [--reps 50] [--only NAME] [--json FILE]
+
+toroid runs through its C ABI (libtoroid.so, ctypes) on torch's current stream; its graphs are
+written here as .tir text with the same sizes. Each workload reports the median time over
+--reps runs (CUDA events around each run), the share of the measured copy bandwidth (the bytes
+every implementation must move: inputs read once, outputs written once), cold and warm compile
+times, and the toroid/Inductor speed ratio. Compile caches start empty (fresh directories), so
+the first compile is cold; the warm one compiles the same graph again in this process (toroid:
+its kernel cache; Inductor: torch._dynamo.reset() then its FX graph and Triton caches).
+"""
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ["TOROID_CACHE_DIR"] = tempfile.mkdtemp(prefix="toroid-cache-")
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="inductor-cache-")
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="triton-cache-"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+MAX_DIMS = 16
+DTYPE_CODES = {torch.bool: 0, torch.uint8: 1, torch.int8: 2, torch.int16: 3, torch.int32: 4, torch.int64: 5,
+               torch.float16: 6, torch.bfloat16: 7, torch.float32: 8, torch.float64: 9}
+CODE_DTYPES = {v: k for k, v in DTYPE_CODES.items()}
+
+
+class ToroidTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS),
+                ("offset", ctypes.c_int64), ("scalar", ctypes.c_double), ("owner", ctypes.c_void_p)]
+
+
+class Toroid:
+    def __init__(self, path):
+        lib = ctypes.CDLL(path)
+        lib.toroid_last_error.restype = ctypes.c_char_p
+        lib.toroid_compile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+        lib.toroid_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(ToroidTensor), ctypes.c_int,
+                                   ctypes.POINTER(ToroidTensor), ctypes.c_int, ctypes.c_void_p]
+        lib.toroid_num_outputs.argtypes = [ctypes.c_void_p]
+        lib.toroid_compile_ms.argtypes = [ctypes.c_void_p]
+        lib.toroid_compile_ms.restype = ctypes.c_double
+        lib.toroid_cache_hit.argtypes = [ctypes.c_void_p]
+        lib.toroid_tensor_release.argtypes = [ctypes.POINTER(ToroidTensor)]
+        lib.toroid_module_free.argtypes = [ctypes.c_void_p]
+        self.lib = lib
+
+    def check(self, rc):
+        if rc != 0:
+            raise RuntimeError("toroid: " + self.lib.toroid_last_error().decode())
+
+    def compile(self, text, name):
+        m = ctypes.c_void_p()
+        self.check(self.lib.toroid_compile(text.encode(), name.encode(), b"cuda", ctypes.byref(m)))
+        return m
+
+    def runner(self, module, inputs):
+        """A callable running `module` on `inputs` (torch CUDA tensors); returns the outputs as torch tensors
+        only when asked (views of toroid's memory, released when the runner runs again)."""
+        n_in = len(inputs)
+        arr = (ToroidTensor * n_in)()
+        for i, t in enumerate(inputs):
+            arr[i].data = t.data_ptr() - t.storage_offset() * t.element_size()
+            arr[i].dtype = DTYPE_CODES[t.dtype]
+            arr[i].ndim = t.dim()
+            for d in range(t.dim()):
+                arr[i].sizes[d] = t.shape[d]
+                arr[i].strides[d] = t.stride(d)
+            arr[i].offset = t.storage_offset()
+        n_out = self.lib.toroid_num_outputs(module)
+        outs = (ToroidTensor * n_out)()
+        lib = self.lib
+
+        def run(keep=False):
+            for k in range(n_out):
+                lib.toroid_tensor_release(ctypes.byref(outs[k]))
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            self.check(lib.toroid_run(module, arr, n_in, outs, n_out, stream))
+            return [as_torch(outs[k]) for k in range(n_out)] if keep else None
+
+        return run
+
+
+class _CudaArray:
+    def __init__(self, t):
+        dtype = CODE_DTYPES[t.dtype]
+        self.dtype = dtype
+        itemsize = torch.tensor([], dtype=dtype).element_size()
+        store = {torch.bfloat16: torch.int16}.get(dtype, dtype)
+        typestr = {torch.float32: "<f4", torch.float64: "<f8", torch.float16: "<f2", torch.int16: "<i2",
+                   torch.int32: "<i4", torch.int64: "<i8", torch.uint8: "|u1", torch.int8: "|i1", torch.bool: "|b1"}[store]
+        shape = tuple(t.sizes[d] for d in range(t.ndim))
+        strides = tuple(t.strides[d] * itemsize for d in range(t.ndim))
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "strides": strides, "version": 2,
+                                         "data": (t.data + t.offset * itemsize, False)}
+
+
+def as_torch(t):
+    if t.ndim < 0:
+        return torch.tensor(t.scalar)
+    a = _CudaArray(t)
+    x = torch.as_tensor(a, device="cuda")
+    return x.view(torch.bfloat16) if a.dtype == torch.bfloat16 else x
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads: (tir text, torch function, inputs, bytes moved)
+
+
+def nbytes(*ts):
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def gelu_affine(rows=8192, cols=8192):
+    tir = f"""graph @gelu_affine functional {{
+  sym s0 : hint={rows}, range=[1, inf]
+  %x = input : bf16[s0, {cols}]
+  %w = input : bf16[{cols}]
+  %b = input : bf16[{cols}]
+  %xw = aten.mul.Tensor(%x, %w) : bf16[s0, {cols}]
+  %t = aten.add.Tensor(%xw, %b) : bf16[s0, {cols}]
+  %y = aten.gelu.default(%t) : bf16[s0, {cols}]
+  output %y
+}}
+"""
+    x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+    return tir, lambda x, w, b: F.gelu(x * w + b), [x, w, b], nbytes(x, w, b) + nbytes(x)
+
+
+def softmax(rows=8192, cols=8192):
+    tir = f"""graph @softmax functional {{
+  sym s0 : hint={rows}, range=[1, inf]
+  %x = input : f32[s0, {cols}]
+  %y = aten._softmax.default(%x, -1, false) : f32[s0, {cols}]
+  output %y
+}}
+"""
+    x = torch.randn(rows, cols, device="cuda")
+    return tir, lambda x: torch.softmax(x, dim=-1), [x], 2 * nbytes(x)
+
+
+def layer_norm(rows=16384, cols=4096):
+    tir = f"""graph @layer_norm functional {{
+  sym s0 : hint={rows}, range=[1, inf]
+  %x = input : bf16[s0, {cols}]
+  %w = input : bf16[{cols}]
+  %b = input : bf16[{cols}]
+  %y = aten.layer_norm.default(%x, [{cols}], %w, %b, 1e-05, true) : bf16[s0, {cols}]
+  output %y
+}}
+"""
+    x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+    return tir, lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5), [x, w, b], nbytes(x, w, b) + nbytes(x)
+
+
+def rmsnorm_residual(rows=16384, cols=4096):
+    tir = f"""graph @rmsnorm_residual functional {{
+  sym s0 : hint={rows}, range=[1, inf]
+  %x = input : bf16[s0, {cols}]
+  %r = input : bf16[s0, {cols}]
+  %w = input : bf16[{cols}]
+  %h = aten.add.Tensor(%x, %r) : bf16[s0, {cols}]
+  %hf = aten._to_copy.default(%h, dtype=torch.float32) : f32[s0, {cols}]
+  %sq = aten.mul.Tensor(%hf, %hf) : f32[s0, {cols}]
+  %ms = aten.mean.dim(%sq, [-1], true) : f32[s0, 1]
+  %ve = aten.add.Tensor(%ms, 1e-06) : f32[s0, 1]
+  %rs = aten.rsqrt.default(%ve) : f32[s0, 1]
+  %hn = aten.mul.Tensor(%hf, %rs) : f32[s0, {cols}]
+  %hb = aten._to_copy.default(%hn, dtype=torch.bfloat16) : bf16[s0, {cols}]
+  %y = aten.mul.Tensor(%hb, %w) : bf16[s0, {cols}]
+  output %y, %h
+}}
+"""
+
+    def fn(x, r, w):
+        h = x + r
+        hf = h.float()
+        y = (hf * torch.rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(torch.bfloat16) * w
+        return y, h
+
+    x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+    r = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+    return tir, fn, [x, r, w], nbytes(x, r, w) + 2 * nbytes(x)
+
+
+def cross_entropy(rows=4096, classes=32000):
+    tir = f"""graph @cross_entropy functional {{
+  sym s0 : hint={rows}, range=[1, inf]
+  %logits = input : bf16[s0, {classes}]
+  %target = input : i64[s0]
+  %lf = aten._to_copy.default(%logits, dtype=torch.float32) : f32[s0, {classes}]
+  %lsm = aten._log_softmax.default(%lf, 1, false) : f32[s0, {classes}]
+  %loss, %tw = aten.nll_loss_forward.default(%lsm, %target, None, 1, -100) : f32[], f32[]
+  output %loss
+}}
+"""
+    logits = torch.randn(rows, classes, device="cuda", dtype=torch.bfloat16)
+    target = torch.randint(0, classes, (rows,), device="cuda")
+    return tir, lambda l, t: F.cross_entropy(l.float(), t), [logits, target], nbytes(logits, target) + 4
+
+
+def adam(params=100):
+    shapes = [(1024 * (1 + i % 7), 512) for i in range(params)]
+    lines, outs, ins = [], [], []
+    for i, (a, b) in enumerate(shapes):
+        t = f"f32[{a}, {b}]"
+        for n in "pgmv":
+            ins.append(f"  %{n}{i} = input : {t}")
+        lines += [f"  %ma{i} = aten.mul.Tensor(%m{i}, 0.9) : {t}", f"  %mb{i} = aten.mul.Tensor(%g{i}, 0.1) : {t}",
+                  f"  %mn{i} = aten.add.Tensor(%ma{i}, %mb{i}) : {t}", f"  %va{i} = aten.mul.Tensor(%v{i}, 0.999) : {t}",
+                  f"  %gs{i} = aten.mul.Tensor(%g{i}, %g{i}) : {t}", f"  %vb{i} = aten.mul.Tensor(%gs{i}, 0.001) : {t}",
+                  f"  %vn{i} = aten.add.Tensor(%va{i}, %vb{i}) : {t}", f"  %mh{i} = aten.div.Tensor(%mn{i}, 0.1) : {t}",
+                  f"  %vh{i} = aten.div.Tensor(%vn{i}, 0.001) : {t}", f"  %sq{i} = aten.sqrt.default(%vh{i}) : {t}",
+                  f"  %de{i} = aten.add.Tensor(%sq{i}, 1e-08) : {t}", f"  %up{i} = aten.div.Tensor(%mh{i}, %de{i}) : {t}",
+                  f"  %st{i} = aten.mul.Tensor(%up{i}, 0.001) : {t}", f"  %pn{i} = aten.sub.Tensor(%p{i}, %st{i}) : {t}"]
+        outs += [f"%pn{i}", f"%mn{i}", f"%vn{i}"]
+    tir = "graph @adam functional {\n" + "\n".join(ins + lines) + "\n  output " + ", ".join(outs) + "\n}\n"
+
+    def fn(*ts):
+        res = []
+        for i in range(params):
+            p, g, m, v = ts[4 * i:4 * i + 4]
+            mn = m * 0.9 + g * 0.1
+            vn = v * 0.999 + (g * g) * 0.001
+            pn = p - (mn / 0.1) / (torch.sqrt(vn / 0.001) + 1e-8) * 0.001
+            res += [pn, mn, vn]
+        return res
+
+    tensors = []
+    for a, b in shapes:
+        tensors += [torch.randn(a, b, device="cuda"), torch.randn(a, b, device="cuda"),
+                    torch.randn(a, b, device="cuda"), torch.rand(a, b, device="cuda")]
+    return tir, fn, tensors, nbytes(*tensors) // 4 * 7
+
+
+WORKLOADS = {"gelu_affine": gelu_affine, "softmax": softmax, "layer_norm": layer_norm,
+             "rmsnorm_residual": rmsnorm_residual, "cross_entropy": cross_entropy, "adam": adam}
+
+# ---------------------------------------------------------------------------------------------
+
+
+def median_ms(fn, reps, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def copy_bandwidth(reps):
+    x = torch.empty(1 << 28, device="cuda")  # 1 GiB
+    y = torch.empty_like(x)
+    ms = median_ms(lambda: y.copy_(x), reps)
+    return 2 * x.numel() * 4 / (ms * 1e-3)
+
+
+def close(a, b):
+    a, b = a.float(), b.float()
+    tol = 2e-2 if b.dtype != torch.float64 else 1e-6
+    return torch.allclose(a, b, rtol=tol, atol=tol)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", required=True, help="path of libtoroid.so")
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--only", action="append", help="run only these workloads (repeatable)")
+    ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--no-inductor", action="store_true")
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    toroid = Toroid(args.lib)
+    bw = copy_bandwidth(args.reps)
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, copy bandwidth {bw / 1e12:.2f} TB/s",
+          flush=True)
+    results = []
+    for name, make in WORKLOADS.items():
+        if args.only and name not in args.only:
+            continue
+        tir, fn, inputs, moved = make()
+        r = {"workload": name, "bytes": moved}
+        # toroid: cold compile (empty cache), warm compile (the same graph again).
+        t0 = time.perf_counter()
+        m = toroid.compile(tir, name + ".tir")
+        r["toroid_cold_s"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        m2 = toroid.compile(tir, name + ".tir")
+        r["toroid_warm_ms"] = (time.perf_counter() - t0) * 1e3
+        toroid.lib.toroid_module_free(m2)
+        run = toroid.runner(m, inputs)
+        expected = fn(*inputs)
+        expected = list(expected) if isinstance(expected, (list, tuple)) else [expected]
+        got = run(keep=True)
+        r["toroid_matches_eager"] = all(close(g, e) for g, e in zip(got, expected))
+        del got
+        r["toroid_ms"] = median_ms(run, args.reps)
+        r["eager_ms"] = median_ms(lambda: fn(*inputs), args.reps)
+        if not args.no_inductor:
+            torch._dynamo.reset()
+            compiled = torch.compile(fn)
+            t0 = time.perf_counter()
+            compiled(*inputs)
+            torch.cuda.synchronize()
+            r["inductor_cold_s"] = time.perf_counter() - t0
+            torch._dynamo.reset()
+            compiled = torch.compile(fn)
+            t0 = time.perf_counter()
+            compiled(*inputs)
+            torch.cuda.synchronize()
+            r["inductor_warm_ms"] = (time.perf_counter() - t0) * 1e3
+            r["inductor_ms"] = median_ms(lambda: compiled(*inputs), args.reps)
+        for k in ("toroid", "eager", "inductor"):
+            if k + "_ms" in r:
+                r[k + "_bw_pct"] = 100 * moved / (r[k + "_ms"] * 1e-3) / bw
+        if "inductor_ms" in r:
+            r["toroid_vs_inductor"] = r["inductor_ms"] / r["toroid_ms"]
+        results.append(r)
+        print(json.dumps(r), flush=True)
+        toroid.lib.toroid_module_free(m)
+        del inputs, expected
+        torch.cuda.empty_cache()
+    print()
+    print(f"| workload | toroid ms | eager ms | Inductor ms | toroid % copy BW | Inductor % copy BW | toroid/Inductor "
+          f"| toroid cold s | toroid warm ms | Inductor cold s | Inductor warm ms | matches |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        g = lambda k, f="{:.3f}": f.format(r[k]) if k in r else "-"  # noqa: E731
+        print(f"| {r['workload']} | {g('toroid_ms')} | {g('eager_ms')} | {g('inductor_ms')} | {g('toroid_bw_pct', '{:.0f}%')} "
+              f"| {g('inductor_bw_pct', '{:.0f}%')} | {g('toroid_vs_inductor', '{:.2f}x')} | {g('toroid_cold_s', '{:.2f}')} "
+              f"| {g('toroid_warm_ms', '{:.1f}')} | {g('inductor_cold_s', '{:.2f}')} | {g('inductor_warm_ms', '{:.0f}')} "
+              f"| {r['toroid_matches_eager']} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "copy_bw": bw, "results": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
