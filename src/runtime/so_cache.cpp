@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -16,18 +15,13 @@
 #include "toroid/support/file.h"
 #include "toroid/support/hash.h"
 #include "toroid/support/log.h"
+#include "cache_entry.h"
 
 namespace toroid::runtime {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
 
 // The compiler's identity without running it: its resolved path, size and mtime.
 std::string compiler_identity(const std::string& compiler) {
@@ -52,34 +46,8 @@ std::string compiler_identity(const std::string& compiler) {
   return resolved.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
 }
 
-std::string checksum_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return hex(fnv1a64(ss.str()));
-}
-
-std::string unique_suffix() {
-  static std::mutex m;
-  static std::mt19937_64 rng(std::random_device{}());
-  std::lock_guard<std::mutex> lock(m);
-  return std::to_string(::getpid()) + "-" + hex(rng());
-}
-
-bool try_load(const std::string& so, const std::string& sum, SharedObject& out) {
-  std::error_code ec;
-  if (!fs::exists(so, ec) || !fs::exists(sum, ec)) return false;
-  std::string want;
-  try {
-    want = read_file(sum);
-  } catch (const UserError&) {
-    return false;
-  }
-  if (want != checksum_of(so)) {
-    TOROID_LOG("cache", "corrupt entry " + so + " (checksum mismatch): rebuilding");
-    return false;
-  }
+bool try_load(const std::string& so, SharedObject& out) {
+  if (!detail::read_intact_entry(so)) return false;
   void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     TOROID_LOG("cache", "cannot load " + so + " (" + std::string(::dlerror()) + "): rebuilding");
@@ -91,6 +59,46 @@ bool try_load(const std::string& so, const std::string& sum, SharedObject& out) 
 }
 
 }  // namespace
+
+namespace detail {
+
+std::string hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string checksum(std::string_view bytes) { return hex64(fnv1a64(bytes)); }
+
+std::string unique_suffix() {
+  static std::mutex m;
+  static std::mt19937_64 rng(std::random_device{}());
+  std::lock_guard<std::mutex> lock(m);
+  return std::to_string(::getpid()) + "-" + hex64(rng());
+}
+
+std::optional<std::string> read_intact_entry(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec) || !fs::exists(path + ".sum", ec)) return std::nullopt;
+  std::string want, contents;
+  try {
+    want = read_file(path + ".sum");
+    contents = read_file(path);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+  if (want != checksum(contents)) {
+    TOROID_LOG("cache", "corrupt entry " + path + " (checksum mismatch): rebuilding");
+    return std::nullopt;
+  }
+  return contents;
+}
+
+void write_entry_checksum(const std::string& path, std::string_view contents) {
+  write_file_atomic(path + ".sum", checksum(contents));
+}
+
+}  // namespace detail
 
 std::string cache_dir() {
   std::string dir;
@@ -110,15 +118,15 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& f) 
     const char* cxx = std::getenv("CXX");
     compiler = cxx && *cxx ? cxx : "c++";
   }
-  std::string key = hex(fnv1a64(source, fnv1a64(compiler_identity(compiler) + "\n" + f.flags)));
+  std::string key = detail::hex64(fnv1a64(source, fnv1a64(compiler_identity(compiler) + "\n" + f.flags)));
   std::string dir = cache_dir();
-  std::string so = dir + "/" + key + ".so", sum = so + ".sum";
+  std::string so = dir + "/" + key + ".so";
   SharedObject out;
-  if (try_load(so, sum, out)) {
+  if (try_load(so, out)) {
     out.cache_hit = true;
     return out;
   }
-  std::string tmp = dir + "/tmp-" + unique_suffix();
+  std::string tmp = dir + "/tmp-" + detail::unique_suffix();
   write_file_atomic(tmp + ".cpp", source);
   std::string cmd = compiler + " " + f.flags + " -o '" + tmp + ".so' '" + tmp + ".cpp' > '" + tmp + ".log' 2>&1";
   TOROID_LOG("cache", "compiling " + key + ": " + cmd);
@@ -137,12 +145,12 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& f) 
                           log.substr(0, 4000));
   }
   std::error_code ec;
-  write_file_atomic(sum, checksum_of(tmp + ".so"));
+  detail::write_entry_checksum(so, read_file(tmp + ".so"));
   fs::rename(tmp + ".so", so, ec);
   if (ec) TOROID_INTERNAL_ERROR("cannot move the compiled kernels into the cache: " + ec.message());
   fs::remove(tmp + ".cpp", ec);
   fs::remove(tmp + ".log", ec);
-  if (!try_load(so, sum, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + so);
+  if (!try_load(so, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + so);
   return out;
 }
 

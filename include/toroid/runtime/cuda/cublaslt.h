@@ -31,7 +31,7 @@ struct MatmulArgs {
   int64_t batch = 1;
   MatrixRef a, b;      // [m, k] and [k, n]
   void* c = nullptr;   // [m, n] output, row-major contiguous per batch entry
-  int64_t c_batch_stride = 0;
+  int64_t c_batch_stride = 0;  // 0: m * n
   // Optional bias over the columns (length n), added before the activation.
   const void* bias = nullptr;
   // c = activation(alpha * a @ b + beta * c_in + bias), c_in read from c when beta != 0.

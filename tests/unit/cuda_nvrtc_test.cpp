@@ -1,0 +1,162 @@
+// NVRTC to cubins, with the on-disk cache: needs libnvrtc but no GPU.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "toroid/runtime/cuda/nvrtc.h"
+#include "toroid/support/error.h"
+#include "toroid/support/file.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace toroid::runtime::cuda;
+
+// Uses both half-precision headers, which NVRTC finds only through the toolkit's include path.
+std::string kernel_source(const std::string& name) {
+  return "#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+         "extern \"C\" __global__ void " + name + "(__nv_bfloat16* out, const __half* in, int n) {\n"
+         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+         "  if (i < n) out[i] = __float2bfloat16(__half2float(in[i]) * 2.0f);\n"
+         "}\n";
+}
+
+bool is_elf(const std::string& image) { return image.size() > 4 && image.compare(0, 4, "\x7f" "ELF") == 0; }
+
+std::vector<fs::path> cubins_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".cubin") out.push_back(e.path());
+  return out;
+}
+
+class CudaNvrtc : public ::testing::Test {
+ protected:
+  // Each test gets an empty cache directory of its own, not $HOME's.
+  void SetUp() override {
+    std::string why;
+    if (!nvrtc_available(&why)) GTEST_SKIP() << why;
+    dir_ = fs::temp_directory_path() /
+           ("toroid-nvrtc-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  fs::path cuda_dir() const { return dir_ / "cuda"; }
+
+  fs::path dir_;
+};
+
+TEST_F(CudaNvrtc, Version) { EXPECT_EQ(nvrtc_version().substr(0, 3), "13."); }
+
+TEST_F(CudaNvrtc, CompilesHalfPrecisionKernelAndHitsTheCache) {
+  CubinRequest req{kernel_source("scale2"), "scale2"};
+  Cubin first = compile_cubin(req);
+  EXPECT_FALSE(first.cache_hit);
+  EXPECT_TRUE(is_elf(first.image));
+  EXPECT_NE(first.image.find("scale2"), std::string::npos);
+
+  Cubin second = compile_cubin(req);
+  EXPECT_TRUE(second.cache_hit);
+  EXPECT_EQ(second.image, first.image);
+  EXPECT_EQ(cubins_in(cuda_dir()).size(), 1u);
+}
+
+TEST_F(CudaNvrtc, WithoutTheCacheAlwaysCompiles) {
+  NvrtcOptions opts;
+  opts.use_cache = false;
+  CubinRequest req{kernel_source("nocache"), "nocache"};
+  EXPECT_FALSE(compile_cubin(req, opts).cache_hit);
+  EXPECT_FALSE(compile_cubin(req, opts).cache_hit);
+  EXPECT_TRUE(cubins_in(cuda_dir()).empty());
+}
+
+TEST_F(CudaNvrtc, CorruptEntryIsRebuilt) {
+  CubinRequest req{kernel_source("corrupt"), "corrupt"};
+  Cubin first = compile_cubin(req);
+  auto files = cubins_in(cuda_dir());
+  ASSERT_EQ(files.size(), 1u);
+  {
+    std::ofstream f(files[0], std::ios::binary | std::ios::trunc);
+    f << "not a cubin";
+  }
+  Cubin rebuilt = compile_cubin(req);
+  EXPECT_FALSE(rebuilt.cache_hit);
+  EXPECT_EQ(rebuilt.image, first.image);
+  Cubin again = compile_cubin(req);
+  EXPECT_TRUE(again.cache_hit);
+  EXPECT_EQ(again.image, first.image);
+}
+
+TEST_F(CudaNvrtc, CompileErrorKeepsTheSourceAndCarriesTheLog) {
+  CubinRequest req{"extern \"C\" __global__ void broken(float* p) { p[0] = undeclared_name; }\n", "broken"};
+  try {
+    compile_cubin(req);
+    FAIL() << "expected an InternalError";
+  } catch (const toroid::InternalError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("undeclared_name"), std::string::npos) << msg;  // NVRTC's log
+    EXPECT_NE(msg.find("is undefined"), std::string::npos) << msg;
+    auto at = msg.find(cuda_dir().string() + "/failed-broken-");
+    ASSERT_NE(at, std::string::npos) << msg;
+    std::string kept = msg.substr(at, msg.find(".cu", at) + 3 - at);
+    EXPECT_EQ(toroid::read_file(kept), req.source);
+  }
+  EXPECT_TRUE(cubins_in(cuda_dir()).empty());
+}
+
+TEST_F(CudaNvrtc, ParallelCompilesKeepTheOrder) {
+  std::vector<CubinRequest> reqs;
+  for (int i = 0; i < 8; ++i) {
+    std::string name = "kern_" + std::to_string(i) + "_x";
+    reqs.push_back({kernel_source(name), name});
+  }
+  std::vector<Cubin> out = compile_cubins(reqs);
+  ASSERT_EQ(out.size(), reqs.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_FALSE(out[i].cache_hit);
+    ASSERT_TRUE(is_elf(out[i].image)) << i;
+    for (size_t j = 0; j < out.size(); ++j)
+      EXPECT_EQ(out[i].image.find(reqs[j].name) != std::string::npos, i == j) << i << " " << j;
+  }
+  // Half of them cached, half new: still in order.
+  std::vector<CubinRequest> mixed;
+  for (int i = 0; i < 8; ++i) {
+    std::string name = i % 2 ? "kern_" + std::to_string(i) + "_x" : "fresh_" + std::to_string(i) + "_x";
+    mixed.push_back({kernel_source(name), name});
+  }
+  out = compile_cubins(mixed);
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].cache_hit, i % 2 == 1) << i;
+    EXPECT_NE(out[i].image.find(mixed[i].name), std::string::npos) << i;
+  }
+}
+
+TEST_F(CudaNvrtc, ErrorInOneOfManyIsRethrown) {
+  std::vector<CubinRequest> reqs;
+  for (int i = 0; i < 4; ++i) reqs.push_back({kernel_source("ok_" + std::to_string(i)), "ok" + std::to_string(i)});
+  reqs.push_back({"this is not C++", "bad"});
+  EXPECT_THROW(compile_cubins(reqs), toroid::InternalError);
+}
+
+TEST_F(CudaNvrtc, ArchitectureIsPartOfTheKey) {
+  CubinRequest req{kernel_source("arch"), "arch"};
+  NvrtcOptions sm80;
+  sm80.arch = 80;
+  Cubin a = compile_cubin(req);
+  Cubin b = compile_cubin(req, sm80);
+  EXPECT_FALSE(b.cache_hit);
+  EXPECT_NE(a.image, b.image);
+  EXPECT_EQ(cubins_in(cuda_dir()).size(), 2u);
+  EXPECT_TRUE(compile_cubin(req, sm80).cache_hit);
+}
+
+}  // namespace
