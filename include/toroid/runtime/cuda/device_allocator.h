@@ -2,7 +2,8 @@
 // Freed blocks go to free lists (per size class) instead of back to the driver, and are reused
 // by later requests. A block freed on one stream is reused at once on the same stream (stream
 // order makes it safe); a request from another stream takes it only after an event recorded at
-// the free has completed.
+// the free has completed. (Events are recorded only once a second stream has asked for memory;
+// a block returned before then stays with its stream.)
 //
 // Size classes: multiples of 512 bytes up to 1 MiB, multiples of 2 MiB above (large blocks are
 // not split). Cached bytes are capped by $TOROID_CUDA_CACHE_MB (default: no cap); when the driver

@@ -49,6 +49,12 @@ void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s =
 void memset_zero(void* dst, size_t nbytes, Stream s = nullptr);
 void synchronize(Stream s = nullptr);  // nullptr: the default stream above
 
+// More non-blocking streams (tests, overlapping work). destroy_stream waits for the stream's
+// work first; drop the DeviceMemory allocated on a stream before destroying it (returning a
+// block may record an event on its stream).
+Stream create_stream();
+void destroy_stream(Stream s);
+
 // A loaded cubin (cuModuleLoadData); unloaded when destroyed.
 class Module {
  public:

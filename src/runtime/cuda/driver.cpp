@@ -1,0 +1,411 @@
+#include "toroid/runtime/cuda/driver.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "driver_internal.h"
+#include "toroid/support/error.h"
+
+namespace toroid::runtime::cuda {
+
+namespace {
+
+// The driver functions toroid calls, each resolved with cuGetProcAddress under its base name:
+// the driver then hands out the entry point whose ABI matches the headers we were built with
+// (cuMemAlloc_v2, cuEventElapsedTime_v2, ...), which plain dlsym of the base name would not.
+// `decltype(&name)` sees the header's versioned macro, so the pointer types match too.
+#define TOROID_CUDA_FUNCTIONS(X)                                                            \
+  X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)                \
+  X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) \
+  X(cuCtxSynchronize) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)  \
+  X(cuMemsetD8Async) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction)          \
+  X(cuModuleGetGlobal) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)   \
+  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)
+
+// `name##_` is not macro-expanded, so the members are cuMemAlloc_ and so on.
+struct Api {
+  // Found with dlsym: needed before (or to report) cuInit.
+  decltype(&cuInit) cuInit_ = nullptr;
+  decltype(&cuGetErrorName) cuGetErrorName_ = nullptr;
+  decltype(&cuGetErrorString) cuGetErrorString_ = nullptr;
+  decltype(&cuGetProcAddress) cuGetProcAddress_ = nullptr;
+#define TOROID_MEMBER(name) decltype(&name) name##_ = nullptr;
+  TOROID_CUDA_FUNCTIONS(TOROID_MEMBER)
+#undef TOROID_MEMBER
+};
+
+struct Library {
+  Api api;
+  std::string why;  // empty when the driver is usable
+};
+
+template <class F>
+bool find_symbol(void* handle, const char* name, F& fn) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+  return fn != nullptr;
+}
+
+std::string error_text(const Api& api, CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (!api.cuGetErrorName_ || api.cuGetErrorName_(r, &name) != CUDA_SUCCESS || !name)
+    return "CUresult " + std::to_string(static_cast<int>(r));
+  std::string out = name;
+  if (api.cuGetErrorString_(r, &text) == CUDA_SUCCESS && text) out += std::string(": ") + text;
+  return out;
+}
+
+// Loads libcuda and initializes it; returns why it is unusable, or "" when it is usable.
+std::string open_driver(Api& api) {
+  void* handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* err = dlerror();
+    std::string first = err ? err : "dlopen failed";
+    handle = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);  // unusual installs lack the soname
+    if (!handle) return "libcuda.so.1 not found (" + first + ")";
+  }
+  // Never dlclosed: static destructors may still call into it at exit.
+  if (!find_symbol(handle, "cuInit", api.cuInit_) ||
+      !find_symbol(handle, "cuGetErrorName", api.cuGetErrorName_) ||
+      !find_symbol(handle, "cuGetErrorString", api.cuGetErrorString_))
+    return "libcuda.so.1 lacks cuInit or cuGetErrorName: not a CUDA driver";
+  if (!find_symbol(handle, "cuGetProcAddress_v2", api.cuGetProcAddress_))
+    return "the CUDA driver is too old (no cuGetProcAddress_v2; CUDA 12 or newer is needed)";
+
+  if (CUresult r = api.cuInit_(0); r != CUDA_SUCCESS) return "cuInit failed: " + error_text(api, r);
+
+  auto resolve = [&api](const char* name, auto& fn) {
+    void* p = nullptr;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    CUresult r =
+        api.cuGetProcAddress_(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !p) return false;
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+    return true;
+  };
+#define TOROID_RESOLVE(name) \
+  if (!resolve(#name, api.name##_)) return "the CUDA driver lacks " #name;
+  TOROID_CUDA_FUNCTIONS(TOROID_RESOLVE)
+#undef TOROID_RESOLVE
+
+  int count = 0;
+  if (CUresult r = api.cuDeviceGetCount_(&count); r != CUDA_SUCCESS)
+    return "cuDeviceGetCount failed: " + error_text(api, r);
+  if (count == 0) return "no CUDA device";
+  return "";
+}
+
+// Loaded once, on first use, and never destroyed (calls from static destructors stay valid).
+const Library& library() {
+  static const Library* lib = [] {
+    auto* l = new Library;
+    try {
+      l->why = open_driver(l->api);
+    } catch (const std::exception& e) {  // bad_alloc: available() must not throw
+      l->why = e.what();
+    }
+    return l;
+  }();
+  return *lib;
+}
+
+const Api& api() { return library().api; }
+
+void check(CUresult r, const char* call, const std::string& what) {
+  if (r == CUDA_SUCCESS) return;
+  std::string message = std::string(call) + ": " + error_text(api(), r);
+  if (!what.empty()) message += " (" + what + ")";
+  user_error(std::move(message));
+}
+
+// Calls a driver function through the table, checking its result: TOROID_CU(cuMemFree, "...", p).
+#define TOROID_CU(name, what, ...) check(api().name##_(__VA_ARGS__), #name, what)
+
+struct Context {
+  DeviceInfo info;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+};
+
+std::atomic<Context*> g_context{nullptr};
+// The process has one context, so "current on this thread" is one flag. (Code that switches
+// contexts behind toroid's back on a thread it shares would defeat it; toroid does not.)
+thread_local bool t_current = false;
+
+Context* open_device() {
+  std::string why;
+  if (!available(&why)) user_error("CUDA is not available: " + why);
+  auto c = std::make_unique<Context>();
+  CUdevice dev = 0;
+  TOROID_CU(cuDeviceGet, "device 0", &dev, 0);
+  TOROID_CU(cuDevicePrimaryCtxRetain, "device 0", &c->ctx, dev);
+  TOROID_CU(cuCtxSetCurrent, "device 0", c->ctx);
+  t_current = true;
+
+  DeviceInfo& info = c->info;
+  info.ordinal = 0;
+  char name[256] = {};
+  TOROID_CU(cuDeviceGetName, "device 0", name, static_cast<int>(sizeof name) - 1, dev);
+  info.name = name;
+  auto attribute = [dev](CUdevice_attribute a) {
+    int v = 0;
+    TOROID_CU(cuDeviceGetAttribute, "device 0", &v, a, dev);
+    return v;
+  };
+  info.cc_major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  info.cc_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  info.sm_count = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  info.max_threads_per_block = attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  // Without opting in (cuFuncSetAttribute): what any kernel may use.
+  info.shared_bytes_per_block =
+      static_cast<size_t>(attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK));
+  TOROID_CU(cuDeviceTotalMem, "device 0", &info.total_bytes, dev);
+  TOROID_CU(cuDriverGetVersion, "device 0", &info.driver_version);
+
+  // Non-blocking: it does not serialize with the legacy NULL stream of other libraries.
+  TOROID_CU(cuStreamCreate, "the default stream", &c->stream, CU_STREAM_NON_BLOCKING);
+  return c.release();
+}
+
+// The device, with its context current on the calling thread. UserError when unavailable.
+Context& context() {
+  // Initialized once; an exception leaves it uninitialized, so a later call retries.
+  static Context* c = [] {
+    Context* opened = open_device();
+    g_context.store(opened);
+    return opened;
+  }();
+  if (!t_current) {
+    TOROID_CU(cuCtxSetCurrent, "making the device 0 context current", c->ctx);
+    t_current = true;
+  }
+  return *c;
+}
+
+// For paths that must not throw (destructors, deleters): false when there is no context.
+bool make_current_quietly() noexcept {
+  Context* c = g_context.load();
+  if (!c) return false;
+  if (!t_current) {
+    if (api().cuCtxSetCurrent_(c->ctx) != CUDA_SUCCESS) return false;
+    t_current = true;
+  }
+  return true;
+}
+
+CUstream stream_of(Stream s) {
+  CUstream def = context().stream;
+  return s ? static_cast<CUstream>(s) : def;
+}
+
+CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+
+std::string bytes(size_t n) { return std::to_string(n) + " bytes"; }
+
+}  // namespace
+
+bool available(std::string* why) {
+  const Library& lib = library();
+  if (why) *why = lib.why;
+  return lib.why.empty();
+}
+
+const DeviceInfo& device() { return context().info; }
+
+Stream default_stream() { return context().stream; }
+
+void* raw_alloc(size_t nbytes) {
+  void* p = detail::try_alloc(nbytes);
+  if (!p && nbytes > 0) user_error("cuMemAlloc: out of device memory allocating " + bytes(nbytes));
+  return p;
+}
+
+void raw_free(void* p) {
+  if (!p) return;
+  context();
+  TOROID_CU(cuMemFree, "freeing device memory", dptr(p));
+}
+
+void copy_to_device(void* dst, const void* src, size_t nbytes, Stream s) {
+  if (nbytes == 0) return;
+  TOROID_CU(cuMemcpyHtoDAsync, "copying " + bytes(nbytes) + " to the device", dptr(dst), src,
+            nbytes, stream_of(s));
+}
+
+void copy_to_host(void* dst, const void* src, size_t nbytes, Stream s) {
+  if (nbytes == 0) return;
+  CUstream st = stream_of(s);
+  TOROID_CU(cuMemcpyDtoHAsync, "copying " + bytes(nbytes) + " to the host", dst, dptr(src),
+            nbytes, st);
+  TOROID_CU(cuStreamSynchronize, "copying " + bytes(nbytes) + " to the host", st);
+}
+
+void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s) {
+  if (nbytes == 0) return;
+  TOROID_CU(cuMemcpyDtoDAsync, "copying " + bytes(nbytes) + " on the device", dptr(dst),
+            dptr(src), nbytes, stream_of(s));
+}
+
+void memset_zero(void* dst, size_t nbytes, Stream s) {
+  if (nbytes == 0) return;
+  TOROID_CU(cuMemsetD8Async, "zeroing " + bytes(nbytes), dptr(dst), 0, nbytes, stream_of(s));
+}
+
+void synchronize(Stream s) {
+  TOROID_CU(cuStreamSynchronize, "waiting for the stream", stream_of(s));
+}
+
+Stream create_stream() {
+  context();
+  CUstream s = nullptr;
+  TOROID_CU(cuStreamCreate, "creating a stream", &s, CU_STREAM_NON_BLOCKING);
+  return s;
+}
+
+void destroy_stream(Stream s) {
+  TOROID_CHECK(s && s != default_stream(), "destroy_stream: not a stream from create_stream");
+  synchronize(s);
+  TOROID_CU(cuStreamDestroy, "destroying a stream", static_cast<CUstream>(s));
+}
+
+Module::Module(const std::string& image, const std::string& what) : what_(what) {
+  context();
+  // The JIT's log says why PTX did not compile, or which architecture a cubin is for.
+  char log[8192] = {};
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof log - 1))};
+  CUmodule m = nullptr;
+  CUresult r = api().cuModuleLoadDataEx_(&m, image.data(), 2, options, values);
+  std::string detail = "loading " + what;
+  if (log[0]) detail += ": " + std::string(log);
+  check(r, "cuModuleLoadDataEx", detail);
+  module_ = m;
+}
+
+Module::~Module() {
+  // Errors are ignored: at exit the driver may already be shutting down, and the process is
+  // ending anyway.
+  if (module_ && make_current_quietly()) api().cuModuleUnload_(static_cast<CUmodule>(module_));
+}
+
+Function Module::function(const std::string& name) const {
+  context();
+  CUfunction f = nullptr;
+  TOROID_CU(cuModuleGetFunction, "kernel '" + name + "' in " + what_, &f,
+            static_cast<CUmodule>(module_), name.c_str());
+  return f;
+}
+
+void* Module::global(const std::string& name, size_t* nbytes) const {
+  context();
+  CUdeviceptr p = 0;
+  size_t n = 0;
+  TOROID_CU(cuModuleGetGlobal, "global '" + name + "' in " + what_, &p, &n,
+            static_cast<CUmodule>(module_), name.c_str());
+  if (nbytes) *nbytes = n;
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+void launch(Function f, const LaunchDims& d, void** args, Stream s, const char* what) {
+  const DeviceInfo& info = context().info;
+  auto dims = [&d] {
+    return "grid " + std::to_string(d.grid_x) + "x" + std::to_string(d.grid_y) + "x" +
+           std::to_string(d.grid_z) + ", block " + std::to_string(d.block_x) + "x" +
+           std::to_string(d.block_y) + "x" + std::to_string(d.block_z);
+  };
+  TOROID_CHECK(f, std::string("launching ") + what + ": no function");
+  TOROID_CHECK(d.grid_x && d.grid_y && d.grid_z && d.block_x && d.block_y && d.block_z,
+               std::string("launching ") + what + ": empty " + dims());
+  uint64_t threads = uint64_t(d.block_x) * d.block_y * d.block_z;
+  TOROID_CHECK(threads <= static_cast<uint64_t>(info.max_threads_per_block),
+               std::string("launching ") + what + ": " + dims() + " has more than " +
+                   std::to_string(info.max_threads_per_block) + " threads per block");
+  TOROID_CU(cuLaunchKernel, std::string(what) + ", " + dims(), static_cast<CUfunction>(f),
+            d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y, d.block_z, d.shared_bytes,
+            stream_of(s), args, nullptr);
+}
+
+Event::Event() {
+  context();
+  CUevent e = nullptr;
+  TOROID_CU(cuEventCreate, "creating an event", &e, CU_EVENT_DEFAULT);
+  event_ = e;
+}
+
+Event::~Event() {
+  if (event_) api().cuEventDestroy_(static_cast<CUevent>(event_));  // errors ignored, as ~Module
+}
+
+void Event::record(Stream s) {
+  TOROID_CU(cuEventRecord, "recording an event", static_cast<CUevent>(event_), stream_of(s));
+}
+
+void Event::synchronize() {
+  context();
+  TOROID_CU(cuEventSynchronize, "waiting for an event", static_cast<CUevent>(event_));
+}
+
+float Event::elapsed_ms_since(const Event& start) const {
+  context();
+  float ms = 0;
+  TOROID_CU(cuEventElapsedTime, "timing between events", &ms, static_cast<CUevent>(start.event_),
+            static_cast<CUevent>(event_));
+  return ms;
+}
+
+namespace detail {
+
+Stream resolve(Stream s) { return stream_of(s); }
+
+void* try_alloc(size_t nbytes) {
+  if (nbytes == 0) return nullptr;
+  context();
+  CUdeviceptr p = 0;
+  CUresult r = api().cuMemAlloc_(&p, nbytes);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
+  check(r, "cuMemAlloc", "allocating " + bytes(nbytes));
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+void free_quietly(void* p) noexcept {
+  if (p && make_current_quietly()) api().cuMemFree_(dptr(p));
+}
+
+void synchronize_device() {
+  context();
+  check(api().cuCtxSynchronize_(), "cuCtxSynchronize", "waiting for the device");
+}
+
+void* create_event() {
+  context();
+  CUevent e = nullptr;
+  TOROID_CU(cuEventCreate, "creating an event", &e, CU_EVENT_DISABLE_TIMING);
+  return e;
+}
+
+void record_event(void* event, Stream s) {
+  TOROID_CU(cuEventRecord, "recording an event", static_cast<CUevent>(event), stream_of(s));
+}
+
+bool event_done(void* event) {
+  context();
+  CUresult r = api().cuEventQuery_(static_cast<CUevent>(event));
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  check(r, "cuEventQuery", "");
+  return true;
+}
+
+void destroy_event_quietly(void* event) noexcept {
+  if (event) api().cuEventDestroy_(static_cast<CUevent>(event));
+}
+
+}  // namespace detail
+
+}  // namespace toroid::runtime::cuda
