@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The GPU checks of issue 5, run on the GPU machine from the repository root with the binaries
+# built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so and
+# libs.tar.xz with the host libraries they link). Writes logs to $OUT when it is set.
+#   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|all]...
+set -uo pipefail
+B=${1:-.cudacarry}; shift || true
+what=${*:-all}
+out=${OUT:-/tmp/cuda-checks}; mkdir -p "$out"
+mkdir -p /tmp/toroid-libs && tar xJf "$B/libs.tar.xz" -C /tmp/toroid-libs
+export LD_LIBRARY_PATH=/tmp/toroid-libs:${LD_LIBRARY_PATH:-}
+export TOROID_CACHE_DIR=${TOROID_CACHE_DIR:-/tmp/toroid-cache}
+nvidia-smi -L
+examples=(mlp:1 softmax:2 layer_norm:3 rmsnorm:4 cross_entropy:5 attention:6 attention_cpu:6 cnn:7 adam:8 constants:0)
+has() { [[ " $what " == *" $1 "* || " $what " == *" all "* ]]; }
+if has unit; then
+  echo "== unit_gpu"; "$B/unit_gpu" 2>&1 | tee "$out/unit_gpu.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED" 
+fi
+if has examples; then
+  echo "== examples on the GPU, against the reference"
+  for e in "${examples[@]}"; do
+    f=${e%%:*}; s=${e##*:}
+    printf '%-14s ' "$f"; "$B/toroidc" run "examples/$f.tir" --device cuda --random-inputs --seed "$s" --check 2>&1 | tail -1
+  done 2>&1 | tee "$out/examples.log"
+fi
+if has random; then
+  echo "== random graphs on the GPU"
+  python3 tests/random_graphs.py --seed 1 --count 200 --jobs 8 --device cuda --toroidc "$B/toroidc" 2>&1 | tee "$out/random.log" | tail -40
+fi
+if has sanitizer; then
+  echo "== compute-sanitizer memcheck on the examples"
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for e in "${examples[@]}"; do
+    f=${e%%:*}; s=${e##*:}
+    printf '%-14s ' "$f"
+    "$cs" --tool memcheck --error-exitcode 9 "$B/toroidc" run "examples/$f.tir" --device cuda --random-inputs --seed "$s" --check \
+      > "$out/memcheck-$f.log" 2>&1
+    echo "exit $? $(grep -E 'ERROR SUMMARY' "$out/memcheck-$f.log")"
+  done 2>&1 | tee "$out/memcheck.log"
+fi
