@@ -1,6 +1,7 @@
 #include "toroid/runtime/cuda/driver.h"
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <dlfcn.h>
 
 #include <atomic>
@@ -16,27 +17,32 @@ namespace toroid::runtime::cuda {
 
 namespace {
 
-// The driver functions toroid calls, each resolved with cuGetProcAddress under its base name:
-// the driver then hands out the entry point whose ABI matches the headers we were built with
-// (cuMemAlloc_v2, cuEventElapsedTime_v2, ...), which plain dlsym of the base name would not.
-// `decltype(&name)` sees the header's versioned macro, so the pointer types match too.
-#define TOROID_CUDA_FUNCTIONS(X)                                                            \
-  X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)                \
-  X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) \
-  X(cuCtxSynchronize) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)            \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)  \
-  X(cuMemsetD8Async) X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction)          \
-  X(cuModuleGetGlobal) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord) X(cuEventQuery)   \
-  X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)
+// The driver functions toroid calls, each with the version of its ABI that toroid calls it by
+// (the PFN_<name>_v<version> typedefs of cudaTypedefs.h). cuGetProcAddress resolves the base name
+// at that version, so the entry point always matches the type: asking at CUDA_VERSION instead
+// would hand out, say, cuCtxSynchronize_v2 (which takes a context) for the argument-less
+// cuCtxSynchronize that cuda.h declares, and plain dlsym would find cuMemAlloc's 32-bit v1.
+#define TOROID_CUDA_FUNCTIONS(X)                                                          \
+  X(cuDriverGetVersion, 2020) X(cuDeviceGetCount, 2000) X(cuDeviceGet, 2000)               \
+  X(cuDeviceGetName, 2000) X(cuDeviceGetAttribute, 2000) X(cuDeviceTotalMem, 3020)         \
+  X(cuDevicePrimaryCtxRetain, 7000) X(cuCtxSetCurrent, 4000) X(cuCtxSynchronize, 2000)     \
+  X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(cuStreamSynchronize, 2000)            \
+  X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoDAsync, 3020)                        \
+  X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)           \
+  X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)         \
+  X(cuModuleGetGlobal, 3020) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000)                \
+  X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000)                 \
+  X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000)
 
-// `name##_` is not macro-expanded, so the members are cuMemAlloc_ and so on.
+// `name##_` is not macro-expanded (cuda.h defines cuMemAlloc as cuMemAlloc_v2), so the members
+// are cuMemAlloc_ and so on.
 struct Api {
   // Found with dlsym: needed before (or to report) cuInit.
-  decltype(&cuInit) cuInit_ = nullptr;
-  decltype(&cuGetErrorName) cuGetErrorName_ = nullptr;
-  decltype(&cuGetErrorString) cuGetErrorString_ = nullptr;
-  decltype(&cuGetProcAddress) cuGetProcAddress_ = nullptr;
-#define TOROID_MEMBER(name) decltype(&name) name##_ = nullptr;
+  PFN_cuInit_v2000 cuInit_ = nullptr;
+  PFN_cuGetErrorName_v6000 cuGetErrorName_ = nullptr;
+  PFN_cuGetErrorString_v6000 cuGetErrorString_ = nullptr;
+  PFN_cuGetProcAddress_v12000 cuGetProcAddress_ = nullptr;  // exported as cuGetProcAddress_v2
+#define TOROID_MEMBER(name, version) PFN_##name##_v##version name##_ = nullptr;
   TOROID_CUDA_FUNCTIONS(TOROID_MEMBER)
 #undef TOROID_MEMBER
 };
@@ -81,17 +87,16 @@ std::string open_driver(Api& api) {
 
   if (CUresult r = api.cuInit_(0); r != CUDA_SUCCESS) return "cuInit failed: " + error_text(api, r);
 
-  auto resolve = [&api](const char* name, auto& fn) {
+  auto resolve = [&api](const char* name, int version, auto& fn) {
     void* p = nullptr;
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
-    CUresult r =
-        api.cuGetProcAddress_(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+    CUresult r = api.cuGetProcAddress_(name, &p, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (r != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS || !p) return false;
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
     return true;
   };
-#define TOROID_RESOLVE(name) \
-  if (!resolve(#name, api.name##_)) return "the CUDA driver lacks " #name;
+#define TOROID_RESOLVE(name, version) \
+  if (!resolve(#name, version, api.name##_)) return "the CUDA driver lacks " #name;
   TOROID_CUDA_FUNCTIONS(TOROID_RESOLVE)
 #undef TOROID_RESOLVE
 
