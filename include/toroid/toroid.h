@@ -50,8 +50,10 @@ int toroid_num_inputs(const toroid_module* m);
 int toroid_num_outputs(const toroid_module* m);
 
 /* Runs on the caller's tensors (host memory for "cpu", device memory for "cuda"), on `stream`
- * (a CUstream / cudaStream_t; NULL: toroid's own). Fills outputs[0..num_outputs). CUDA work is
- * queued on the stream, not waited for. Outputs stay valid until toroid_tensor_release. */
+ * (a CUstream / cudaStream_t; NULL: the legacy default stream, as CUDA's stream 0). Fills
+ * outputs[0..num_outputs). CUDA work is queued on the stream, not waited for. Outputs stay valid
+ * until toroid_tensor_release (their memory may be reused by work queued on the same stream
+ * afterwards, as with PyTorch's caching allocator). */
 int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
                int num_outputs, void* stream);
 void toroid_tensor_release(toroid_tensor* t);

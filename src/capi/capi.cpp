@@ -140,8 +140,11 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
     std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(m->module->graph());
     std::vector<RtValue> in;
     for (int i = 0; i < num_inputs; ++i) in.push_back(wrap_input(inputs[i], values[static_cast<size_t>(i)], i));
+    // The C ABI's NULL stream is CUDA's legacy default stream (PyTorch's cuda_stream 0), which
+    // the driver API names CU_STREAM_LEGACY; the driver layer's nullptr means toroid's own.
+    void* cu_stream = stream ? stream : reinterpret_cast<void*>(uintptr_t{1});
     std::vector<RtValue> out = m->module->options().target == toroid::driver::Target::Cuda
-                                   ? m->module->run_device(in, nullptr, stream)
+                                   ? m->module->run_device(in, nullptr, cu_stream)
                                    : m->module->run(in);
     for (int i = 0; i < num_outputs; ++i) fill_output(out.at(static_cast<size_t>(i)), &outputs[i]);
   });

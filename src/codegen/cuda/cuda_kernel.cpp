@@ -154,6 +154,9 @@ class Emitter : public ScalarDialect {
   // Values of storages already computed for the current element or row (forwarded instead of
   // reloaded): storage -> the name of its value as stored and loaded back.
   std::unordered_map<const Buffer*, std::string> forwarded_;
+  // Inside a lane loop: the array collecting each var reduction's lane values (one division per
+  // group instead of one per element).
+  std::unordered_map<const Buffer*, std::string> welford_lanes_;
 
   std::string tmp() { return "t" + std::to_string(tmp_++); }
   bool written(const Buffer* storage) const {
@@ -383,7 +386,12 @@ class Emitter : public ScalarDialect {
       case ReduceOp::Min: os << ind << acc << " = " << (is_floating(d) ? "t_minimum" : "t_imin") << "(" << acc << ", " << x << ");\n"; break;
       case ReduceOp::Any: os << ind << acc << " = " << acc << " || static_cast<bool>(" << v << ");\n"; break;
       case ReduceOp::All: os << ind << acc << " = " << acc << " && static_cast<bool>(" << v << ");\n"; break;
-      case ReduceOp::Var: os << ind << acc << " = t_welford_add(" << acc << ", " << x << ");\n"; break;
+      case ReduceOp::Var:
+        if (auto it = welford_lanes_.find(b); it != welford_lanes_.end())
+          os << ind << it->second << "[j] = " << x << ";\n";  // merged once per group, after the lanes
+        else
+          os << ind << acc << " = t_welford_add(" << acc << ", " << x << ");\n";
+        break;
       case ReduceOp::ArgMax:
       case ReduceOp::ArgMin:
         os << ind << acc << " = t_arg_pick<" << compute_type(d) << ", " << (b->reduce == ReduceOp::ArgMax ? "true" : "false")
@@ -452,6 +460,12 @@ class Emitter : public ScalarDialect {
         arrays[i] = tmp();
         os << in3 << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
       }
+    for (const sched::Member* m : group)
+      if (m->buffer->kind == BufferKind::Reduction && m->buffer->reduce == ReduceOp::Var) {
+        std::string arr = tmp();
+        os << in3 << acc_type(ReduceOp::Var, sched::member_body(*m).dtype()) << " " << arr << "[" << Vs << "];\n";
+        welford_lanes_[m->buffer] = arr;
+      }
     os << in3 << "#pragma unroll\n" << in3 << "for (int j = 0; j < " << Vs << "; ++j) {\n";
     os << in4 << "const I " << d.last().symbol().name << "_l = " << d.last().symbol().name << " + j;\n";
     os << in4 << "(void)" << d.last().symbol().name << "_l;\n";
@@ -470,6 +484,9 @@ class Emitter : public ScalarDialect {
     forwarded_ = saved;
     lane_var_ = SymExpr();
     os << in3 << "}\n";
+    for (auto& [b, arr] : welford_lanes_)
+      os << in3 << partials.at(b) << " = t_welford_add_group(" << partials.at(b) << ", " << arr << ");\n";
+    welford_lanes_.clear();
     for (size_t i = 0; i < group.size(); ++i)
       if (!arrays[i].empty())
         os << in3 << "t_vstore<" << Vs << ">(" << ptr(group[i]->buffer->storage) << " + "

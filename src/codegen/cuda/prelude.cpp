@@ -215,6 +215,17 @@ template <class A> T_DEV t_welford<A> t_welford_merge(t_welford<A> a, t_welford<
   const A d = b.mean - a.mean, fb = b.n / n;
   return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
 }
+// N values at once: their own mean and M2 (two passes in registers), merged with one division.
+template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w, const A (&x)[N]) {
+  A s = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) s += x[k];
+  const A mean = s * (A(1) / A(N));
+  A m2 = 0;
+#pragma unroll
+  for (int k = 0; k < N; ++k) m2 += (x[k] - mean) * (x[k] - mean);
+  return t_welford_merge(w, t_welford<A>{A(N), mean, m2});
+}
 template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m) {
   return {t_shfl_xor(w.n, m), t_shfl_xor(w.mean, m), t_shfl_xor(w.m2, m)};
 }

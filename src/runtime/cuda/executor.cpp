@@ -1,6 +1,7 @@
 #include "toroid/runtime/cuda/executor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -44,6 +45,26 @@ constexpr size_t kWorkspaceAlign = 256;
 size_t align_up(size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign; }
 
 constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
+
+// Launch shapes. A row kernel's block has about `row_groups` vector groups of its row per thread
+// (a power of two from 32 to 1024 threads); a flat kernel runs `flat_threads`-thread blocks, at most
+// `blocks_per_sm` of them per multiprocessor, each thread looping over its groups. Overridable
+// for tuning with $TOROID_CUDA_ROW_GROUPS, $TOROID_CUDA_FLAT_THREADS, $TOROID_CUDA_BLOCKS_PER_SM.
+struct LaunchTuning {
+  int64_t row_groups = 2, flat_threads = 256, blocks_per_sm = 8;
+  LaunchTuning() {
+    auto env = [](const char* name, int64_t& v) {
+      if (const char* s = std::getenv(name); s && *s) v = std::max<int64_t>(1, std::atoll(s));
+    };
+    env("TOROID_CUDA_ROW_GROUPS", row_groups);
+    env("TOROID_CUDA_FLAT_THREADS", flat_threads);
+    env("TOROID_CUDA_BLOCKS_PER_SM", blocks_per_sm);
+  }
+};
+const LaunchTuning& tuning() {
+  static const LaunchTuning t;
+  return t;
+}
 
 }  // namespace
 
@@ -325,16 +346,18 @@ struct CudaExecutor::Impl {
     }
     const int64_t V = k.vector_width;
     LaunchDims dims;
-    int64_t per_sm_threads = 2048;
+    const LaunchTuning& tune = tuning();
+    int64_t groups = (elements + V - 1) / V;
     if (k.shape == CudaKernel::Shape::Flat) {
-      int64_t groups = (elements + V - 1) / V;
-      dims.block_x = 256;
-      dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((groups + 255) / 256, 1, int64_t(dev.sm_count) * (per_sm_threads / 256)));
-    } else {
-      int64_t groups = (elements + V - 1) / V, threads = 32;
-      while (threads < groups && threads < 1024) threads *= 2;
+      int64_t threads = std::clamp<int64_t>(tune.flat_threads, 32, 1024);
       dims.block_x = static_cast<unsigned>(threads);
-      dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t(dev.sm_count) * (per_sm_threads / threads)));
+      dims.grid_x = static_cast<unsigned>(
+          std::clamp<int64_t>((groups + threads - 1) / threads, 1, int64_t(dev.sm_count) * tune.blocks_per_sm));
+    } else {
+      int64_t threads = 32;
+      while (threads * tune.row_groups < groups && threads < 1024) threads *= 2;
+      dims.block_x = static_cast<unsigned>(threads);
+      dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t(dev.sm_count) * (2048 / threads)));
     }
     largest += int64_t(dims.grid_x) * dims.block_x * V;
     bool i32 = k.has_i32 && largest < kI32Limit;
