@@ -255,17 +255,30 @@ WORKLOADS = {"gelu_affine": gelu_affine, "softmax": softmax, "layer_norm": layer
 
 
 def median_ms(fn, reps, warmup=3):
+    """Median of per-run times between CUDA events, the runs queued back to back (as Triton's
+    do_bench): host work overlaps the previous run's kernels, so a run costs its GPU time unless
+    its host side is the slower."""
     for _ in range(warmup):
         fn()
-    times = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
+    torch.cuda.synchronize()
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(reps + 1)]
+    events[0].record()
+    for i in range(reps):
         fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+        events[i + 1].record()
+    events[-1].synchronize()
+    return statistics.median(events[i].elapsed_time(events[i + 1]) for i in range(reps))
+
+
+def host_us(fn, reps):
+    """Host time of one call (nothing waited for), in microseconds."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    t = (time.perf_counter() - t0) / reps * 1e6
+    torch.cuda.synchronize()
+    return t
 
 
 def copy_bandwidth(reps):
@@ -315,6 +328,7 @@ def main():
         r["toroid_matches_eager"] = all(close(g, e) for g, e in zip(got, expected))
         del got
         r["toroid_ms"] = median_ms(run, args.reps)
+        r["toroid_host_us"] = host_us(run, 5)
         r["eager_ms"] = median_ms(lambda: fn(*inputs), args.reps)
         if not args.no_inductor:
             torch._dynamo.reset()
