@@ -117,6 +117,9 @@ class Emitter : public ScalarDialect {
     if (fn == "isinf") return "t_isinf";
     if (fn == "abs") return d ? "fabs" : "fabsf";
     if (fn == "nearbyint") return d ? "rint" : "rintf";
+    // The hardware exponential (ex2.approx): a few ulp, well inside f32's tolerance, and many
+    // times cheaper than expf (softmax and cross-entropy evaluate one per element).
+    if (fn == "exp" && !d) return "__expf";
     return d ? fn : fn + "f";
   }
   std::string float_literal(double v, DType d) const override {
@@ -157,6 +160,12 @@ class Emitter : public ScalarDialect {
   // Inside a lane loop: the array collecting each var reduction's lane values (one division per
   // group instead of one per element).
   std::unordered_map<const Buffer*, std::string> welford_lanes_;
+  // Rows kept in registers (Rows kernels): read-only loads that several loops of a row read get
+  // kCacheGroups vector slots per thread; cache_ok_ names the row's flag (empty: no cache).
+  static constexpr int kCacheGroups = 4;
+  std::unordered_map<Expr, std::string> row_cache_;
+  std::unordered_set<Expr> cache_filled_;
+  std::string cache_ok_;
 
   std::string tmp() { return "t" + std::to_string(tmp_++); }
   bool written(const Buffer* storage) const {
@@ -347,9 +356,10 @@ class Emitter : public ScalarDialect {
         os << in2 << "const " << T << " " << t << " = " << n << " > 0 ? " << T << "(" << load(l) << ") : " << T << "();\n";
         hoisted[l] = t;
       }
+    hoist_invariant_arithmetic(os, in2, d, group, hoisted);
     std::string done = tmp();
     os << in2 << "I " << done << " = 0;\n";
-    if (V > 1) emit_vector_loop(os, in2, d, n, done, start, step, group, partials, hoisted, own);
+    if (V > 1) emit_vector_loop(os, in2, d, n, done, start, step, group, partials, hoisted);
     // The scalar path (and the tail of a vectorized 1-D loop).
     std::string f = tmp();
     os << in2 << "for (I " << f << " = " << done << " + " << start << "; " << f << " < " << n << "; " << f << " += " << step << ") {\n";
@@ -362,6 +372,39 @@ class Emitter : public ScalarDialect {
     }
     forwarded_ = saved;
     os << in2 << "}\n" << ind << "}\n";
+  }
+
+  // Arithmetic on values that do not move in this loop (a row's rsqrt(var + eps), a scale) is
+  // computed once, before it: the compiler does not hoist IEEE division and square root out of
+  // a loop that may run zero times.
+  void hoist_invariant_arithmetic(std::ostream& os, const std::string& ind, const Domain& d,
+                                  const std::vector<const sched::Member*>& group,
+                                  std::unordered_map<Expr, std::string>& hoisted) {
+    std::unordered_set<Expr> invariant;
+    auto moves = [&](SymExpr index) {
+      for (SymExpr s : env_.simplify(index).free_symbols())
+        for (SymExpr v : d.vars)
+          if (s == v) return true;
+      return false;
+    };
+    for (const sched::Member* m : group) {
+      loop::visit(sched::member_body(*m), [&](Expr e) {
+        bool inv = false;
+        switch (e.op()) {
+          case Op::Load: inv = hoisted.count(e) || forwarded_.count(e.buffer()->storage); break;
+          case Op::Const: inv = true; break;
+          case Op::Index: inv = !moves(e.index()); break;
+          case Op::IndirectLoad: break;
+          default: {
+            inv = true;
+            for (Expr o : e.operands()) inv = inv && invariant.count(o);
+          }
+        }
+        if (!inv) return;
+        invariant.insert(e);
+        if (e.op() != Op::Load && e.op() != Op::Const && !hoisted.count(e)) value(os, ind, e, hoisted);
+      });
+    }
   }
 
   // After an element's value `v` of member m: the store (pointwise) or the partial's update.
@@ -400,100 +443,158 @@ class Emitter : public ScalarDialect {
     }
   }
 
-  void emit_vector_loop(std::ostream& os, const std::string& ind, const Domain& d, const std::string& n,
-                        const std::string& done, const std::string& start, const std::string& step,
-                        const std::vector<const sched::Member*>& group,
-                        const std::unordered_map<const Buffer*, std::string>& partials,
-                        const std::unordered_map<Expr, std::string>& hoisted, const std::unordered_set<const Buffer*>& own) {
-    const int V = vector_width_;
-    const std::string Vs = std::to_string(V);
-    std::string in2 = ind + "  ", in3 = in2 + "  ", in4 = in3 + "  ";
-    // Classify the loads (in first-use order) and the pointwise stores.
+  // How a loop group's accesses vectorize: the loads (first-use order) and stores, classified,
+  // and the run-time condition for 16-byte access.
+  struct VectorPlan {
     std::vector<std::pair<Expr, Access>> loads;
+    std::vector<Access> stores;  // per member (pointwise ones)
+    std::string cond;
+  };
+
+  VectorPlan plan_vector(const Domain& d, const std::vector<const sched::Member*>& group,
+                         const std::unordered_map<Expr, std::string>& hoisted) {
+    const std::string Vs = std::to_string(vector_width_);
+    std::unordered_set<const Buffer*> own;
+    for (const sched::Member* m : group) own.insert(m->buffer->storage);
+    VectorPlan p;
     std::unordered_set<Expr> seen;
     for (const sched::Member* m : group)
       for (Expr l : loop::loads(sched::member_body(*m))) {
         if (l.op() != Op::Load || hoisted.count(l) || own.count(l.buffer()->storage) || forwarded_.count(l.buffer()->storage) ||
             !seen.insert(l).second)
           continue;
-        loads.emplace_back(l, classify(l.index(), d));
+        p.loads.emplace_back(l, classify(l.index(), d));
       }
-    std::vector<Access> stores;
     for (const sched::Member* m : group)
-      stores.push_back(m->buffer->kind == BufferKind::Pointwise ? classify(sched::member_store_position(*m), d) : Access{});
-    // The run-time condition: whole groups along the last dim, aligned contiguous accesses.
-    std::string cond = Vs + " > 1";
-    if (d.vars.size() > 1) cond += " && " + index(d.sizes.back()) + " % " + Vs + " == 0";
+      p.stores.push_back(m->buffer->kind == BufferKind::Pointwise ? classify(sched::member_store_position(*m), d) : Access{});
+    // Whole groups along the last dim, aligned contiguous accesses.
+    p.cond = Vs + " > 1";
+    if (d.vars.size() > 1) p.cond += " && " + index(d.sizes.back()) + " % " + Vs + " == 0";
     auto add_align = [&](const Access& a, const Buffer* storage) {
       if (a.kind != Access::Kind::Contiguous) return;
       for (SymExpr e : a.align)
-        if (e.as_int() != std::optional<int64_t>(0)) cond += " && (" + index(e) + ") % " + Vs + " == 0";
-      cond += " && t_aligned16(" + ptr(storage) + ")";
+        if (e.as_int() != std::optional<int64_t>(0)) p.cond += " && (" + index(e) + ") % " + Vs + " == 0";
+      p.cond += " && t_aligned16(" + ptr(storage) + ")";
     };
-    for (auto& [l, a] : loads) add_align(a, l.buffer()->storage);
-    for (size_t i = 0; i < group.size(); ++i) add_align(stores[i], group[i]->buffer->storage);
-    os << ind << "if (" << cond << ") {\n";
-    std::string groups = tmp(), g = tmp(), f0 = tmp();
+    for (auto& [l, a] : p.loads) add_align(a, l.buffer()->storage);
+    for (size_t i = 0; i < group.size(); ++i) add_align(p.stores[i], group[i]->buffer->storage);
+    return p;
+  }
+
+  void emit_vector_loop(std::ostream& os, const std::string& ind, const Domain& d, const std::string& n,
+                        const std::string& done, const std::string& start, const std::string& step,
+                        const std::vector<const sched::Member*>& group,
+                        const std::unordered_map<const Buffer*, std::string>& partials,
+                        const std::unordered_map<Expr, std::string>& hoisted) {
+    const std::string Vs = std::to_string(vector_width_);
+    std::string in2 = ind + "  ";
+    VectorPlan plan = plan_vector(d, group, hoisted);
+    std::string groups = tmp();
+    if (!cache_ok_.empty()) {
+      // The row is held in registers: cache slot k is this thread's k-th group; the first loop
+      // that reads a cached load fills its slots, the later ones read them.
+      std::unordered_set<Expr> filling;
+      for (auto& [l, a] : plan.loads)
+        if (row_cache_.count(l) && !cache_filled_.count(l)) filling.insert(l);
+      os << ind << "if (" << cache_ok_ << ") {\n";
+      os << in2 << "const I " << groups << " = " << n << " / " << Vs << ";\n";
+      os << in2 << "#pragma unroll\n" << in2 << "for (int k = 0; k < " << kCacheGroups << "; ++k) {\n";
+      std::string g = tmp();
+      os << in2 << "  const I " << g << " = " << start << " + static_cast<I>(k) * " << step << ";\n";
+      os << in2 << "  if (" << g << " < " << groups << ") {\n";
+      emit_vector_group(os, in2 + "    ", d, g, group, partials, hoisted, plan, &filling);
+      os << in2 << "  }\n" << in2 << "}\n";
+      os << in2 << done << " = " << groups << " * " << Vs << ";\n";
+      os << ind << "} else ";
+      for (Expr l : filling) cache_filled_.insert(l);
+    } else {
+      os << ind;
+    }
+    os << "if (" << plan.cond << ") {\n";
+    std::string g = tmp();
     os << in2 << "const I " << groups << " = " << n << " / " << Vs << ";\n";
     os << in2 << "for (I " << g << " = " << start << "; " << g << " < " << groups << "; " << g << " += " << step << ") {\n";
-    os << in3 << "const I " << f0 << " = " << g << " * " << Vs << ";\n";
-    unravel(os, in3, d, f0);
+    emit_vector_group(os, in2 + "  ", d, g, group, partials, hoisted, plan, nullptr);
+    os << in2 << "}\n";
+    os << in2 << done << " = " << groups << " * " << Vs << ";\n";
+    os << ind << "}\n";
+  }
+
+  // One group of V elements starting at group index `g`. With `filling` (the cached path), loads
+  // in the row cache read slot k, and those in `filling` load it first.
+  void emit_vector_group(std::ostream& os, const std::string& ind, const Domain& d, const std::string& g,
+                         const std::vector<const sched::Member*>& group,
+                         const std::unordered_map<const Buffer*, std::string>& partials,
+                         const std::unordered_map<Expr, std::string>& hoisted, const VectorPlan& plan,
+                         const std::unordered_set<Expr>* filling) {
+    const std::string Vs = std::to_string(vector_width_);
+    std::string in2 = ind + "  ";
+    std::string f0 = tmp();
+    os << ind << "const I " << f0 << " = " << g << " * " << Vs << ";\n";
+    unravel(os, ind, d, f0);
     std::unordered_map<Expr, std::string> names = hoisted;
-    for (auto& [l, a] : loads) {
+    for (auto& [l, a] : plan.loads) {
       if (a.kind == Access::Kind::PerLane) continue;
       const Buffer* s = l.buffer()->storage;
-      std::string t = tmp();
       if (a.kind == Access::Kind::GroupInvariant) {
+        std::string t = tmp();
         const char* T = compute_type(l.dtype());
-        os << in3 << "const " << T << " " << t << " = " << load(l) << ";\n";
+        os << ind << "const " << T << " " << t << " = " << load(l) << ";\n";
         names[l] = t;
-      } else {
-        os << in3 << storage_type(s->dtype) << " " << t << "[" << Vs << "];\n";
-        os << in3 << "t_vload<" << Vs << ", " << (written(s) ? "false" : "true") << ">(" << t << ", " << ptr(s) << " + "
-           << index(l.index()) << ");\n";
-        names[l] = "t_load(" + t + "[j])";
+        continue;
       }
+      std::string t;
+      if (filling && row_cache_.count(l)) {
+        t = row_cache_.at(l) + "[k]";
+        if (!filling->count(l)) {
+          names[l] = "t_load(" + t + "[j])";
+          continue;
+        }
+      } else {
+        t = tmp();
+        os << ind << storage_type(s->dtype) << " " << t << "[" << Vs << "];\n";
+      }
+      os << ind << "t_vload<" << Vs << ", " << (written(s) ? "false" : "true") << ">(" << t << ", " << ptr(s) << " + "
+         << index(l.index()) << ");\n";
+      names[l] = "t_load(" + t + "[j])";
     }
     std::vector<std::string> arrays(group.size());
     for (size_t i = 0; i < group.size(); ++i)
-      if (stores[i].kind == Access::Kind::Contiguous) {
+      if (plan.stores[i].kind == Access::Kind::Contiguous) {
         arrays[i] = tmp();
-        os << in3 << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
+        os << ind << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
       }
     for (const sched::Member* m : group)
       if (m->buffer->kind == BufferKind::Reduction && m->buffer->reduce == ReduceOp::Var) {
         std::string arr = tmp();
-        os << in3 << acc_type(ReduceOp::Var, sched::member_body(*m).dtype()) << " " << arr << "[" << Vs << "];\n";
+        os << ind << acc_type(ReduceOp::Var, sched::member_body(*m).dtype()) << " " << arr << "[" << Vs << "];\n";
         welford_lanes_[m->buffer] = arr;
       }
-    os << in3 << "#pragma unroll\n" << in3 << "for (int j = 0; j < " << Vs << "; ++j) {\n";
-    os << in4 << "const I " << d.last().symbol().name << "_l = " << d.last().symbol().name << " + j;\n";
-    os << in4 << "(void)" << d.last().symbol().name << "_l;\n";
+    os << ind << "#pragma unroll\n" << ind << "for (int j = 0; j < " << Vs << "; ++j) {\n";
+    os << in2 << "const I " << d.last().symbol().name << "_l = " << d.last().symbol().name << " + j;\n";
+    os << in2 << "(void)" << d.last().symbol().name << "_l;\n";
     lane_var_ = d.last();
     auto saved = forwarded_;
     for (size_t i = 0; i < group.size(); ++i) {
       const sched::Member& m = *group[i];
-      std::string v = value(os, in4, sched::member_body(m), names);
+      std::string v = value(os, in2, sched::member_body(m), names);
       std::string pos;
-      if (m.buffer->kind == BufferKind::Pointwise && stores[i].kind == Access::Kind::Contiguous)
-        os << in4 << arrays[i] << "[j] = t_store<" << storage_type(m.buffer->storage->dtype) << ">::from(" << v << ");\n";
+      if (m.buffer->kind == BufferKind::Pointwise && plan.stores[i].kind == Access::Kind::Contiguous)
+        os << in2 << arrays[i] << "[j] = t_store<" << storage_type(m.buffer->storage->dtype) << ">::from(" << v << ");\n";
       else if (m.buffer->kind == BufferKind::Pointwise)
         pos = index(sched::member_store_position(m));
-      finish_element(os, in4, m, v, f0 + " + j", partials, pos);
+      finish_element(os, in2, m, v, f0 + " + j", partials, pos);
     }
     forwarded_ = saved;
     lane_var_ = SymExpr();
-    os << in3 << "}\n";
+    os << ind << "}\n";
     for (auto& [b, arr] : welford_lanes_)
-      os << in3 << partials.at(b) << " = t_welford_add_group(" << partials.at(b) << ", " << arr << ");\n";
+      os << ind << partials.at(b) << " = t_welford_add_group(" << partials.at(b) << ", " << arr << ");\n";
     welford_lanes_.clear();
     for (size_t i = 0; i < group.size(); ++i)
       if (!arrays[i].empty())
-        os << in3 << "t_vstore<" << Vs << ">(" << ptr(group[i]->buffer->storage) << " + "
+        os << ind << "t_vstore<" << Vs << ">(" << ptr(group[i]->buffer->storage) << " + "
            << index(sched::member_store_position(*group[i])) << ", " << arrays[i] << ");\n";
-    os << in2 << "}\n";
-    os << in2 << done << " = " << groups << " * " << Vs << ";\n";
-    os << ind << "}\n";
   }
 
   void emit_flat(std::ostream& os, CudaKernel& out) {
@@ -537,16 +638,17 @@ class Emitter : public ScalarDialect {
       os << ind << "if (blockIdx.x == 0) {\n";
       ind += "  ";
     }
-    std::unordered_set<const Buffer*> inner_written;  // by earlier loops of this row
+    // Items in order: an outer-level member, or a loop group (consecutive inner members, none
+    // reading a reduction of the same group).
+    std::vector<std::vector<const sched::Member*>> items;
     size_t i = 0;
     while (i < k_.members.size()) {
       const sched::Member& m = k_.members[i];
       if (!m.inner && m.buffer->kind == BufferKind::Pointwise) {
-        emit_outer_member(os, ind, m);
+        items.push_back({&m});
         ++i;
         continue;
       }
-      // A loop group: consecutive inner members, none reading a reduction of the same group.
       std::vector<const sched::Member*> group;
       std::unordered_set<const Buffer*> reductions;
       while (i < k_.members.size()) {
@@ -559,15 +661,63 @@ class Emitter : public ScalarDialect {
         group.push_back(&x);
         ++i;
       }
+      items.push_back(std::move(group));
+    }
+    auto is_loop = [](const std::vector<const sched::Member*>& item) {
+      return item[0]->inner || item[0]->buffer->kind == BufferKind::Reduction;
+    };
+    plan_row_cache(os, ind, inner, items, is_loop);
+    std::unordered_set<const Buffer*> inner_written;  // by earlier loops of this row
+    for (const auto& item : items) {
+      if (!is_loop(item)) {
+        emit_outer_member(os, ind, *item[0]);
+        continue;
+      }
       bool reads_earlier = false;
-      for (const sched::Member* x : group)
+      for (const sched::Member* x : item)
         for (Expr l : loop::loads(x->buffer->body)) reads_earlier = reads_earlier || inner_written.count(l.buffer()->storage);
       if (reads_earlier) os << ind << "__syncthreads();  // earlier loops' stores, by other threads\n";
-      emit_row_group(os, ind, inner, group);
-      for (const sched::Member* x : group)
+      emit_row_group(os, ind, inner, item);
+      for (const sched::Member* x : item)
         if (x->inner) inner_written.insert(x->buffer->storage);
     }
     os << "  }\n";
+  }
+
+  // Read-only contiguous loads that two or more loops of a row read are kept in registers when
+  // the row fits kCacheGroups vector groups per thread (checked per launch, with every loop's
+  // vector condition): one read from memory instead of one per loop.
+  template <class IsLoop>
+  void plan_row_cache(std::ostream& os, const std::string& ind, const Domain& inner,
+                      const std::vector<std::vector<const sched::Member*>>& items, IsLoop is_loop) {
+    row_cache_.clear();
+    cache_filled_.clear();
+    cache_ok_.clear();
+    if (vector_width_ <= 1 || inner.vars.empty()) return;
+    std::unordered_map<Expr, int> loops_reading;
+    std::vector<Expr> order;
+    for (const auto& item : items) {
+      if (!is_loop(item)) continue;
+      std::unordered_set<Expr> here;
+      for (const sched::Member* m : item)
+        for (Expr l : loop::loads(sched::member_body(*m)))
+          if (l.op() == Op::Load && !written(l.buffer()->storage) && here.insert(l).second) {
+            if (!loops_reading[l]++) order.push_back(l);
+          }
+    }
+    const std::string Vs = std::to_string(vector_width_);
+    for (Expr l : order) {
+      if (loops_reading[l] < 2 || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
+      std::string c = tmp();
+      os << ind << storage_type(l.buffer()->storage->dtype) << " " << c << "[" << kCacheGroups << "][" << Vs << "];\n";
+      row_cache_[l] = c;
+    }
+    if (row_cache_.empty()) return;
+    std::string cond = "(" + numel(inner.sizes) + ") / " + Vs + " <= " + std::to_string(kCacheGroups) + " * static_cast<I>(blockDim.x)";
+    for (const auto& item : items)
+      if (is_loop(item)) cond += " && " + plan_vector(inner, item, {}).cond;
+    cache_ok_ = tmp();
+    os << ind << "const bool " << cache_ok_ << " = " << cond << ";\n";
   }
 
   void emit_outer_member(std::ostream& os, const std::string& ind, const sched::Member& m) {
@@ -640,7 +790,7 @@ class Emitter : public ScalarDialect {
                           : b->reduce == ReduceOp::Any ? "a || b"
                           : b->reduce == ReduceOp::All ? "a && b"
                                                        : "a + b";
-          os << ind << "__shared__ " << A << " " << sm << "[32];\n";
+          os << ind << "__shared__ " << A << " " << sm << "[33];\n";
           os << ind << A << " " << r << " = t_block_reduce(" << p << ", [](" << A << " a, " << A << " b) { return " << f
              << "; }, " << sm << ");\n";
           if (b->reduce == ReduceOp::Mean) os << ind << r << " = " << r << " / static_cast<" << A << ">(" << n_red << ");\n";
@@ -649,7 +799,7 @@ class Emitter : public ScalarDialect {
         case ReduceOp::Var: {
           char corr[64];
           std::snprintf(corr, sizeof corr, "%.17g", b->correction);
-          os << ind << "__shared__ t_welford<" << A << "> " << sm << "[32];\n";
+          os << ind << "__shared__ t_welford<" << A << "> " << sm << "[33];\n";
           std::string w = tmp();
           os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford(" << p << ", " << sm << ");\n";
           os << ind << "const " << A << " " << r << " = " << w << ".m2 / t_imax<" << A << ">(" << A << "(0), static_cast<" << A
@@ -659,7 +809,7 @@ class Emitter : public ScalarDialect {
         case ReduceOp::ArgMax:
         case ReduceOp::ArgMin: {
           std::string T = compute_type(d), mx = b->reduce == ReduceOp::ArgMax ? "true" : "false";
-          os << ind << "__shared__ t_arg<" << T << "> " << sm << "[32];\n";
+          os << ind << "__shared__ t_arg<" << T << "> " << sm << "[33];\n";
           os << ind << "const int64_t " << r << " = t_block_arg<" << T << ", " << mx << ">(" << p << ", " << sm << ").i;\n";
           break;
         }

@@ -163,8 +163,8 @@ template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[
 template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
-// function; every thread gets the result. `sm` holds 32 partials; the leading barrier lets
-// consecutive reductions reuse it.
+// function; every thread gets the result. The leading barrier lets consecutive reductions reuse
+// the shared memory.
 template <class T> T_DEV T t_shfl_xor(T v, int m) {
   if constexpr (sizeof(T) == 8) {
     long long x;
@@ -187,16 +187,23 @@ template <class T, class F> T_DEV T t_warp_reduce(T v, F f) {
   for (int m = 16; m > 0; m >>= 1) v = f(v, t_shfl_xor(v, m));
   return v;
 }
+// The block's warp partials combined by warp 0 (blockDim.x is a power of two, so is the warp
+// count: xor shuffles below it stay among the partials) and broadcast through sm[32]. Returns
+// the same value in every thread; sm holds 33 entries.
 template <class T, class F> T_DEV T t_block_reduce(T v, F f, T* sm) {
   v = t_warp_reduce(v, f);
   if (blockDim.x <= 32) return v;
-  const int warps = (blockDim.x + 31) >> 5;
+  const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
-  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = v;
+  if (lane == 0) sm[threadIdx.x >> 5] = v;
   __syncthreads();
-  T r = sm[0];
-  for (int w = 1; w < warps; ++w) r = f(r, sm[w]);
-  return r;
+  if (threadIdx.x < 32) {
+    T r = sm[lane < warps ? lane : 0];
+    for (int m = warps >> 1; m > 0; m >>= 1) r = f(r, t_shfl_xor(r, m));
+    if (lane == 0) sm[32] = r;
+  }
+  __syncthreads();
+  return sm[32];
 }
 // Welford partials (count, mean, M2), merged with Chan's formula.
 template <class A> struct t_welford {
@@ -233,13 +240,17 @@ template <class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<
 #pragma unroll
   for (int m = 16; m > 0; m >>= 1) w = t_welford_merge(w, t_welford_shfl(w, m));
   if (blockDim.x <= 32) return w;
-  const int warps = (blockDim.x + 31) >> 5;
+  const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
-  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = w;
+  if (lane == 0) sm[threadIdx.x >> 5] = w;
   __syncthreads();
-  t_welford<A> r = sm[0];
-  for (int k = 1; k < warps; ++k) r = t_welford_merge(r, sm[k]);
-  return r;
+  if (threadIdx.x < 32) {
+    t_welford<A> r = sm[lane < warps ? lane : 0];
+    for (int m = warps >> 1; m > 0; m >>= 1) r = t_welford_merge(r, t_welford_shfl(r, m));
+    if (lane == 0) sm[32] = r;
+  }
+  __syncthreads();
+  return sm[32];
 }
 // Arg reductions: (value, flat position); NaN wins, then the better value, then the first position.
 template <class T> struct t_arg {
@@ -256,20 +267,24 @@ template <class T, bool Max> T_DEV t_arg<T> t_arg_pick(t_arg<T> a, t_arg<T> b) {
   if (Max ? b.v > a.v : b.v < a.v) return b;
   return a.i <= b.i ? a : b;
 }
+template <class T, bool Max> T_DEV t_arg<T> t_arg_shfl(t_arg<T> a, int m) {
+  return {t_shfl_xor(a.v, m), t_shfl_xor(a.i, m), static_cast<bool>(t_shfl_xor(static_cast<int>(a.valid), m))};
+}
 template <class T, bool Max> T_DEV t_arg<T> t_block_arg(t_arg<T> a, t_arg<T>* sm) {
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) {
-    t_arg<T> o{t_shfl_xor(a.v, m), t_shfl_xor(a.i, m), static_cast<bool>(t_shfl_xor(static_cast<int>(a.valid), m))};
-    a = t_arg_pick<T, Max>(a, o);
-  }
+  for (int m = 16; m > 0; m >>= 1) a = t_arg_pick<T, Max>(a, t_arg_shfl<T, Max>(a, m));
   if (blockDim.x <= 32) return a;
-  const int warps = (blockDim.x + 31) >> 5;
+  const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
-  if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = a;
+  if (lane == 0) sm[threadIdx.x >> 5] = a;
   __syncthreads();
-  t_arg<T> r = sm[0];
-  for (int k = 1; k < warps; ++k) r = t_arg_pick<T, Max>(r, sm[k]);
-  return r;
+  if (threadIdx.x < 32) {
+    t_arg<T> r = sm[lane < warps ? lane : 0];
+    for (int m = warps >> 1; m > 0; m >>= 1) r = t_arg_pick<T, Max>(r, t_arg_shfl<T, Max>(r, m));
+    if (lane == 0) sm[32] = r;
+  }
+  __syncthreads();
+  return sm[32];
 }
 
 // Out of range positions of indirect loads: the first one recorded (by any thread) is kept in

@@ -354,7 +354,7 @@ struct CudaExecutor::Impl {
       dims.grid_x = static_cast<unsigned>(
           std::clamp<int64_t>((groups + threads - 1) / threads, 1, int64_t(dev.sm_count) * tune.blocks_per_sm));
     } else {
-      int64_t threads = 32;
+      int64_t threads = 32;  // a power of two: the block reductions rely on it
       while (threads * tune.row_groups < groups && threads < 1024) threads *= 2;
       dims.block_x = static_cast<unsigned>(threads);
       dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t(dev.sm_count) * (2048 / threads)));
