@@ -162,7 +162,7 @@ class Emitter : public ScalarDialect {
   std::unordered_map<const Buffer*, std::string> welford_lanes_;
   // Rows kept in registers (Rows kernels): read-only loads that several loops of a row read get
   // kCacheGroups vector slots per thread; cache_ok_ names the row's flag (empty: no cache).
-  static constexpr int kCacheGroups = 4;
+  static constexpr int kCacheGroups = 8;
   std::unordered_map<Expr, std::string> row_cache_;
   std::unordered_set<Expr> cache_filled_;
   std::string cache_ok_;

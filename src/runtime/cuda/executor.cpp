@@ -51,7 +51,7 @@ constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
 // `blocks_per_sm` of them per multiprocessor, each thread looping over its groups. Overridable
 // for tuning with $TOROID_CUDA_ROW_GROUPS, $TOROID_CUDA_FLAT_THREADS, $TOROID_CUDA_BLOCKS_PER_SM.
 struct LaunchTuning {
-  int64_t row_groups = 2, flat_threads = 256, blocks_per_sm = 8;
+  int64_t row_groups = 4, flat_threads = 256, blocks_per_sm = 8;
   LaunchTuning() {
     auto env = [](const char* name, int64_t& v) {
       if (const char* s = std::getenv(name); s && *s) v = std::max<int64_t>(1, std::atoll(s));
