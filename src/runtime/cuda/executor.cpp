@@ -176,7 +176,7 @@ struct CudaExecutor::Impl {
 
   // The workspace layout of this run's allocations: first fit over the blocks that Free lines
   // released (a Reuse takes its buffer's block), else the end.
-  size_t layout_workspace(std::vector<int64_t>* offsets) const {
+  size_t layout_workspace(const sym::Binding& at, std::vector<int64_t>* offsets) const {
     offsets->assign(static_cast<size_t>(num_slots), -1);
     std::multimap<size_t, size_t> free_blocks;  // size -> offset
     std::vector<size_t> sizes(static_cast<size_t>(num_slots), 0);
@@ -184,7 +184,7 @@ struct CudaExecutor::Impl {
     for (const Line& l : w.lines) {
       size_t id = l.buffer ? static_cast<size_t>(l.buffer->id) : 0;
       if (l.kind == Line::Kind::Alloc) {
-        std::optional<sym::Scalar> v = env.evaluate(l.nbytes, binding);
+        std::optional<sym::Scalar> v = env.evaluate(l.nbytes, at);
         if (!v) user_error("workspace mode needs every size before the run, but " + l.nbytes.str() + " is data-dependent");
         size_t n = align_up(static_cast<size_t>(std::max<int64_t>(v->i, 1)));
         auto it = free_blocks.lower_bound(n);
@@ -323,13 +323,12 @@ struct CudaExecutor::Impl {
     return true;
   }
 
-  void launch_kernel(size_t li, const Line& l) {
+  void launch_kernel(const Line& l) {
     size_t ki = static_cast<size_t>(l.kernel);
     const CudaKernel& k = w.cuda_kernels[ki];
     const DeviceInfo& dev = device();
     int64_t rows = eval(k.rows), elements = eval(k.elements);
     if (rows == 0 || (k.shape == CudaKernel::Shape::Flat && elements == 0)) return;
-    (void)li;
     std::vector<void*> ptrs;
     int64_t largest = std::max(rows, elements);
     for (const Buffer* b : k.args) {
@@ -394,7 +393,7 @@ struct CudaExecutor::Impl {
     live = peak = 0;
     workspace = nullptr;
     if (o.workspace) {
-      size_t need = layout_workspace(&workspace_offsets);
+      size_t need = layout_workspace(binding, &workspace_offsets);
       if (need > o.workspace_bytes)
         user_error("the workspace has " + std::to_string(o.workspace_bytes) + " bytes but these sizes need " +
                    std::to_string(need));
@@ -426,7 +425,7 @@ struct CudaExecutor::Impl {
           }
           break;
         }
-        case Line::Kind::KernelCall: launch_kernel(li, l); break;
+        case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::FallbackCall: run_on_host(l.node, l.results); break;
       }
@@ -460,9 +459,8 @@ std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::
 }
 
 size_t CudaExecutor::workspace_bytes(const sym::Binding& binding) const {
-  impl_->binding = binding;
   std::vector<int64_t> offsets;
-  return impl_->layout_workspace(&offsets);
+  return impl_->layout_workspace(binding, &offsets);
 }
 
 }  // namespace toroid::runtime::cuda
