@@ -307,6 +307,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     };
     for (const Argument& a : out->args()) add(a);
   }
+  if (options.split_reductions) split_reductions(*prog, split_options_for(options));
   return prog;
 }
 

@@ -15,7 +15,21 @@ namespace toroid::loop {
 struct LowerOptions {
   // The kernels run on a GPU: bf16 and f16 matmuls are library calls (cuBLASLt) too.
   bool cuda = false;
+  // Run split_reductions (with the target's SplitOptions) at the end.
+  bool split_reductions = true;
 };
 std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options = {});
+
+// When a reduction's outputs are fewer than half of `parallelism` (the rows a target runs at
+// once: GPU blocks or CPU threads) and it reduces at least 2 * min_chunk elements, it becomes
+// a partial reduction over pieces of at least min_chunk elements (one output row per piece)
+// and a final reduction over the pieces. Sum, prod, max, min, any, all and mean are split;
+// var and arg reductions are not.
+struct SplitOptions {
+  int64_t parallelism = 256;
+  int64_t min_chunk = 1024;
+};
+SplitOptions split_options_for(const LowerOptions& options);
+void split_reductions(LoopProgram& p, const SplitOptions& options);
 
 }  // namespace toroid::loop
