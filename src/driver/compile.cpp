@@ -66,7 +66,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   }
   PassManagerOptions po;
   po.verify_each = options_.verify_each;
-  run_compile_pipeline(*s->graph, po);
+  run_compile_pipeline(*s->graph, po, options_.target == Target::Cuda);
   s->loop = loop::lower(*s->graph, loop::LowerOptions{options_.target == Target::Cuda});
   sched::Schedule schedule = sched::schedule(*s->loop);
   s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule, options_.target);

@@ -95,7 +95,8 @@ void constant_pad(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(out, cast(where(inside, value, fill), om.dtype));
 }
 
-// mm, bmm, addmm on f32/f64 through BLAS (and bf16/f16 through cuBLASLt on a GPU); other dtypes
+// mm, bmm, addmm (and _addmm_activation: addmm then relu or tanh-gelu, cuBLASLt's epilogues)
+// on f32/f64 through BLAS (and bf16/f16 through cuBLASLt on a GPU); other dtypes
 // run the reference kernel.
 void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
   const Value* out = n->result(0);
@@ -138,6 +139,7 @@ constexpr LowerRule kRules[] = {
     {"aten.mm.default", matmul_extern},
     {"aten.bmm.default", matmul_extern},
     {"aten.addmm.default", matmul_extern},
+    {"aten._addmm_activation.default", matmul_extern},
     {"aten.convolution.default", convolution_extern},
 };
 

@@ -130,6 +130,7 @@ std::vector<MetaImpl> linalg_meta_impls() {
   return {
       {"aten.mm.default", mm}, {"aten.bmm.default", bmm}, {"aten.addmm.default", addmm},
       {"aten.baddbmm.default", baddbmm}, {"aten.matmul.default", matmul}, {"aten.linear.default", linear},
+      {"aten._addmm_activation.default", addmm},
   };
 }
 

@@ -145,6 +145,21 @@ Out k_addmm(const RtArgs& a, KernelContext&) {
   return {add_scaled(op, a.tensor("self"), p, x.dtype(), a.get("beta"), a.get("alpha"))};
 }
 
+// addmm, then relu or the tanh approximation of gelu, as PyTorch's _addmm_activation (the
+// cuBLASLt epilogues). The activation rounds once more, as PyTorch's in-place one does.
+Out k_addmm_activation(const RtArgs& a, KernelContext& ctx) {
+  Out out = k_addmm(a, ctx);
+  const HostTensor& t = out.at(0).tensor();
+  if (!is_floating(t.dtype())) kernel_error(op_of(a), "expected a floating dtype, got " + std::string(dtype_aten_name(t.dtype())));
+  bool gelu = a.get("use_gelu").to_bool();
+  const double kBeta = std::sqrt(2.0 / M_PI), kKappa = 0.044715;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double x = t.get_double(i);
+    t.set_double(i, gelu ? 0.5 * x * (1.0 + std::tanh(kBeta * (x + kKappa * x * x * x))) : (x > 0 || std::isnan(x) ? x : 0.0));
+  }
+  return out;
+}
+
 Out k_baddbmm(const RtArgs& a, KernelContext&) {
   std::string op = op_of(a);
   const HostTensor& x = a.tensor("batch1");
@@ -210,6 +225,7 @@ std::vector<KernelImpl> linalg_kernel_impls() {
   return {
       {"aten.mm.default", k_mm},           {"aten.bmm.default", k_bmm},       {"aten.addmm.default", k_addmm},
       {"aten.baddbmm.default", k_baddbmm}, {"aten.matmul.default", k_matmul}, {"aten.linear.default", k_linear},
+      {"aten._addmm_activation.default", k_addmm_activation},
   };
 }
 

@@ -49,19 +49,6 @@ bool softmax_int(Rewriter& rw, bool log) {
 // promotion wrappers do.
 Value* upcast(Rewriter& rw, Value* x) { return rw.cast(x, Rewriter::computation_dtype(rw.dtype_of(x))); }
 
-bool gelu(Rewriter& rw) {
-  std::string approximate = rw.args().str("approximate");
-  if (approximate != "tanh") return false;  // 'none' is lowerable as it is
-  Value* x0 = rw.in("self");
-  Value* x = upcast(rw, x0);
-  const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
-  const double kKappa = 0.044715;
-  Value* cube = rw.mul(rw.mul(x, x), x);
-  Value* inner = rw.mul(rw.add(x, rw.mul(cube, kKappa)), kBeta);
-  Value* out = rw.mul(rw.mul(x, 0.5), rw.add(rw.unary("aten.tanh.default", inner), 1.0));
-  return rw.commit({rw.cast(out, rw.dtype_of(x0))});
-}
-
 bool silu(Rewriter& rw) {
   Value* x0 = rw.in("self");
   Value* x = upcast(rw, x0);
@@ -120,7 +107,6 @@ std::vector<Decomposition> activation_decompositions() {
       {"aten._log_softmax.default", [](Rewriter& rw) { return softmax_default(rw, true); }},
       {"aten.softmax.int", [](Rewriter& rw) { return softmax_int(rw, false); }},
       {"aten.log_softmax.int", [](Rewriter& rw) { return softmax_int(rw, true); }},
-      {"aten.gelu.default", gelu},
       {"aten.silu.default", silu},
       {"aten.hardtanh.default", hardtanh},
       {"aten.leaky_relu.default", leaky_relu},

@@ -39,8 +39,9 @@ bool linear(Rewriter& rw) {
   Value* w = rw.in("weight");
   Value* b = rw.in("bias");
   if (w->meta().rank() != 2 || x->meta().rank() < 1) return false;
-  // addmm folds a bias only when it broadcasts against [M, N]; other ranks add it after.
-  bool bias_in_addmm = b && b->meta().rank() <= 2 && x->meta().rank() == 2;
+  // addmm folds a bias only when it broadcasts against [M, N] (x's leading dims folded into M):
+  // a vector always, a matrix only for a 2-D x. Other biases are added after.
+  bool bias_in_addmm = b && (b->meta().rank() <= 1 || (b->meta().rank() == 2 && x->meta().rank() == 2));
   Value* r = fold_mm(rw, x, transpose2d(rw, w), bias_in_addmm ? b : nullptr);
   if (b && !bias_in_addmm) r = rw.add(r, b);
   return rw.commit({r});

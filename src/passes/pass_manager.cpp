@@ -9,6 +9,7 @@
 #include "toroid/passes/dce.h"
 #include "toroid/passes/constant_fold.h"
 #include "toroid/passes/decompose.h"
+#include "toroid/passes/fuse_addmm_activation.h"
 #include "toroid/passes/remove_noops.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
@@ -22,6 +23,8 @@ constexpr PassInfo kPasses[] = {
     {"decompose", "rewrite composite ops (softmax, norms, linear, ...) into the lowerable set", &decompose},
     {"remove_noops", "remove clones, same-shape views and identity arithmetic (seed 002 aliasing rules)", &remove_noops},
     {"constant_fold", "evaluate small calls of constants with the reference kernels", &constant_fold},
+    {"fuse_addmm_activation", "relu / tanh-gelu of an addmm -> _addmm_activation (cuBLASLt epilogues; CUDA pipeline)",
+     &fuse_addmm_activation},
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 namespace toroid {
 namespace {
 
-std::vector<const PassInfo*> build() {
+std::vector<const PassInfo*> build(bool cuda) {
   std::vector<const PassInfo*> passes;
   auto add = [&](const char* name) {
     const PassInfo* p = find_pass(name);
@@ -19,17 +19,20 @@ std::vector<const PassInfo*> build() {
   add("remove_noops");   // clones, same-shape views, x * 1 ... (seed 002 aliasing rules)
   add("constant_fold");  // small all-constant calls -> constants
   add("cse");            // merge what the rewrites made identical
+  if (cuda) add("fuse_addmm_activation");  // on sole users only, so after cse
   add("dce");            // drop what nothing uses
   return passes;
 }
 
 }  // namespace
 
-std::span<const PassInfo* const> compile_pipeline() {
-  static const std::vector<const PassInfo*> passes = build();
-  return passes;
+std::span<const PassInfo* const> compile_pipeline(bool cuda) {
+  static const std::vector<const PassInfo*> cpu = build(false), gpu = build(true);
+  return cuda ? gpu : cpu;
 }
 
-void run_compile_pipeline(Graph& g, const PassManagerOptions& options) { run_passes(g, compile_pipeline(), options); }
+void run_compile_pipeline(Graph& g, const PassManagerOptions& options, bool cuda) {
+  run_passes(g, compile_pipeline(cuda), options);
+}
 
 }  // namespace toroid

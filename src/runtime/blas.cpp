@@ -2,6 +2,7 @@
 
 #include <cblas.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "toroid/ops/ref_util.h"
@@ -96,6 +97,23 @@ void blas_addmm(const HostTensor& bias, const HostTensor& a, const HostTensor& b
     return;
   }
   gemm(a, 0, b, 0, out, 0, alpha, beta == 0.0 ? 0.0 : beta);
+}
+
+template <class T>
+void activate_contiguous(T* p, int64_t n, bool gelu) {
+  const T kBeta = static_cast<T>(std::sqrt(2.0 / M_PI)), kKappa = static_cast<T>(0.044715);
+  for (int64_t i = 0; i < n; ++i) {
+    T x = p[i];
+    p[i] = gelu ? T(0.5) * x * (T(1) + std::tanh(kBeta * (x + kKappa * x * x * x))) : (x > 0 || std::isnan(x) ? x : T(0));
+  }
+}
+
+void activate(const HostTensor& out, bool gelu) {
+  TOROID_CHECK(out.is_contiguous(), "activate: the matmul output is contiguous");
+  std::byte* base = out.storage()->data() + out.offset() * out.element_size();
+  if (out.dtype() == DType::Float32) return activate_contiguous(reinterpret_cast<float*>(base), out.numel(), gelu);
+  if (out.dtype() == DType::Float64) return activate_contiguous(reinterpret_cast<double*>(base), out.numel(), gelu);
+  TOROID_INTERNAL_ERROR(std::string("activate: no BLAS matmul of ") + dtype_short_name(out.dtype()));
 }
 
 }  // namespace toroid::runtime

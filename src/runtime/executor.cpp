@@ -176,9 +176,10 @@ struct Executor::Impl {
     const Node* n = l.node;
     ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(n->target()), *n, evaluator(n));
     HostTensor out = view_of(n->result(0));
-    if (n->target() == "aten.addmm.default") {
+    if (n->target() == "aten.addmm.default" || n->target() == "aten._addmm_activation.default") {
       blas_addmm(args.tensor("self"), args.tensor("mat1"), args.tensor("mat2"), args.to_double("beta"),
                  args.to_double("alpha"), out);
+      if (n->target() == "aten._addmm_activation.default") activate(out, args.get("use_gelu").to_bool());
     } else if (n->target() == "aten.mm.default") {
       blas_mm(args.tensor("self"), args.tensor("mat2"), out);
     } else if (n->target() == "aten.bmm.default") {

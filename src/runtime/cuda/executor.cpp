@@ -257,11 +257,13 @@ struct CudaExecutor::Impl {
     }
   }
 
-  // mm, bmm and addmm through cuBLASLt when the layouts allow it; else on the host.
+  // mm, bmm, addmm and _addmm_activation (its epilogue) through cuBLASLt when the layouts allow
+  // it; else on the host.
   void run_extern(const Line& l) {
     const Node* n = l.node;
     const std::string& t = n->target();
-    if (t == "aten.mm.default" || t == "aten.bmm.default" || t == "aten.addmm.default") {
+    if (t == "aten.mm.default" || t == "aten.bmm.default" || t == "aten.addmm.default" ||
+        t == "aten._addmm_activation.default") {
       auto ev = ops::ArgumentEvaluator{[this, n](SymExpr e) -> std::optional<RtValue> {
                                          std::optional<sym::Scalar> s = env.evaluate(e, binding);
                                          if (!s) user_error("cannot evaluate " + e.str(), n->loc());
@@ -293,7 +295,8 @@ struct CudaExecutor::Impl {
     DType d = out.dtype();
     if (d != DType::Float32 && d != DType::BFloat16 && d != DType::Float16 && d != DType::Float64) return false;
     bool batched = t == "aten.bmm.default";
-    const HostTensor& a = args.tensor(t == "aten.addmm.default" ? "mat1" : "self");
+    bool addmm = t == "aten.addmm.default" || t == "aten._addmm_activation.default";
+    const HostTensor& a = args.tensor(addmm ? "mat1" : "self");
     const HostTensor& b = args.tensor("mat2");
     MatmulArgs m;
     m.dtype = d;
@@ -306,7 +309,7 @@ struct CudaExecutor::Impl {
     if (out.strides()[batched ? 1 : 0] != cols && rows > 1) return false;
     m.c = out.storage()->data() + out.offset() * out.element_size();
     m.c_batch_stride = batched ? out.strides()[0] : 0;
-    if (t == "aten.addmm.default") {
+    if (addmm) {
       const HostTensor& self = args.tensor("self");
       double beta = args.to_double("beta");
       m.alpha = static_cast<float>(args.to_double("alpha"));
@@ -316,6 +319,7 @@ struct CudaExecutor::Impl {
                   (cols == 1 || self.strides().back() == 1);
       if (!bias) return false;
       m.bias = self.storage()->data() + self.offset() * self.element_size();
+      if (t == "aten._addmm_activation.default") m.epilogue = args.get("use_gelu").to_bool() ? Epilogue::Gelu : Epilogue::Relu;
     }
     if (!matmul_layout_ok(m.a) || !matmul_layout_ok(m.b)) return false;
     if (rows == 0 || cols == 0) return true;
