@@ -137,6 +137,7 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
     std::vector<ops::RtValue> on_device;
     for (const ops::RtValue& v : laid_out) on_device.push_back(runtime::cuda::to_device(v));
     std::vector<ops::RtValue> out = run_device(on_device, stats);
+    check_device_errors();
     for (ops::RtValue& v : out) v = runtime::cuda::to_host(v);
     return out;
 #endif
@@ -156,12 +157,20 @@ std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtVa
   Specialization& s = specialization_for(binding, &b);
   runtime::cuda::CudaRunOptions o;
   o.stream = stream;
+  o.deferred_checks = true;
   return s.cuda_executor->run(inputs, std::move(b), stats, o);
 #else
   (void)inputs;
   (void)stats;
   (void)stream;
   return {};
+#endif
+}
+
+void CompiledModule::check_device_errors() {
+#ifdef TOROID_WITH_CUDA
+  for (const auto& s : specs_)
+    if (s->cuda_executor) s->cuda_executor->check_errors();
 #endif
 }
 

@@ -102,4 +102,45 @@ TEST_F(GpuExecutor, WorkspaceModeKeepsEveryBufferInTheWorkspace) {
   }
 }
 
+// run_device does not wait for the GPU: an out of range gather position is reported by the next
+// run (before it queues anything) or by check_device_errors, once, at the indexing op.
+TEST(GpuDeferredChecks, AnOutOfRangeGatherIsReportedByTheNextRun) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::driver::Target::Cuda;
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[4, 8]
+  %i = input : i64[4, 1]
+  %y = aten.gather.default(%x, 1, %i) : f32[4, 1]
+  output %y
+})",
+                                                   "gather.tir", o);
+  toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {4, 8});
+  toroid::ops::HostTensor good = toroid::ops::HostTensor::zeros(toroid::DType::Int64, {4, 1});
+  toroid::ops::HostTensor bad = toroid::ops::HostTensor::zeros(toroid::DType::Int64, {4, 1});
+  bad.set_double(2, 9);
+  std::vector<RtValue> ok{cuda::to_device(RtValue(x)), cuda::to_device(RtValue(good))};
+  std::vector<RtValue> wrong{cuda::to_device(RtValue(x)), cuda::to_device(RtValue(bad))};
+  m->run_device(ok);
+  m->check_device_errors();
+  m->run_device(wrong);  // queued; no error yet
+  try {
+    m->run_device(ok);
+    FAIL() << "expected the earlier run's error";
+  } catch (const toroid::UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("index 9 is out of bounds for dimension 1 with size 8"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("earlier run"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("gather.tir:4:3"), std::string::npos) << msg;
+  }
+  m->check_device_errors();  // reported once
+  m->run_device(wrong);
+  EXPECT_THROW(m->check_device_errors(), toroid::UserError);
+  // The host path (run) waits and reports from the same call.
+  std::vector<RtValue> host_wrong{RtValue(x), RtValue(bad)};
+  EXPECT_THROW(m->run(host_wrong), toroid::UserError);
+  m->run({RtValue(x), RtValue(good)});
+}
+
 }  // namespace

@@ -67,9 +67,12 @@ class CompiledModule {
   std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
   // A CUDA module on device-resident inputs (runtime/cuda/executor.h), laid out as the graph's
   // inputs are; device-resident outputs, queued on the device's stream.
-  // `stream` is a CUstream (nullptr: toroid's own).
+  // `stream` is a CUstream (nullptr: toroid's own). The host does not wait for the GPU: an out of
+  // range gather position is reported by a later run_device or check_device_errors().
   std::vector<ops::RtValue> run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr,
                                        void* stream = nullptr);
+  // Waits for the earlier run_device calls' gather checks; a UserError for the first failure.
+  void check_device_errors();
   const CompileOptions& options() const { return options_; }
 
   const Graph& graph() const { return *source_graph_; }  // as parsed

@@ -4,7 +4,9 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,7 +34,8 @@ namespace {
   X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)         \
   X(cuModuleGetGlobal, 3020) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000)                \
   X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000)                 \
-  X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000)
+  X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000) X(cuMemHostAlloc, 2020)               \
+  X(cuMemFreeHost, 2000)
 
 // `name##_` is not macro-expanded (cuda.h defines cuMemAlloc as cuMemAlloc_v2), so the members
 // are cuMemAlloc_ and so on.
@@ -252,6 +255,24 @@ void copy_to_host(void* dst, const void* src, size_t nbytes, Stream s) {
   TOROID_CU(cuStreamSynchronize, "copying " + bytes(nbytes) + " to the host", st);
 }
 
+void copy_to_pinned_host(PinnedBuffer& dst, size_t offset, const void* src, size_t nbytes, Stream s) {
+  if (nbytes == 0) return;
+  TOROID_CHECK(offset + nbytes <= dst.size(), "copy_to_pinned_host: past the end of the buffer");
+  TOROID_CU(cuMemcpyDtoHAsync, "copying " + bytes(nbytes) + " to pinned host memory",
+            static_cast<char*>(dst.data()) + offset, dptr(src), nbytes, stream_of(s));
+}
+
+PinnedBuffer::PinnedBuffer(size_t nbytes) : size_(nbytes) {
+  context();
+  TOROID_CU(cuMemHostAlloc, "allocating " + bytes(nbytes) + " of pinned host memory", &data_, std::max<size_t>(nbytes, 1),
+            0u);
+  std::memset(data_, 0, std::max<size_t>(nbytes, 1));
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (data_ && make_current_quietly()) api().cuMemFreeHost_(data_);
+}
+
 void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s) {
   if (nbytes == 0) return;
   TOROID_CU(cuMemcpyDtoDAsync, "copying " + bytes(nbytes) + " on the device", dptr(dst),
@@ -356,6 +377,8 @@ void Event::synchronize() {
   context();
   TOROID_CU(cuEventSynchronize, "waiting for an event", static_cast<CUevent>(event_));
 }
+
+bool Event::done() const { return detail::event_done(event_); }
 
 float Event::elapsed_ms_since(const Event& start) const {
   context();

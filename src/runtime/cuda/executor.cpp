@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <iostream>
 #include <map>
 #include <unordered_map>
 
@@ -104,6 +106,15 @@ struct CudaExecutor::Impl {
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<Function> fn_i32, fn_i64;
   std::vector<void*> index_errors;  // per kernel: its t_index_error, when it checks positions
+  // Deferred checks: each run's copies of the error records, oldest first, and spares to reuse.
+  struct PendingCheck {
+    PinnedBuffer records;
+    Event copied;
+    explicit PendingCheck(size_t kernels) : records(kernels * kRecordBytes) {}
+  };
+  static constexpr size_t kRecordBytes = 3 * sizeof(uint64_t);  // {site, size, value}
+  static constexpr size_t kMaxPending = 4;
+  std::deque<std::unique_ptr<PendingCheck>> pending, spare_checks;
   std::vector<std::shared_ptr<HostStorage>> constants;
   std::vector<bool> reused;
   int num_slots = 0;
@@ -134,6 +145,15 @@ struct CudaExecutor::Impl {
     reused.assign(static_cast<size_t>(num_slots), false);
     for (const Line& l : w.lines)
       if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+  }
+
+  // An error in a deferred check nobody collected is not dropped silently.
+  ~Impl() {
+    try {
+      collect_deferred_checks(true);
+    } catch (const std::exception& e) {
+      std::cerr << "toroid: warning: " << e.what() << "\n";
+    }
   }
 
   void upload_constant(const Buffer& b) {
@@ -370,26 +390,74 @@ struct CudaExecutor::Impl {
     launch(i32 ? fn_i32[ki] : fn_i64[ki], dims, args.data(), stream, k.name.c_str());
   }
 
-  // The first out of range gather position any kernel recorded: a UserError at its op.
+  bool checks_positions() const {
+    for (void* e : index_errors)
+      if (e) return true;
+    return false;
+  }
+
+  // A recorded out of range gather position of kernel ki: a UserError at its op. The device
+  // record is cleared first, so the error is reported once.
+  void report(size_t ki, const uint64_t* rec, Stream s, const char* when) {
+    if (rec[0] == 0) return;
+    memset_zero(index_errors[ki], kRecordBytes, s);
+    const CudaKernel& k = w.cuda_kernels[ki];
+    if (rec[0] > k.index_sites.size()) return;
+    const auto& site = k.index_sites[rec[0] - 1];
+    user_error(site.node->target() + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
+                   " is out of bounds for dimension " + std::to_string(site.dim) + " with size " +
+                   std::to_string(static_cast<int64_t>(rec[1])) + when,
+               site.node->loc());
+  }
+
+  // Waits for this run and reports the first out of range position any kernel recorded.
   void check_index_errors() {
     for (size_t ki = 0; ki < index_errors.size(); ++ki) {
       if (!index_errors[ki]) continue;
       uint64_t rec[3] = {0, 0, 0};
       copy_to_host(rec, index_errors[ki], sizeof rec, stream);
-      if (rec[0] == 0) continue;
-      memset_zero(index_errors[ki], sizeof rec, stream);
-      const CudaKernel& k = w.cuda_kernels[ki];
-      if (rec[0] > k.index_sites.size()) continue;
-      const auto& s = k.index_sites[rec[0] - 1];
-      user_error(s.node->target() + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
-                     " is out of bounds for dimension " + std::to_string(s.dim) + " with size " +
-                     std::to_string(static_cast<int64_t>(rec[1])),
-                 s.node->loc());
+      report(ki, rec, stream, "");
+    }
+  }
+
+  // Queues copies of the records behind this run's kernels.
+  void defer_index_check() {
+    std::unique_ptr<PendingCheck> c;
+    if (!spare_checks.empty()) {
+      c = std::move(spare_checks.front());
+      spare_checks.pop_front();
+    } else {
+      c = std::make_unique<PendingCheck>(index_errors.size());
+    }
+    for (size_t ki = 0; ki < index_errors.size(); ++ki)
+      if (index_errors[ki]) copy_to_pinned_host(c->records, ki * kRecordBytes, index_errors[ki], kRecordBytes, stream);
+    c->copied.record(stream);
+    pending.push_back(std::move(c));
+  }
+
+  // Reports errors from finished deferred checks; with `wait`, from all of them. Keeps at most
+  // kMaxPending in flight (waiting for the oldest), so the host runs only a few runs ahead.
+  void collect_deferred_checks(bool wait) {
+    while (!pending.empty()) {
+      PendingCheck& c = *pending.front();
+      if (!wait && pending.size() <= kMaxPending && !c.copied.done()) break;
+      c.copied.synchronize();
+      std::vector<uint64_t> recs(index_errors.size() * 3);
+      std::memcpy(recs.data(), c.records.data(), recs.size() * sizeof(uint64_t));
+      std::memset(c.records.data(), 0, c.records.size());
+      spare_checks.push_back(std::move(pending.front()));
+      pending.pop_front();
+      for (size_t ki = 0; ki < index_errors.size(); ++ki) {
+        if (!index_errors[ki] || recs[ki * 3] == 0) continue;
+        pending.clear();  // later runs' records repeat or follow this error; it is reported once
+        report(ki, &recs[ki * 3], stream, " (found after an earlier run on the GPU had finished; that run's outputs are wrong)");
+      }
     }
   }
 
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
                            const CudaRunOptions& o) {
+    collect_deferred_checks(false);
     binding = std::move(b);
     stream = o.stream ? o.stream : default_stream();
     slots.assign(static_cast<size_t>(num_slots), nullptr);
@@ -434,7 +502,10 @@ struct CudaExecutor::Impl {
         case Line::Kind::FallbackCall: run_on_host(l.node, l.results); break;
       }
     }
-    check_index_errors();
+    if (checks_positions()) {
+      if (o.deferred_checks) defer_index_check();
+      else check_index_errors();
+    }
     std::vector<RtValue> out;
     for (const loop::OutputRef& r : p.outputs) {
       if (r.value) {
@@ -461,6 +532,8 @@ std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::
                                        const CudaRunOptions& options) {
   return impl_->run(inputs, std::move(binding), stats, options);
 }
+
+void CudaExecutor::check_errors() { impl_->collect_deferred_checks(true); }
 
 size_t CudaExecutor::workspace_bytes(const sym::Binding& binding) const {
   std::vector<int64_t> offsets;

@@ -45,6 +45,23 @@ void raw_free(void* p);
 
 void copy_to_device(void* dst, const void* src, size_t nbytes, Stream s = nullptr);   // async on s
 void copy_to_host(void* dst, const void* src, size_t nbytes, Stream s = nullptr);     // synchronous
+// Page-locked host memory (cuMemHostAlloc), zeroed: device-to-host copies into it are
+// asynchronous.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t nbytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+// Queued on s; the bytes are there once the stream has reached this point (an Event tells).
+void copy_to_pinned_host(PinnedBuffer& dst, size_t offset, const void* src, size_t nbytes, Stream s = nullptr);
 void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s = nullptr);
 void memset_zero(void* dst, size_t nbytes, Stream s = nullptr);
 void synchronize(Stream s = nullptr);  // nullptr: the default stream above
@@ -80,7 +97,7 @@ struct LaunchDims {
 // `what` names the kernel in errors.
 void launch(Function f, const LaunchDims& dims, void** args, Stream s, const char* what);
 
-// Events for timing: elapsed milliseconds between two recorded events.
+// Events: completion, and elapsed milliseconds between two recorded events.
 class Event {
  public:
   Event();
@@ -89,6 +106,7 @@ class Event {
   Event& operator=(const Event&) = delete;
   void record(Stream s = nullptr);
   void synchronize();
+  bool done() const;  // the work before the record has finished (cuEventQuery)
   float elapsed_ms_since(const Event& start) const;  // both recorded and complete
  private:
   void* event_ = nullptr;

@@ -38,6 +38,11 @@ struct CudaRunOptions {
   // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too.
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  // Gather-position checks: false waits for the run and reports an out of range position as a
+  // UserError from this run; true queues an asynchronous copy of the kernels' error records and
+  // reports an error found in them at a later run or check_errors() (as CUDA reports device-side
+  // asserts), so the host never waits for the GPU.
+  bool deferred_checks = false;
 };
 
 class CudaExecutor {
@@ -50,9 +55,12 @@ class CudaExecutor {
 
   // Inputs and outputs are device-resident; as Executor::run otherwise. Returns once the work is
   // queued on the stream, except that a program that checks gather positions synchronizes to
-  // report an out of range one.
+  // report an out of range one (unless options.deferred_checks). An error found in an earlier
+  // deferred check is reported first, before any work is queued.
   std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, sym::Binding binding,
                                 RunStats* stats = nullptr, const CudaRunOptions& options = {});
+  // Waits for the deferred checks of earlier runs and reports the first error they found.
+  void check_errors();
 
   // The bytes a workspace needs for these sizes (every size must be known before the run).
   size_t workspace_bytes(const sym::Binding& binding) const;
