@@ -102,8 +102,9 @@ TEST_F(GpuExecutor, WorkspaceModeKeepsEveryBufferInTheWorkspace) {
   }
 }
 
-// run_device does not wait for the GPU: an out of range gather position is reported by the next
-// run (before it queues anything) or by check_device_errors, once, at the indexing op.
+// run_device does not wait for the GPU: an out of range gather position is reported by a later
+// run once the GPU has finished the faulty one (before it queues anything), or by
+// check_device_errors, once, at the indexing op.
 TEST(GpuDeferredChecks, AnOutOfRangeGatherIsReportedByTheNextRun) {
   std::string why;
   if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
@@ -125,6 +126,7 @@ TEST(GpuDeferredChecks, AnOutOfRangeGatherIsReportedByTheNextRun) {
   m->run_device(ok);
   m->check_device_errors();
   m->run_device(wrong);  // queued; no error yet
+  cuda::synchronize();   // the GPU has finished it: the next run finds the error before queuing
   try {
     m->run_device(ok);
     FAIL() << "expected the earlier run's error";

@@ -68,7 +68,8 @@ class CompiledModule {
   // A CUDA module on device-resident inputs (runtime/cuda/executor.h), laid out as the graph's
   // inputs are; device-resident outputs, queued on the device's stream.
   // `stream` is a CUstream (nullptr: toroid's own). The host does not wait for the GPU: an out of
-  // range gather position is reported by a later run_device or check_device_errors().
+  // range gather position is reported by a later run_device (once the faulty run has
+  // finished on the GPU) or by check_device_errors().
   std::vector<ops::RtValue> run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr,
                                        void* stream = nullptr);
   // Waits for the earlier run_device calls' gather checks; a UserError for the first failure.
