@@ -49,16 +49,19 @@ size_t align_up(size_t n) { return (n + kWorkspaceAlign - 1) / kWorkspaceAlign *
 constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
 
 // Launch shapes. A row kernel's block has about `row_groups` vector groups of its row per thread
-// (a power of two from 32 to 1024 threads); a flat kernel runs `flat_threads`-thread blocks, at most
-// `blocks_per_sm` of them per multiprocessor, each thread looping over its groups. Overridable
-// for tuning with $TOROID_CUDA_ROW_GROUPS, $TOROID_CUDA_FLAT_THREADS, $TOROID_CUDA_BLOCKS_PER_SM.
+// (a power of two from 32 to `row_max_threads` threads: long rows get more groups per thread
+// rather than 1024-thread blocks, of which only two fit on a multiprocessor); a flat kernel runs
+// `flat_threads`-thread blocks, at most `blocks_per_sm` of them per multiprocessor, each thread
+// looping over its groups. Overridable for tuning with $TOROID_CUDA_ROW_GROUPS,
+// $TOROID_CUDA_ROW_MAX_THREADS, $TOROID_CUDA_FLAT_THREADS, $TOROID_CUDA_BLOCKS_PER_SM.
 struct LaunchTuning {
-  int64_t row_groups = 4, flat_threads = 256, blocks_per_sm = 8;
+  int64_t row_groups = 4, row_max_threads = 512, flat_threads = 256, blocks_per_sm = 8;
   LaunchTuning() {
     auto env = [](const char* name, int64_t& v) {
       if (const char* s = std::getenv(name); s && *s) v = std::max<int64_t>(1, std::atoll(s));
     };
     env("TOROID_CUDA_ROW_GROUPS", row_groups);
+    env("TOROID_CUDA_ROW_MAX_THREADS", row_max_threads);
     env("TOROID_CUDA_FLAT_THREADS", flat_threads);
     env("TOROID_CUDA_BLOCKS_PER_SM", blocks_per_sm);
   }
@@ -378,7 +381,8 @@ struct CudaExecutor::Impl {
           std::clamp<int64_t>((groups + threads - 1) / threads, 1, int64_t(dev.sm_count) * tune.blocks_per_sm));
     } else {
       int64_t threads = 32;  // a power of two: the block reductions rely on it
-      while (threads * tune.row_groups < groups && threads < 1024) threads *= 2;
+      int64_t most = std::clamp<int64_t>(tune.row_max_threads, 32, 1024);
+      while (threads * tune.row_groups < groups && threads < most) threads *= 2;
       dims.block_x = static_cast<unsigned>(threads);
       dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t(dev.sm_count) * (2048 / threads)));
     }
