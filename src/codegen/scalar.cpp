@@ -169,4 +169,29 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
   TOROID_INTERNAL_ERROR("unhandled loop op");
 }
 
+namespace {
+
+int64_t site_id(std::vector<IndexSite>& sites, const Node* n, int64_t dim) {
+  for (size_t k = 0; k < sites.size(); ++k)
+    if (sites[k].node == n && sites[k].dim == dim) return static_cast<int64_t>(k) + 1;
+  sites.push_back({n, dim});
+  return static_cast<int64_t>(sites.size());
+}
+
+}  // namespace
+
+std::string indirect_load_code(loop::Expr e, const IndirectLoadCode& c) {
+  std::string at = c.dialect.index(e.index()), ok;
+  for (size_t k = 0; k < e.operands().size(); ++k) {
+    std::string t = c.fresh_name();
+    c.os << c.indent << "const int64_t " << t << " = t_index_check(static_cast<int64_t>(" << c.operand(k)
+         << "), static_cast<int64_t>(" << c.dialect.index(e.size(k)) << "), " << (e.wraps() ? "true" : "false") << ", "
+         << site_id(c.sites, e.site(), e.indirect_dim(k)) << ");\n";
+    at += " + static_cast<" + std::string(c.index_type) + ">(" + t + ") * " + c.dialect.index(e.stride(k));
+    ok += (k ? " && " : "") + t + " >= 0";
+  }
+  const char* T = compute_type(e.dtype());
+  return "(" + ok + " ? " + T + "(" + c.element(at) + ") : " + T + "())";
+}
+
 }  // namespace toroid::codegen

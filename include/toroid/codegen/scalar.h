@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
+#include <vector>
 
 #include "toroid/loop/expr.h"
 
@@ -37,5 +39,28 @@ std::string scalar_expr(loop::Expr e, const std::function<std::string(size_t)>& 
 // helpers): Python floor division and modulo.
 std::string index_code(SymExpr e, const std::function<std::string(SymExpr)>& symbol_name,
                        const std::function<std::string(int64_t)>& literal = int_literal);
+
+// The gather sites a kernel checks, numbered from 1 in the order first met: the generated code's
+// error record names a site by its number.
+struct IndexSite {
+  const Node* node = nullptr;
+  int64_t dim = 0;
+};
+
+// An IndirectLoad: statements (written to os) that check each position (an out of range one
+// records an error with t_index_check and reads nothing), and the expression of its value.
+// `operand(k)` names the k-th position's value, `element(pos)` loads from the buffer's storage at
+// position code `pos`, and positions are computed in `index_type` ("int64_t", or a CUDA kernel's I).
+struct IndirectLoadCode {
+  std::ostream& os;
+  const std::string& indent;
+  ScalarDialect& dialect;
+  std::vector<IndexSite>& sites;
+  const std::function<std::string()>& fresh_name;
+  const std::function<std::string(size_t)>& operand;
+  const std::function<std::string(const std::string&)>& element;
+  const char* index_type;
+};
+std::string indirect_load_code(loop::Expr e, const IndirectLoadCode& c);
 
 }  // namespace toroid::codegen

@@ -93,28 +93,16 @@ class KernelEmitter : public ScalarDialect {
   std::vector<CppKernel::IndexSite> sites_;
   int tmp_ = 0;
 
-  int64_t site_id(const Node* n, int64_t dim) {
-    for (size_t k = 0; k < sites_.size(); ++k)
-      if (sites_[k].node == n && sites_[k].dim == dim) return static_cast<int64_t>(k) + 1;
-    sites_.push_back({n, dim});
-    return static_cast<int64_t>(sites_.size());
-  }
-
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
                                  std::unordered_map<Expr, std::string>& names) {
-    std::string at = index(e.index()), ok;
-    for (size_t k = 0; k < e.operands().size(); ++k) {
-      std::string t = "t" + std::to_string(tmp_++);
-      os << ind << "const int64_t " << t << " = t_index_check(static_cast<int64_t>(" << names.at(e.operand(k)) << "), "
-         << index(e.size(k)) << ", " << (e.wraps() ? "true" : "false") << ", "
-         << site_id(e.site(), e.indirect_dim(k)) << ");\n";
-      at += " + " + t + " * " + index(e.stride(k));
-      ok += (k ? " && " : "") + t + " >= 0";
-    }
-    const char* T = compute_type(e.dtype());
-    return "(" + ok + " ? " + T + "(" + element(e.buffer()->storage, at) + ") : " + T + "())";
+    std::function<std::string()> fresh = [&] { return "t" + std::to_string(tmp_++); };
+    std::function<std::string(size_t)> operand = [&](size_t k) { return names.at(e.operand(k)); };
+    std::function<std::string(const std::string&)> element_at = [&](const std::string& at) {
+      return element(e.buffer()->storage, at);
+    };
+    return indirect_load_code(e, {os, ind, *this, sites_, fresh, operand, element_at, "int64_t"});
   }
 
   void arg(Buffer* b) {

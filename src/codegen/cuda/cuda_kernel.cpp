@@ -253,26 +253,16 @@ class Emitter : public ScalarDialect {
     }
   }
 
-  int64_t site_id(const Node* n, int64_t dim) {
-    for (size_t k = 0; k < sites_.size(); ++k)
-      if (sites_[k].node == n && sites_[k].dim == dim) return static_cast<int64_t>(k) + 1;
-    sites_.push_back({n, dim});
-    return static_cast<int64_t>(sites_.size());
-  }
-
+  // Checks each position (recording an error and reading nothing when one is out of range),
+  // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
                                  std::unordered_map<Expr, std::string>& names) {
-    std::string at = index(e.index()), ok;
-    for (size_t k = 0; k < e.operands().size(); ++k) {
-      std::string t = tmp();
-      os << ind << "const int64_t " << t << " = t_index_check(static_cast<int64_t>(" << names.at(e.operand(k))
-         << "), static_cast<int64_t>(" << index(e.size(k)) << "), " << (e.wraps() ? "true" : "false") << ", "
-         << site_id(e.site(), e.indirect_dim(k)) << ");\n";
-      at += " + static_cast<I>(" + t + ") * " + index(e.stride(k));
-      ok += (k ? " && " : "") + t + " >= 0";
-    }
-    const char* T = compute_type(e.dtype());
-    return "(" + ok + " ? " + T + "(" + element(e.buffer()->storage, at) + ") : " + T + "())";
+    std::function<std::string()> fresh = [&] { return tmp(); };
+    std::function<std::string(size_t)> operand = [&](size_t k) { return names.at(e.operand(k)); };
+    std::function<std::string(const std::string&)> element_at = [&](const std::string& at) {
+      return element(e.buffer()->storage, at);
+    };
+    return indirect_load_code(e, {os, ind, *this, sites_, fresh, operand, element_at, "I"});
   }
 
   // SSA statements for `root`; returns the name of its value.

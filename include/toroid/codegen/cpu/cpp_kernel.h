@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "toroid/codegen/scalar.h"
 #include "toroid/sched/schedule.h"
 
 namespace toroid::codegen::cpu {
@@ -20,10 +21,7 @@ struct CppKernel {
   std::vector<loop::Buffer*> args;   // storage owners, in the order of the `bufs` argument
   // The indexing ops whose positions the kernel checks: toroid_take_index_error() returns
   // k + 1 after a position of index_sites[k] was out of range.
-  struct IndexSite {
-    const Node* node = nullptr;
-    int64_t dim = 0;
-  };
+  using IndexSite = codegen::IndexSite;
   std::vector<IndexSite> index_sites;
 };
 
