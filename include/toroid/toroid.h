@@ -58,8 +58,9 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
                int num_outputs, void* stream);
 void toroid_tensor_release(toroid_tensor* t);
 
-/* Milliseconds of the module's last compile (the whole pipeline, kernels included), and whether
- * every kernel came from the cache. */
+/* Milliseconds toroid_compile took for this module (the whole pipeline, kernels included), and
+ * whether it came from a cache: the in-memory one of recently compiled graphs, or every kernel
+ * from the on-disk kernel cache. */
 double toroid_compile_ms(const toroid_module* m);
 int toroid_cache_hit(const toroid_module* m);
 

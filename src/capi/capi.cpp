@@ -124,8 +124,10 @@ int toroid_compile(const char* text, const char* filename, const char* device, t
 void toroid_module_free(toroid_module* m) { delete m; }
 int toroid_num_inputs(const toroid_module* m) { return m ? m->num_inputs : -1; }
 int toroid_num_outputs(const toroid_module* m) { return m ? m->num_outputs : -1; }
-double toroid_compile_ms(const toroid_module* m) { return m ? m->module->current().stats.compile_ms : 0.0; }
-int toroid_cache_hit(const toroid_module* m) { return m && m->module->current().stats.cache_hit ? 1 : 0; }
+double toroid_compile_ms(const toroid_module* m) { return m ? m->module->compile_ms() : 0.0; }
+int toroid_cache_hit(const toroid_module* m) {
+  return m && (m->module->reused() || m->module->current().stats.cache_hit) ? 1 : 0;
+}
 
 int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs, int num_outputs,
                void* stream) {

@@ -1,6 +1,10 @@
 #include "toroid/driver/compile.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <optional>
 
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
@@ -97,16 +101,82 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   return s;
 }
 
+namespace {
+
+// The in-memory module cache: the compiled state of recent graphs, keyed by their text and the
+// options, least recently used first.
+struct CachedModule {
+  std::string key;
+  std::shared_ptr<const Graph> source;
+  std::vector<std::shared_ptr<Specialization>> specs;
+};
+
+class ModuleCache {
+ public:
+  static constexpr size_t kCapacity = 32;
+  static ModuleCache& global() {
+    static ModuleCache c;
+    return c;
+  }
+  bool enabled() const { return enabled_; }
+  std::optional<CachedModule> find(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->key != key) continue;
+      entries_.splice(entries_.end(), entries_, it);
+      return entries_.back();
+    }
+    return std::nullopt;
+  }
+  // Records `source` and `specs` under `key` (replacing what was there).
+  void store(const std::string& key, std::shared_ptr<const Graph> source, std::vector<std::shared_ptr<Specialization>> specs) {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.remove_if([&](const CachedModule& e) { return e.key == key; });
+    entries_.push_back(CachedModule{key, std::move(source), std::move(specs)});
+    while (entries_.size() > kCapacity) entries_.pop_front();
+  }
+
+ private:
+  ModuleCache() {
+    const char* v = std::getenv("TOROID_MODULE_CACHE");
+    enabled_ = !(v && std::string(v) == "0");
+  }
+  bool enabled_ = true;
+  std::mutex mu_;
+  std::list<CachedModule> entries_;
+};
+
+std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
+  return std::string(target_name(o.target)) + "|" + std::to_string(o.cuda_arch) + "|" + (o.verify_each ? "v" : "") +
+         "|" + filename + "|" + text;
+}
+
+}  // namespace
+
 std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text, const std::string& filename,
                                                         const CompileOptions& options) {
+  auto start = std::chrono::steady_clock::now();
   ops::install_schema_op_info();
   std::unique_ptr<CompiledModule> m(new CompiledModule());
   m->text_ = text;
   m->filename_ = filename;
   m->options_ = options;
-  m->source_graph_ = parse_graph(text, filename);
-  verify_or_throw(*m->source_graph_);
-  m->specs_.push_back(m->build(nullptr));
+  // Only runnable modules are cached: the others are for their text forms and compile checks.
+  bool cacheable = options.compile && options.load && ModuleCache::global().enabled();
+  std::string key = cacheable ? cache_key(text, filename, options) : std::string();
+  if (std::optional<CachedModule> hit = cacheable ? ModuleCache::global().find(key) : std::nullopt) {
+    m->source_graph_ = hit->source;
+    m->specs_ = hit->specs;
+    m->reused_ = true;
+    TOROID_LOG("driver", "reusing the compiled " + m->source_graph_->name() + " from the in-memory cache");
+  } else {
+    std::unique_ptr<Graph> g = parse_graph(text, filename);
+    verify_or_throw(*g);
+    m->source_graph_ = std::move(g);
+    m->specs_.push_back(m->build(nullptr));
+    if (cacheable) ModuleCache::global().store(key, m->source_graph_, m->specs_);
+  }
+  m->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return m;
 }
 
@@ -120,6 +190,8 @@ Specialization& CompiledModule::specialization_for(const sym::Binding& binding, 
   }
   TOROID_LOG("driver", "a guard of every compiled specialization fails for these sizes: compiling again");
   specs_.push_back(build(&binding));
+  if (options_.compile && options_.load && ModuleCache::global().enabled())
+    ModuleCache::global().store(cache_key(text_, filename_, options_), source_graph_, specs_);
   Specialization& s = *specs_.back();
   *rekeyed = rekey(binding, s.graph->shape_env());
   if (std::optional<size_t> g = s.graph->shape_env().first_failing_guard(*rekeyed))
@@ -144,6 +216,7 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
   }
   sym::Binding b;
   Specialization& s = specialization_for(binding, &b);
+  std::lock_guard<std::mutex> lock(s.run_mutex);
   return s.executor->run(laid_out, std::move(b), stats);
 }
 
@@ -158,6 +231,7 @@ std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtVa
   runtime::cuda::CudaRunOptions o;
   o.stream = stream;
   o.deferred_checks = true;
+  std::lock_guard<std::mutex> lock(s.run_mutex);
   return s.cuda_executor->run(inputs, std::move(b), stats, o);
 #else
   (void)inputs;
@@ -169,8 +243,10 @@ std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtVa
 
 void CompiledModule::check_device_errors() {
 #ifdef TOROID_WITH_CUDA
-  for (const auto& s : specs_)
+  for (const auto& s : specs_) {
+    std::lock_guard<std::mutex> lock(s->run_mutex);
     if (s->cuda_executor) s->cuda_executor->check_errors();
+  }
 #endif
 }
 

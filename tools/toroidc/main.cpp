@@ -280,6 +280,10 @@ int run(const Options& o) {
       const toroid::driver::CompileStats& cs = module->current().stats;
       std::cout << "compiled " << cs.kernels << " kernel" << (cs.kernels == 1 ? "" : "s") << " for " << o.device
                 << (cs.cache_hit ? " (cache hit)" : "") << "\n";
+      if (o.json)
+        std::cout << "{\"kernels\": " << cs.kernels << ", \"cache_hit\": " << (cs.cache_hit ? "true" : "false")
+                  << ", \"compile_ms\": " << json_number(module->compile_ms())
+                  << ", \"kernel_compile_ms\": " << json_number(cs.kernel_compile_ms) << "}\n";
       return 0;
     }
     if (!o.emit.empty()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,13 @@ struct CompileStats {
   double kernel_compile_ms = 0;  // NVRTC or the C++ compiler (cache lookups included)
 };
 
-// One compilation of a graph for the hints its ShapeEnv holds.
+// One compilation of a graph for the hints its ShapeEnv holds. Modules compiled from the same
+// text and options share their specializations (CompiledModule::compile's in-memory cache); the
+// executors keep per-run state, so runs take `run_mutex`.
 struct Specialization {
   Specialization();
   ~Specialization();
+  std::mutex run_mutex;
   std::unique_ptr<Graph> graph;  // after the passes
   std::unique_ptr<loop::LoopProgram> loop;
   codegen::wrapper::WrapperProgram wrapper;
@@ -58,9 +62,15 @@ struct Specialization {
 
 class CompiledModule {
  public:
-  // Parses, verifies and compiles. UserError on bad input, with its location.
+  // Parses, verifies and compiles. UserError on bad input, with its location. The same text
+  // and options compiled again in the process reuse the earlier compilation (its graph, kernels
+  // and specializations), from an in-memory cache of the last 32 graphs; $TOROID_MODULE_CACHE=0
+  // turns it off.
   static std::unique_ptr<CompiledModule> compile(const std::string& text, const std::string& filename,
                                                  const CompileOptions& options = {});
+  // Milliseconds this compile() took, and whether it came from the in-memory cache.
+  double compile_ms() const { return compile_ms_; }
+  bool reused() const { return reused_; }
 
   // Runs on inputs ordered as interp::graph_inputs(graph()) orders them. Host inputs and
   // outputs; a CUDA module copies them to the device and back.
@@ -87,8 +97,10 @@ class CompiledModule {
 
   std::string text_, filename_;
   CompileOptions options_;
-  std::unique_ptr<Graph> source_graph_;
-  std::vector<std::unique_ptr<Specialization>> specs_;
+  std::shared_ptr<const Graph> source_graph_;
+  std::vector<std::shared_ptr<Specialization>> specs_;
+  double compile_ms_ = 0;
+  bool reused_ = false;
 };
 
 // Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", and the
