@@ -110,12 +110,16 @@ void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
   L.define_buffer(out, std::move(b));
 }
 
-// convolution: f32, not transposed, through oneDNN; anything else runs the reference kernel.
+// convolution, not transposed, 1 to 3 spatial dims: f32 through oneDNN on the CPU; f32, f64,
+// bf16 and f16 through cuDNN on a GPU. Anything else runs the reference kernel.
 void convolution_extern(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* out = n->result(0);
-  bool onednn = out->meta().dtype == DType::Float32 && a.scalar("transposed") == SymExpr::boolean(false) &&
-                out->meta().rank() >= 3 && out->meta().rank() <= 5;
-  std::unique_ptr<Buffer> b = L.new_buffer(out, onednn ? BufferKind::Extern : BufferKind::Fallback);
+  DType d = out->meta().dtype;
+  bool dtype_ok = d == DType::Float32 ||
+                  (L.options.cuda && (d == DType::Float64 || d == DType::BFloat16 || d == DType::Float16));
+  bool library = dtype_ok && a.scalar("transposed") == SymExpr::boolean(false) && out->meta().rank() >= 3 &&
+                 out->meta().rank() <= 5;
+  std::unique_ptr<Buffer> b = L.new_buffer(out, library ? BufferKind::Extern : BufferKind::Fallback);
   b->node = n;
   for (const Value* in : n->inputs())
     if (in->is_tensor()) b->extern_inputs.push_back(L.realize(in));

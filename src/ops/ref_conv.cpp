@@ -195,7 +195,11 @@ Out k_convolution(const RtArgs& a, KernelContext&) {
     int64_t per = numel_of(g.out);
     for (size_t q = 0; q < out.size(); ++q) out[q] += bv[static_cast<size_t>((static_cast<int64_t>(q) / per) % g.Cout)];
   }
-  return {in_memory_format_of(from_double_vec(x.dtype(), g.out_sizes, out), x)};
+  // Channels-last in, channels-last out: for 4-d, as the CPU and cuDNN kernels do (5-d output
+  // follows the input only through oneDNN, see the meta's conv_format; the reference stays
+  // contiguous there).
+  HostTensor result = from_double_vec(x.dtype(), g.out_sizes, out);
+  return {x.dim() == 4 ? in_memory_format_of(result, x) : result};
 }
 
 Out k_convolution_backward(const RtArgs& a, KernelContext&) {

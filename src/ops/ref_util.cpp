@@ -440,11 +440,11 @@ std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes) {
 }
 
 HostTensor in_memory_format_of(const HostTensor& result, const HostTensor& like) {
-  if ((like.dim() != 4 && like.dim() != 5) || like.is_contiguous() || result.sizes() != like.sizes()) return result;
+  if ((like.dim() != 4 && like.dim() != 5) || like.is_contiguous() || result.dim() != like.dim()) return result;
   std::vector<int64_t> cl = channels_last_strides(like.sizes());
   for (size_t d = 0; d < cl.size(); ++d)
     if (like.sizes()[d] != 1 && like.strides()[d] != cl[d]) return result;
-  HostTensor out = HostTensor::empty_strided(result.dtype(), result.sizes(), cl);
+  HostTensor out = HostTensor::empty_strided(result.dtype(), result.sizes(), channels_last_strides(result.sizes()));
   copy_into("in_memory_format_of", out, result);
   return out;
 }

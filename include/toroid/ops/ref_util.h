@@ -205,8 +205,9 @@ void copy_one_element(DType dst_dtype, std::byte* dst, DType src_dtype, const st
 
 // The strides of a channels-last (4-d) or channels-last-3d (5-d) tensor of these sizes.
 std::vector<int64_t> channels_last_strides(const std::vector<int64_t>& sizes);
-// `result` (contiguous) copied into channels-last strides when `like` is a non-contiguous
-// channels-last 4-d/5-d tensor (PyTorch's suggest_memory_format); else `result` itself.
+// `result` (contiguous, of like's rank) copied into channels-last strides of its own sizes when
+// `like` is a non-contiguous channels-last 4-d/5-d tensor (PyTorch's suggest_memory_format), as
+// kernels that keep the input's memory format do; else `result` itself.
 HostTensor in_memory_format_of(const HostTensor& result, const HostTensor& like);
 
 // Window/padding parameters (stride, padding, dilation, pads, ...) must lie within

@@ -11,6 +11,7 @@
 #include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/cuda/cublaslt.h"
+#include "toroid/runtime/cuda/cudnn.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -297,7 +298,49 @@ struct CudaExecutor::Impl {
       HostTensor out = view_of(n->result(0));
       if (try_matmul(t, args, out)) return;
     }
+    if (t == "aten.convolution.default" && try_convolution(n)) return;
     run_on_host(n, {l.buffer});
+  }
+
+  // A forward convolution through cuDNN when it takes the operands (else false: the host runs it).
+  bool try_convolution(const Node* n) {
+    auto ev = ops::ArgumentEvaluator{[this, n](SymExpr e) -> std::optional<RtValue> {
+                                       std::optional<sym::Scalar> s = env.evaluate(e, binding);
+                                       if (!s) user_error("cannot evaluate " + e.str(), n->loc());
+                                       return ops::rt_scalar(*s);
+                                     },
+                                     [this](const Value* v) -> std::optional<RtValue> { return view_of(v); }};
+    ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(n->target()), *n, ev);
+    if (args.to_bool("transposed")) return false;
+    const HostTensor& x = args.tensor("input");
+    const HostTensor& wt = args.tensor("weight");
+    HostTensor y = view_of(n->result(0));
+    if (x.dtype() != y.dtype() || wt.dtype() != y.dtype()) return false;
+    auto at = [](const HostTensor& t) -> const std::byte* { return t.storage()->data() + t.offset() * t.element_size(); };
+    ConvArgs c;
+    c.dtype = y.dtype();
+    c.x_sizes = x.sizes();
+    c.x_strides = x.strides();
+    c.w_sizes = wt.sizes();
+    c.w_strides = wt.strides();
+    c.y_sizes = y.sizes();
+    c.y_strides = y.strides();
+    c.stride = args.int_list("stride");
+    c.padding = args.int_list("padding");
+    c.dilation = args.int_list("dilation");
+    c.groups = args.to_int("groups");
+    c.x = at(x);
+    c.w = at(wt);
+    c.y = const_cast<std::byte*>(at(y));
+    if (const HostTensor* b = args.opt_tensor("bias")) {
+      if (b->dtype() != y.dtype() || b->sizes().size() != 1 || (b->sizes()[0] > 1 && b->strides()[0] != 1)) return false;
+      c.bias = at(*b);
+    }
+    size_t spatial = c.x_sizes.size() - 2;
+    if (c.stride.size() != spatial || c.padding.size() != spatial || c.dilation.size() != spatial) return false;
+    if (!convolution_supported(c, nullptr)) return false;
+    convolution(c, stream);
+    return true;
   }
 
   static MatrixRef matrix(const HostTensor& x, bool batched) {

@@ -1,0 +1,39 @@
+// Convolution through cuDNN 9 (its convolution API, through the libcudnn.so.9 shim), loaded at
+// run time like the other toolkit libraries. f32 runs with FMA math only (no TF32, as toroid's
+// f32 matmuls); bf16 and f16 may use tensor cores and accumulate in f32; f64 is supported.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toroid/graph/types.h"
+#include "toroid/runtime/cuda/driver.h"
+
+namespace toroid::runtime::cuda {
+
+bool cudnn_available(std::string* why = nullptr);  // never throws
+
+// A forward (not transposed) convolution over 1 to 3 spatial dims. Sizes and strides are in
+// elements; x and y may be strided, the weight must be contiguous [k, c / groups, spatial...].
+struct ConvArgs {
+  DType dtype = DType::Float32;
+  std::vector<int64_t> x_sizes, x_strides;  // [n, c, spatial...]
+  std::vector<int64_t> w_sizes, w_strides;  // [k, c / groups, kernel...], contiguous
+  std::vector<int64_t> y_sizes, y_strides;  // [n, k, out...]
+  std::vector<int64_t> stride, padding, dilation;  // one per spatial dim
+  int64_t groups = 1;
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* bias = nullptr;  // optional, [k] contiguous
+  void* y = nullptr;
+};
+
+// Whether cuDNN can take these arguments (ranks, the weight's layout, sizes that fit its int
+// descriptors); the reason in *why otherwise.
+bool convolution_supported(const ConvArgs& a, std::string* why);
+// Runs on stream s, with a workspace from the device allocator. UserError naming the shapes
+// when cuDNN fails.
+void convolution(const ConvArgs& a, Stream s = nullptr);
+
+}  // namespace toroid::runtime::cuda

@@ -1,0 +1,272 @@
+#include "toroid/runtime/cuda/cudnn.h"
+
+#include <climits>
+#include <map>
+#include <optional>
+#include <mutex>
+#include <tuple>
+
+#include "toroid/runtime/cuda/device_allocator.h"
+#include "toroid/support/error.h"
+
+#if __has_include(<cudnn.h>)
+// The convolution entry points are marked deprecated in cuDNN 9 (in favour of its graph API)
+// but are supported; they are what a single forward convolution needs.
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#include <cudnn.h>
+
+#include "toolkit_library.h"
+
+namespace toroid::runtime::cuda {
+
+namespace {
+
+struct Cudnn {
+  std::string why;  // empty when loaded
+  decltype(&::cudnnGetErrorString) error_string = nullptr;
+  decltype(&::cudnnCreate) create = nullptr;
+  decltype(&::cudnnSetStream) set_stream = nullptr;
+  decltype(&::cudnnCreateTensorDescriptor) tensor_create = nullptr;
+  decltype(&::cudnnSetTensorNdDescriptor) tensor_set = nullptr;
+  decltype(&::cudnnDestroyTensorDescriptor) tensor_destroy = nullptr;
+  decltype(&::cudnnCreateFilterDescriptor) filter_create = nullptr;
+  decltype(&::cudnnSetFilterNdDescriptor) filter_set = nullptr;
+  decltype(&::cudnnDestroyFilterDescriptor) filter_destroy = nullptr;
+  decltype(&::cudnnCreateConvolutionDescriptor) conv_create = nullptr;
+  decltype(&::cudnnSetConvolutionNdDescriptor) conv_set = nullptr;
+  decltype(&::cudnnSetConvolutionGroupCount) conv_groups = nullptr;
+  decltype(&::cudnnSetConvolutionMathType) conv_math = nullptr;
+  decltype(&::cudnnDestroyConvolutionDescriptor) conv_destroy = nullptr;
+  decltype(&::cudnnGetConvolutionForwardAlgorithm_v7) algorithms = nullptr;
+  decltype(&::cudnnGetConvolutionForwardWorkspaceSize) workspace_size = nullptr;
+  decltype(&::cudnnConvolutionForward) forward = nullptr;
+  decltype(&::cudnnAddTensor) add_tensor = nullptr;
+};
+
+const Cudnn& lib() {
+  static std::once_flag once;
+  static Cudnn l;
+  std::call_once(once, [] {
+    void* h = toolkit::open_library("libcudnn", "9", &l.why);
+    if (!h) return;
+    std::string missing;
+    toolkit::bind_symbol(h, "cudnnGetErrorString", l.error_string, &missing);
+    toolkit::bind_symbol(h, "cudnnCreate", l.create, &missing);
+    toolkit::bind_symbol(h, "cudnnSetStream", l.set_stream, &missing);
+    toolkit::bind_symbol(h, "cudnnCreateTensorDescriptor", l.tensor_create, &missing);
+    toolkit::bind_symbol(h, "cudnnSetTensorNdDescriptor", l.tensor_set, &missing);
+    toolkit::bind_symbol(h, "cudnnDestroyTensorDescriptor", l.tensor_destroy, &missing);
+    toolkit::bind_symbol(h, "cudnnCreateFilterDescriptor", l.filter_create, &missing);
+    toolkit::bind_symbol(h, "cudnnSetFilterNdDescriptor", l.filter_set, &missing);
+    toolkit::bind_symbol(h, "cudnnDestroyFilterDescriptor", l.filter_destroy, &missing);
+    toolkit::bind_symbol(h, "cudnnCreateConvolutionDescriptor", l.conv_create, &missing);
+    toolkit::bind_symbol(h, "cudnnSetConvolutionNdDescriptor", l.conv_set, &missing);
+    toolkit::bind_symbol(h, "cudnnSetConvolutionGroupCount", l.conv_groups, &missing);
+    toolkit::bind_symbol(h, "cudnnSetConvolutionMathType", l.conv_math, &missing);
+    toolkit::bind_symbol(h, "cudnnDestroyConvolutionDescriptor", l.conv_destroy, &missing);
+    toolkit::bind_symbol(h, "cudnnGetConvolutionForwardAlgorithm_v7", l.algorithms, &missing);
+    toolkit::bind_symbol(h, "cudnnGetConvolutionForwardWorkspaceSize", l.workspace_size, &missing);
+    toolkit::bind_symbol(h, "cudnnConvolutionForward", l.forward, &missing);
+    toolkit::bind_symbol(h, "cudnnAddTensor", l.add_tensor, &missing);
+    if (!missing.empty()) l.why = "libcudnn lacks " + missing;
+  });
+  return l;
+}
+
+std::string shape(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string describe(const ConvArgs& a) {
+  return std::string(dtype_short_name(a.dtype)) + " convolution of " + shape(a.x_sizes) + " by " + shape(a.w_sizes) +
+         " (stride " + shape(a.stride) + ", padding " + shape(a.padding) + ", dilation " + shape(a.dilation) +
+         ", groups " + std::to_string(a.groups) + ")";
+}
+
+void check(cudnnStatus_t st, const char* call, const ConvArgs& a) {
+  if (st == CUDNN_STATUS_SUCCESS) return;
+  user_error(std::string(call) + ": " + lib().error_string(st) + ", for the " + describe(a));
+}
+
+cudnnDataType_t data_type(DType d) {
+  switch (d) {
+    case DType::Float32: return CUDNN_DATA_FLOAT;
+    case DType::Float64: return CUDNN_DATA_DOUBLE;
+    case DType::Float16: return CUDNN_DATA_HALF;
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+  }
+}
+
+// cuDNN wants at least 4 dims: a 1-D convolution runs as 2-D over a height of 1.
+std::vector<int> dims4(const std::vector<int64_t>& v, int64_t fill) {
+  std::vector<int> out(v.begin(), v.end());
+  if (out.size() == 3) out.insert(out.begin() + 2, static_cast<int>(fill));
+  return out;
+}
+
+std::vector<int> spatial2(const std::vector<int64_t>& v, int fill) {
+  std::vector<int> out(v.begin(), v.end());
+  if (out.size() == 1) out.insert(out.begin(), fill);
+  return out;
+}
+
+// Descriptors of one call, destroyed with it.
+struct Descriptors {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  ~Descriptors() {
+    const Cudnn& l = lib();
+    if (x) l.tensor_destroy(x);
+    if (y) l.tensor_destroy(y);
+    if (bias) l.tensor_destroy(bias);
+    if (w) l.filter_destroy(w);
+    if (conv) l.conv_destroy(conv);
+  }
+};
+
+void set_tensor(cudnnTensorDescriptor_t d, const ConvArgs& a, const std::vector<int64_t>& sizes,
+                const std::vector<int64_t>& strides) {
+  std::vector<int> dims = dims4(sizes, 1);
+  // The inserted height of 1 gets the width's extent as its stride (any value is valid).
+  std::vector<int> st(strides.begin(), strides.end());
+  if (st.size() == 3) st.insert(st.begin() + 2, static_cast<int>(strides[2] * sizes[2]));
+  check(lib().tensor_set(d, data_type(a.dtype), static_cast<int>(dims.size()), dims.data(), st.data()),
+        "cudnnSetTensorNdDescriptor", a);
+}
+
+struct Plan {
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace = 0;
+};
+
+struct State {
+  std::mutex mu;
+  cudnnHandle_t handle = nullptr;
+  std::map<std::string, Plan> plans;  // by the call's description and layouts
+  std::map<Stream, DeviceMemory> workspaces;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+}  // namespace
+
+bool cudnn_available(std::string* why) {
+  const Cudnn& l = lib();
+  if (why) *why = l.why;
+  return l.why.empty();
+}
+
+bool convolution_supported(const ConvArgs& a, std::string* why) {
+  auto no = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (!cudnn_available(why)) return false;
+  size_t rank = a.x_sizes.size();
+  if (rank < 3 || rank > 5) return no("cuDNN convolutions take 1 to 3 spatial dims");
+  if (a.w_sizes.size() != rank || a.w_strides.size() != rank || a.y_sizes.size() != rank || a.x_strides.size() != rank || a.y_strides.size() != rank)
+    return no("operand ranks differ");
+  if (a.dtype != DType::Float32 && a.dtype != DType::Float64 && a.dtype != DType::Float16 && a.dtype != DType::BFloat16)
+    return no(std::string("no cuDNN convolution of ") + dtype_short_name(a.dtype));
+  for (const auto* v : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.y_sizes, &a.y_strides})
+    for (int64_t e : *v)
+      if (e < 0 || e > INT_MAX) return no("a size or stride does not fit cuDNN's int descriptors");
+  int64_t expect = 1;
+  for (size_t i = rank; i-- > 0;) {
+    if (a.w_sizes[i] != 1 && a.w_strides.at(i) != expect) return no("the weight is not contiguous");
+    expect *= a.w_sizes[i];
+  }
+  return true;
+}
+
+void convolution(const ConvArgs& a, Stream s) {
+  std::string why;
+  if (!convolution_supported(a, &why)) user_error("cuDNN cannot run the " + describe(a) + ": " + why);
+  const Cudnn& l = lib();
+  State& st = state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  if (!st.handle) check(l.create(&st.handle), "cudnnCreate", a);
+  check(l.set_stream(st.handle, static_cast<cudaStream_t>(s)), "cudnnSetStream", a);
+
+  Descriptors d;
+  check(l.tensor_create(&d.x), "cudnnCreateTensorDescriptor", a);
+  check(l.tensor_create(&d.y), "cudnnCreateTensorDescriptor", a);
+  check(l.filter_create(&d.w), "cudnnCreateFilterDescriptor", a);
+  check(l.conv_create(&d.conv), "cudnnCreateConvolutionDescriptor", a);
+  set_tensor(d.x, a, a.x_sizes, a.x_strides);
+  set_tensor(d.y, a, a.y_sizes, a.y_strides);
+  std::vector<int> wdims = dims4(a.w_sizes, 1);
+  check(l.filter_set(d.w, data_type(a.dtype), CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()),
+        "cudnnSetFilterNdDescriptor", a);
+  std::vector<int> pad = spatial2(a.padding, 0), stride = spatial2(a.stride, 1), dil = spatial2(a.dilation, 1);
+  cudnnDataType_t compute = a.dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  check(l.conv_set(d.conv, static_cast<int>(pad.size()), pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
+                   compute),
+        "cudnnSetConvolutionNdDescriptor", a);
+  check(l.conv_groups(d.conv, static_cast<int>(a.groups)), "cudnnSetConvolutionGroupCount", a);
+  bool fp32 = a.dtype == DType::Float32 || a.dtype == DType::Float64;
+  check(l.conv_math(d.conv, fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType", a);
+
+  std::string key = describe(a) + shape(a.x_strides) + shape(a.y_strides);
+  auto it = st.plans.find(key);
+  if (it == st.plans.end()) {
+    // The heuristics' ranked choices; the first that reports a workspace size runs.
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    check(l.algorithms(st.handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+          "cudnnGetConvolutionForwardAlgorithm_v7", a);
+    std::optional<Plan> plan;
+    for (int i = 0; i < found && !plan; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      size_t bytes = 0;
+      if (l.workspace_size(st.handle, d.x, d.w, d.conv, d.y, perf[i].algo, &bytes) == CUDNN_STATUS_SUCCESS)
+        plan = Plan{perf[i].algo, bytes};
+    }
+    if (!plan) user_error("cuDNN has no algorithm for the " + describe(a));
+    it = st.plans.emplace(key, *plan).first;
+  }
+  const Plan& plan = it->second;
+  DeviceMemory& ws = st.workspaces[s];
+  if (plan.workspace > 0 && (!ws || ws->nbytes < plan.workspace)) {
+    ws.reset();
+    ws = DeviceAllocator::global().allocate(plan.workspace, s);
+  }
+  double one64 = 1.0, zero64 = 0.0;
+  float one32 = 1.0f, zero32 = 0.0f;
+  const void* one = a.dtype == DType::Float64 ? static_cast<const void*>(&one64) : &one32;
+  const void* zero = a.dtype == DType::Float64 ? static_cast<const void*>(&zero64) : &zero32;
+  check(l.forward(st.handle, one, d.x, a.x, d.w, a.w, d.conv, plan.algo, plan.workspace ? ws->ptr : nullptr,
+                  plan.workspace, zero, d.y, a.y),
+        "cudnnConvolutionForward", a);
+  if (a.bias) {
+    std::vector<int64_t> bsizes(a.y_sizes.size(), 1), bstrides(a.y_sizes.size(), 1);
+    bsizes[1] = a.y_sizes[1];
+    check(l.tensor_create(&d.bias), "cudnnCreateTensorDescriptor", a);
+    set_tensor(d.bias, a, bsizes, bstrides);
+    check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
+  }
+}
+
+}  // namespace toroid::runtime::cuda
+
+#else  // no cudnn.h at build time
+
+namespace toroid::runtime::cuda {
+
+bool cudnn_available(std::string* why) {
+  if (why) *why = "toroid was built without cuDNN's headers";
+  return false;
+}
+bool convolution_supported(const ConvArgs&, std::string* why) { return cudnn_available(why); }
+void convolution(const ConvArgs&, Stream) { user_error("toroid was built without cuDNN's headers: no cuDNN convolution"); }
+
+}  // namespace toroid::runtime::cuda
+
+#endif

@@ -1,0 +1,137 @@
+// cuDNN convolutions against the reference kernel: f32 with bias, stride and padding; bf16
+// grouped; 1-D; channels-last (strided) input and output. Skips without a GPU or cuDNN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "toroid/graph/text.h"
+#include "toroid/interp/interpreter.h"
+#include "toroid/runtime/cuda/cudnn.h"
+#include "toroid/runtime/cuda/executor.h"
+#include "toroid/support/error.h"
+
+namespace {
+
+namespace cuda = toroid::runtime::cuda;
+using toroid::ops::HostTensor;
+using toroid::ops::RtValue;
+
+const std::byte* data(const RtValue& v) {
+  const HostTensor& t = v.tensor();
+  return t.storage()->data() + t.offset() * t.element_size();
+}
+
+// Runs the graph's one convolution (inputs x, w and optionally b) through cuDNN and compares it
+// with the reference interpreter.
+void check(const std::string& text, double tol) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
+  auto g = toroid::parse_graph(text, "conv.tir");
+  std::vector<RtValue> in = toroid::interp::random_inputs(*g, 5);
+  std::vector<RtValue> want = toroid::interp::interpret(*g, in);
+  const toroid::Node* conv = nullptr;
+  for (const toroid::Node* n : g->nodes())
+    if (n->is_call() && n->target() == "aten.convolution.default") conv = n;
+  ASSERT_NE(conv, nullptr);
+  const toroid::TensorMeta& ym = conv->result(0)->meta();
+  std::vector<int64_t> ys, yst;
+  for (auto e : ym.sizes) ys.push_back(*e.as_int());
+  for (auto e : ym.strides) yst.push_back(*e.as_int());
+  HostTensor y_host = HostTensor::empty_strided(ym.dtype, ys, yst);
+  RtValue y = cuda::to_device(RtValue(y_host));
+  std::vector<RtValue> dev;
+  for (const RtValue& v : in) dev.push_back(cuda::to_device(v));
+  const HostTensor &x = dev[0].tensor(), &w = dev[1].tensor();
+  auto ints = [&](size_t i) {
+    std::vector<int64_t> out;
+    for (const toroid::Argument& a : conv->args()[i].list()) out.push_back(*a.scalar().as_int());
+    return out;
+  };
+  cuda::ConvArgs c;
+  c.dtype = ym.dtype;
+  c.x_sizes = x.sizes();
+  c.x_strides = x.strides();
+  c.w_sizes = w.sizes();
+  c.w_strides = w.strides();
+  c.y_sizes = ys;
+  c.y_strides = yst;
+  c.stride = ints(3);
+  c.padding = ints(4);
+  c.dilation = ints(5);
+  c.groups = *conv->args()[8].scalar().as_int();
+  c.x = data(dev[0]);
+  c.w = data(dev[1]);
+  c.bias = dev.size() > 2 ? data(dev[2]) : nullptr;
+  c.y = const_cast<std::byte*>(data(y));
+  ASSERT_TRUE(cuda::convolution_supported(c, &why)) << why;
+  cuda::convolution(c);
+  HostTensor got = cuda::to_host(y).tensor();
+  const HostTensor& ref = want.back().tensor();
+  ASSERT_EQ(got.sizes(), ref.sizes());
+  ASSERT_EQ(got.strides(), ref.strides());
+  for (int64_t i = 0; i < ref.numel(); ++i)
+    ASSERT_NEAR(got.get_double(i), ref.get_double(i), tol * (1 + std::abs(ref.get_double(i)))) << "element " << i;
+}
+
+TEST(GpuCudnn, F32BiasStridePadding) {
+  check(R"(graph @g functional {
+  %x = input : f32[2, 8, 17, 15]
+  %w = input : f32[12, 8, 3, 3]
+  %b = input : f32[12]
+  %y = aten.convolution.default(%x, %w, %b, [2, 2], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 12, 9, 8]
+  output %y
+})",
+        1e-5);
+}
+
+TEST(GpuCudnn, Bf16GroupedDilated) {
+  check(R"(graph @g functional {
+  %x = input : bf16[2, 16, 12, 12]
+  %w = input : bf16[32, 4, 3, 3]
+  %y = aten.convolution.default(%x, %w, None, [1, 1], [2, 2], [2, 2], false, [0, 0], 4) : bf16[2, 32, 12, 12]
+  output %y
+})",
+        2e-2);
+}
+
+TEST(GpuCudnn, OneDimensional) {
+  check(R"(graph @g functional {
+  %x = input : f32[3, 4, 50]
+  %w = input : f32[6, 4, 5]
+  %b = input : f32[6]
+  %y = aten.convolution.default(%x, %w, %b, [1], [2], [1], false, [0], 1) : f32[3, 6, 50]
+  output %y
+})",
+        1e-5);
+}
+
+TEST(GpuCudnn, ChannelsLast) {
+  check(R"(graph @g functional {
+  %n = input : f32[2, 9, 9, 8]
+  %x = aten.permute.default(%n, [0, 3, 1, 2]) : f32[2, 8, 9, 9]{strides=[648, 1, 72, 8], storage=%n}
+  %w = input : f32[4, 8, 3, 3]
+  %y = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 4, 9, 9]{strides=[324, 1, 36, 4]}
+  output %y
+})",
+        1e-5);
+}
+
+TEST(GpuCudnn, NonContiguousWeightIsRefusedWithAReason) {
+  cuda::ConvArgs c;
+  c.x_sizes = {1, 2, 4, 4};
+  c.x_strides = {32, 16, 4, 1};
+  c.w_sizes = {3, 2, 2, 2};
+  c.w_strides = {1, 3, 6, 12};
+  c.y_sizes = {1, 3, 3, 3};
+  c.y_strides = {27, 9, 3, 1};
+  c.stride = c.dilation = {1, 1};
+  c.padding = {0, 0};
+  std::string why;
+  if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
+  EXPECT_FALSE(cuda::convolution_supported(c, &why));
+  EXPECT_NE(why.find("weight is not contiguous"), std::string::npos) << why;
+}
+
+}  // namespace
