@@ -1,4 +1,5 @@
 #include "toroid/runtime/cuda/executor.h"
+#include "toroid/runtime/output_binding.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -107,10 +108,12 @@ struct CudaExecutor::Impl {
   std::vector<std::shared_ptr<HostStorage>> constants;
   std::vector<bool> reused;
   int num_slots = 0;
+  std::vector<int> output_slots;  // bindable_output_slots
 
   // Per run.
   Stream stream = nullptr;
   std::vector<std::shared_ptr<HostStorage>> slots, freed;
+  std::vector<std::shared_ptr<HostStorage>> bound;  // by slot: the caller's output memory
   sym::Binding binding;
   std::vector<int64_t> syms;
   int64_t live = 0, peak = 0;
@@ -131,6 +134,7 @@ struct CudaExecutor::Impl {
     constants.resize(static_cast<size_t>(num_slots));
     for (const auto& b : p.buffers)
       if (b->kind == loop::BufferKind::Constant) upload_constant(*b);
+    output_slots = bindable_output_slots(p);
     reused.assign(static_cast<size_t>(num_slots), false);
     for (const Line& l : w.lines)
       if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
@@ -165,7 +169,9 @@ struct CudaExecutor::Impl {
 
   void allocate(const Buffer* b, int64_t nbytes) {
     auto& slot = slots[static_cast<size_t>(b->id)];
-    if (workspace) {
+    if (const auto& mine = bound[static_cast<size_t>(b->id)]) {
+      slot = mine;
+    } else if (workspace) {
       slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(b->id)), static_cast<size_t>(nbytes), nullptr);
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);
@@ -391,6 +397,7 @@ struct CudaExecutor::Impl {
     slots.assign(static_cast<size_t>(num_slots), nullptr);
     freed.assign(static_cast<size_t>(num_slots), nullptr);
     live = peak = 0;
+    bound = bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding);
     workspace = nullptr;
     if (o.workspace) {
       size_t need = layout_workspace(binding, &workspace_offsets);
@@ -413,7 +420,10 @@ struct CudaExecutor::Impl {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
         case Line::Kind::Reuse:
-          slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
+          if (const auto& mine = bound[static_cast<size_t>(l.buffer->id)])
+            slots[static_cast<size_t>(l.buffer->id)] = mine;
+          else
+            slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
           break;
         case Line::Kind::Free: {
           auto& s = slots[static_cast<size_t>(l.buffer->id)];
@@ -445,6 +455,7 @@ struct CudaExecutor::Impl {
     if (stats) stats->peak_bytes = peak;
     slots.clear();
     freed.clear();
+    bound.clear();
     return out;
   }
 };

@@ -38,6 +38,9 @@ struct CudaRunOptions {
   // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too.
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  // Device memory of the caller for the outputs (indexed like the graph's outputs; entries may
+  // be null), used where output_binding.h allows; the returned views show where each went.
+  std::vector<std::shared_ptr<ops::HostStorage>> outputs;
 };
 
 class CudaExecutor {
