@@ -102,7 +102,7 @@ typedef struct {
  * first when a guard of every earlier one fails for these sizes. *workspace_bytes is the scratch
  * memory toroid_run_into needs (0 on the CPU, which allocates its own); an output whose size
  * depends on data (nonzero) makes this call fail: use toroid_run for such graphs. */
-int toroid_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
+int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
                        int num_outputs, size_t* workspace_bytes);
 
 /* Runs on the caller's tensors (host memory for "cpu", device memory for "cuda"), on `stream`
@@ -114,11 +114,11 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
                int num_outputs, void* stream);
 
 /* Runs writing every tensor output into the caller's memory: outputs[i] is described as
- * toroid_output_info says (same dtype, sizes, and strides where the size is > 1; its own offset);
+ * toroid_get_output_info says (same dtype, sizes, and strides where the size is > 1; its own offset);
  * an aliasing output's entry is ignored (data may be NULL). Where a program computes an output
  * in place of a larger buffer it is copied into the caller's memory at the end; otherwise it is
  * computed there directly. Scalar outputs get their `scalar`. `workspace` (device memory of
- * `workspace_bytes` bytes, at least what toroid_output_info said; may be NULL) holds every
+ * `workspace_bytes` bytes, at least what toroid_get_output_info said; may be NULL) holds every
  * intermediate of a CUDA run; without one toroid's caching allocator is used. No `owner` is set. */
 int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
                     int num_outputs, void* workspace, size_t workspace_bytes, void* stream);

@@ -143,7 +143,7 @@ int64_t eval(const toroid::ShapeEnv& env, const toroid::sym::Binding& b, toroid:
   return v->i;
 }
 
-// Sizes, strides and aliasing of each output of `s` under `b` (toroid_output_info's rules).
+// Sizes, strides and aliasing of each output of `s` under `b` (toroid_get_output_info's rules).
 std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specialization& s, const toroid::sym::Binding& b) {
   const toroid::loop::LoopProgram& p = *s.loop;
   const toroid::ShapeEnv& env = s.graph->shape_env();
@@ -298,11 +298,11 @@ int toroid_num_specializations(const toroid_module* m) {
   return m ? static_cast<int>(m->module->num_specializations()) : -1;
 }
 
-int toroid_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
+int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
                        int num_outputs, size_t* workspace_bytes) {
   return guarded([&] {
-    check_module(m, "toroid_output_info", num_outputs, infos);
-    std::vector<RtValue> in = wrap_inputs(m, "toroid_output_info", inputs, num_inputs, false);
+    check_module(m, "toroid_get_output_info", num_outputs, infos);
+    std::vector<RtValue> in = wrap_inputs(m, "toroid_get_output_info", inputs, num_inputs, false);
     toroid::sym::Binding b;
     toroid::driver::Specialization& s = m->module->specialize(in, &b);
     std::vector<toroid_output_info> out = describe_outputs(s, b);

@@ -1,0 +1,200 @@
+"""The PyTorch frontend on the CPU (python/toroid): FX graphs from make_fx and functorch's
+aot_function converted to .tir, compiled through libtoroid.so (ctypes), run, and compared with
+eager PyTorch. Runs with torch 1.13 (Debian's python3-torch) and newer; exits 77 (skip) without
+torch. TOROID_LIBRARY names the library under test.
+"""
+import logging
+import os
+import sys
+import unittest
+
+try:
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+except ImportError:
+    print("torch is not installed: skipping")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import toroid  # noqa: E402
+from toroid import _capi  # noqa: E402
+from toroid.fx_to_tir import graph_to_tir  # noqa: E402
+from toroid.runtime import compile_graph  # noqa: E402
+
+F = torch.nn.functional
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(32, 64)
+        self.fc2 = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.conv2 = torch.nn.Conv2d(8, 16, 3, stride=2)
+        self.fc = torch.nn.Linear(16 * 3 * 3, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(torch.relu(self.conv1(x)), 2)
+        x = torch.relu(self.conv2(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+def close(test, got, want, tol=1e-4):
+    if isinstance(want, (tuple, list)):
+        test.assertEqual(len(got), len(want))
+        for g, w in zip(got, want):
+            close(test, g, w, tol)
+        return
+    test.assertEqual(got.shape, want.shape)
+    test.assertEqual(got.dtype, want.dtype)
+    test.assertTrue(torch.allclose(got, want, atol=tol, rtol=tol),
+                    "max difference %g" % (got - want).abs().max().item())
+
+
+class Frontend(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+
+    def test_mlp(self):
+        m = MLP().eval()
+        x = torch.randn(8, 32)
+        gm = make_fx(m)(x)
+        c = compile_graph(gm, [x])
+        self.assertEqual(c.fallbacks, [])
+        self.assertEqual([k for k, _ in c.steps], ["toroid"])
+        with torch.no_grad():
+            close(self, c(x), m(x))
+            y = torch.randn(8, 32)
+            close(self, c(y), m(y))
+
+    def test_softmax_layer_norm_symbolic(self):
+        w, b = torch.randn(48), torch.randn(48)
+
+        def f(x, w, b):
+            return torch.softmax(F.layer_norm(x, (48,), w, b), -1) * 2.0
+
+        x = torch.randn(6, 48)
+        gm = make_fx(f, tracing_mode="symbolic")(x, w, b)
+        text = graph_to_tir(gm)
+        self.assertIn("sym s0 : hint=6", text)
+        c = compile_graph(gm)
+        self.assertEqual(c.fallbacks, [])
+        for rows in (6, 11, 3):  # new sizes run on the same symbolic compile
+            x = torch.randn(rows, 48)
+            close(self, c(x, w, b), f(x, w, b))
+        part = c.steps[0][1]
+        self.assertEqual(part.module.num_specializations, 1)
+
+    def test_conv_net(self):
+        m = ConvNet().eval()
+        x = torch.randn(2, 3, 16, 16)
+        gm = make_fx(m)(x)
+        c = compile_graph(gm, [x])
+        self.assertEqual(c.fallbacks, [])
+        with torch.no_grad():
+            close(self, c(x), m(x), 1e-3)
+
+    def test_fallback_is_logged_and_correct(self):
+        def f(x):
+            y = torch.relu(x) + 1
+            z = torch.logcumsumexp(y, 1)  # no kernel in toroid: runs in eager
+            return torch.tanh(z) * 3
+
+        x = torch.randn(4, 8)
+        gm = make_fx(f)(x)
+        with self.assertLogs("toroid", level="WARNING") as logs:
+            c = compile_graph(gm, [x])
+        self.assertTrue(any("aten.logcumsumexp.default" in m for m in logs.output), logs.output)
+        self.assertEqual([op for _, op, _ in c.fallbacks], ["aten.logcumsumexp.default"])
+        self.assertEqual([k for k, _ in c.steps], ["toroid", "eager", "toroid"])
+        close(self, c(x), f(x))
+
+    def test_aot_function_forward_backward(self):
+        from functorch.compile import aot_function
+        compiled = []
+
+        def compiler(gm, example_inputs):
+            c = compile_graph(gm, example_inputs, name="aot%d" % len(compiled))
+            compiled.append(c)
+            return c
+
+        def loss(x, w1, b1, w2, b2):
+            h = torch.relu(F.linear(x, w1, b1))
+            return F.linear(h, w2, b2).pow(2).mean()
+
+        params = [torch.randn(64, 32) * 0.1, torch.randn(64), torch.randn(10, 64) * 0.1, torch.randn(10)]
+        x = torch.randn(16, 32)
+        ps = [p.clone().requires_grad_() for p in params]
+        qs = [p.clone().requires_grad_() for p in params]
+        fn = aot_function(loss, fw_compiler=compiler, bw_compiler=compiler)
+        out = fn(x, *ps)
+        out.backward()
+        ref = loss(x, *qs)
+        ref.backward()
+        self.assertEqual(len(compiled), 2)  # forward and backward
+        close(self, out.detach(), ref.detach())
+        for p, q in zip(ps, qs):
+            close(self, p.grad, q.grad)
+
+    def test_outputs_alias_inputs(self):
+        def f(x):
+            return x.t(), x * 2
+
+        x = torch.randn(4, 6)
+        gm = make_fx(f)(x)
+        c = compile_graph(gm, [x])
+        t, y = c(x)
+        self.assertEqual(t.data_ptr(), x.data_ptr())  # a view, not a copy
+        self.assertEqual(t.stride(), (1, 6))
+        close(self, (t, y), f(x))
+
+    def test_tir_text(self):
+        def f(x, w):
+            return torch.mm(x, w.t()).sum(1, keepdim=True)
+
+        inputs = [torch.randn(3, 5), torch.randn(4, 5)]
+        gm = make_fx(f)(*inputs)
+        text = graph_to_tir(gm, inputs, name="g")
+        self.assertIn("graph @g functional {", text)
+        self.assertIn("input : f32[3, 5]", text)
+        self.assertIn("aten.t.default(%w_1) : f32[5, 4]{strides=[1, 5], storage=%w_1}", text)
+        self.assertIn("aten.sum.dim_IntList(%mm, [1], true) : f32[3, 1]", text)
+
+    def test_capi_module_directly(self):
+        m = _capi.Module("graph @g functional {\n  %x = input : f32[2, 3]\n  %y = aten.neg.default(%x) : f32[2, 3]\n"
+                         "  output %y\n}\n")
+        self.assertEqual((m.num_inputs, m.num_outputs), (1, 1))
+        self.assertTrue(toroid.op_supported("aten.neg.default"))
+        self.assertFalse(toroid.op_supported("aten.logcumsumexp.default"))
+
+    def test_errors(self):
+        with self.assertRaisesRegex(toroid.ToroidError, r"bad\.tir:1:\d+: error"):
+            _capi.Module("graph @g {", filename="bad.tir")
+        with self.assertRaisesRegex(toroid.ToroidError, 'device must be "cpu" or "cuda"'):
+            _capi.Module("graph @g functional {\n  output\n}\n", device="tpu")
+        gm = make_fx(lambda x: x + 1)(torch.randn(2, 3))
+        c = compile_graph(gm, [torch.randn(2, 3)])
+        with self.assertRaisesRegex(TypeError, "takes 1 inputs, got 2"):
+            c(torch.randn(2, 3), torch.randn(2, 3))
+        with self.assertRaisesRegex(toroid.ToroidError, "%arg0_1|%x"):
+            c(torch.randn(5, 3))  # a static graph: another size is an error, not a wrong answer
+
+    def test_export_needs_new_torch(self):
+        import toroid.export
+        if hasattr(torch, "export"):
+            self.skipTest("this torch has torch.export")
+        with self.assertRaisesRegex(toroid.ToroidError, "needs torch >= 2.1"):
+            toroid.export.load("model.pt2")
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    unittest.main(verbosity=2)
