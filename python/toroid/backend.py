@@ -16,14 +16,14 @@ _counter = itertools.count()
 
 def _compiler(device=None, dump_dir=None):
     def compile_fn(gm, example_inputs):
-        from .runtime import compile_graph
+        from .runtime import boxed, compile_graph
         name = "toroid_%d" % next(_counter)
         dynamic = any(type(s).__name__.startswith("SymInt") for x in example_inputs
                       for s in (list(x.shape) if hasattr(x, "shape") else [x]))
         compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name)
         log.info("toroid: compiled %s (%d steps, %s shapes, %d fallbacks)", name, len(compiled.steps),
                  "dynamic" if dynamic else "static", len(compiled.fallbacks))
-        return compiled
+        return boxed(compiled)
     return compile_fn
 
 

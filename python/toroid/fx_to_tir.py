@@ -22,9 +22,13 @@ class Unsupported(Exception):
     """The graph (or one node) has something .tir cannot express; the message says what."""
 
 
-def _is_symbolic(x):
-    t = type(x).__name__
-    return t in ("SymInt", "SymIntNode", "SymFloat", "SymFloatNode", "SymBool", "SymBoolNode")
+def is_symbolic(x):
+    """A SymInt, SymFloat or SymBool (torch 2.x), or their torch 1.13 forms."""
+    return type(x).__name__ in ("SymInt", "SymIntNode", "PySymInt", "SymFloat", "SymFloatNode", "PySymFloat",
+                                "SymBool", "SymBoolNode")
+
+
+_is_symbolic = is_symbolic
 
 
 def _sym_expr(x):
@@ -33,8 +37,9 @@ def _sym_expr(x):
     if node is not None and hasattr(node, "expr"):
         return node.expr, getattr(node, "shape_env", None)
     if hasattr(x, "get_pyobj"):
-        p = x.get_pyobj()
-        return p.expr, p.shape_env
+        x = x.get_pyobj()
+    if hasattr(x, "expr") and hasattr(x, "shape_env"):
+        return x.expr, x.shape_env
     raise Unsupported("cannot read the expression of symbolic value %r" % (x,))
 
 
@@ -250,9 +255,12 @@ class Emitter:
     def arg(self, a):
         import torch
         if isinstance(a, torch.fx.Node):
-            if (a, None) not in self.names:
-                raise Unsupported("value %s is used before it is defined" % a.name)
-            return self.names[(a, None)]
+            if (a, None) in self.names:
+                return self.names[(a, None)]
+            # A symbolic scalar computed outside (sym_size, SymInt arithmetic): its expression.
+            if is_symbolic(self.values.get(a)):
+                return self.syms.value(self.values[a])
+            raise Unsupported("value %s is used before it is defined" % a.name)
         if a is None:
             return "None"
         if isinstance(a, (list, tuple)):

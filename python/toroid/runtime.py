@@ -10,7 +10,8 @@ import logging
 import re
 
 from . import _capi
-from .fx_to_tir import Unsupported, emit_nodes, flatten_outputs, get_attrs, node_values, op_name, tir_dtype
+from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, is_symbolic, node_values, op_name,
+                        tir_dtype)
 
 log = logging.getLogger("toroid")
 
@@ -129,11 +130,18 @@ class Partition:
         return results
 
 
+# Why a node computing a symbolic scalar (sym_size, SymInt arithmetic) runs in Python: it is
+# cheap there, and partitions use its expression instead of its value.
+_SYMBOLIC = "a symbolic scalar"
+
+
 def _supported(n, values):
     """None when toroid may compile node n, else why not."""
     import operator
     if n.op != "call_function":
         return None
+    if is_symbolic(values.get(n)):
+        return _SYMBOLIC
     if n.target is operator.getitem:
         return None
     op = op_name(n.target)
@@ -148,8 +156,7 @@ def _supported(n, values):
                 tir_dtype(r.dtype)
             except Unsupported as e:
                 return str(e)
-        elif not isinstance(r, (int, float, bool)) and type(r).__name__ not in ("SymInt", "SymFloat", "SymBool",
-                                                                                   "SymIntNode", "SymFloatNode"):
+        elif not isinstance(r, (int, float, bool)):
             return "a result of type %s" % type(r).__name__
     return None
 
@@ -184,7 +191,7 @@ class CompiledGraph:
         """Runs `node` in eager, with the getitems of its results (logged once per node)."""
         import operator
         self.eager[node] = why
-        if node.target is operator.getitem:
+        if node.target is operator.getitem or why == _SYMBOLIC:
             return
         self.fallbacks.append((node.name, _describe(node), why))
         log.warning("toroid: %s (%s) falls back to eager PyTorch: %s", _describe(node), node.name, why)
@@ -234,7 +241,7 @@ class CompiledGraph:
         attrs = []
         for n in run:
             for a in n.all_input_nodes:
-                if a in inside or a in seen:
+                if a in inside or a in seen or (a.op != "placeholder" and is_symbolic(self.values.get(a))):
                     continue
                 seen.add(a)
                 (attrs if a.op == "get_attr" else boundary).append(a)
@@ -290,3 +297,15 @@ class CompiledGraph:
 def compile_graph(gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
     """A callable running `gm` (an FX GraphModule of ATen ops) with toroid; see CompiledGraph."""
     return CompiledGraph(gm, example_inputs, device, dynamic, dump_dir, name)
+
+
+def boxed(compiled):
+    """AOTAutograd's boxed calling convention: one list argument, which the callee clears so
+    that inputs it no longer needs can be freed early."""
+    def call(args):
+        a = list(args)
+        args.clear()
+        return compiled(*a)
+    call._boxed_call = True
+    call.compiled = compiled
+    return call

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import toroid  # noqa: E402
 from toroid import _capi  # noqa: E402
 from toroid.fx_to_tir import graph_to_tir  # noqa: E402
-from toroid.runtime import compile_graph  # noqa: E402
+from toroid.runtime import boxed, compile_graph  # noqa: E402
 
 F = torch.nn.functional
 
@@ -93,6 +93,40 @@ class Frontend(unittest.TestCase):
         part = c.steps[0][1]
         self.assertEqual(part.module.num_specializations, 1)
 
+    def test_symbolic_sizes_in_arguments(self):
+        def f(x):
+            return (x.view(x.shape[0] * x.shape[1]) * 2).sum() + x.shape[0]
+
+        gm = make_fx(f, tracing_mode="symbolic")(torch.randn(3, 4))
+        c = compile_graph(gm)
+        self.assertEqual(c.fallbacks, [])  # sym_size and SymInt arithmetic are not fallbacks
+        self.assertIn("aten.view.default(%x_1, [s0*s1])", c.steps[-1][1].text.replace("(s0*s1)", "s0*s1"))
+        for shape in ((3, 4), (5, 7)):
+            x = torch.randn(*shape)
+            close(self, c(x), f(x))
+
+    def test_static_mode_compiles_per_size(self):
+        def f(x):
+            return torch.softmax(x, -1)
+
+        gm = make_fx(f, tracing_mode="symbolic")(torch.randn(4, 8))
+        c = compile_graph(gm, dynamic=False)
+        for shape in ((4, 8), (6, 8), (4, 8), (7, 8)):
+            x = torch.randn(*shape)
+            close(self, c(x), f(x))
+        self.assertEqual(c.steps[0][1].module.num_specializations, 3)
+
+    def test_graph_guard_failure_is_an_error(self):
+        def f(x):
+            return x * 2 if x.shape[0] > 4 else x * 3
+
+        gm = make_fx(f, tracing_mode="symbolic")(torch.randn(6, 3))
+        self.assertIn("guard", graph_to_tir(gm))
+        c = compile_graph(gm)
+        close(self, c(torch.ones(8, 3)), torch.full((8, 3), 2.0))
+        with self.assertRaisesRegex(toroid.ToroidError, "guard"):
+            c(torch.ones(2, 3))  # traced for > 4 rows: an error, never the wrong branch
+
     def test_conv_net(self):
         m = ConvNet().eval()
         x = torch.randn(2, 3, 16, 16)
@@ -124,7 +158,7 @@ class Frontend(unittest.TestCase):
         def compiler(gm, example_inputs):
             c = compile_graph(gm, example_inputs, name="aot%d" % len(compiled))
             compiled.append(c)
-            return c
+            return boxed(c)
 
         def loss(x, w1, b1, w2, b2):
             h = torch.relu(F.linear(x, w1, b1))
