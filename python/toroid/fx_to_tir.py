@@ -8,6 +8,7 @@ reads them.
 """
 import math
 import operator
+import re
 
 DTYPES = {
     "torch.bool": "bool", "torch.uint8": "u8", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
@@ -138,7 +139,11 @@ class Symbols:
             e = getattr(g, "expr", None)
             if e is None and isinstance(g, tuple):  # torch 1.13: (expr, the value it had)
                 import sympy
-                e = g[0] if g[1] is True else sympy.Not(g[0]) if g[1] is False else sympy.Eq(g[0], g[1])
+                v = g[1]
+                if isinstance(v, bool) or v is sympy.true or v is sympy.false:
+                    e = g[0] if bool(v) else sympy.Not(g[0])
+                else:
+                    e = sympy.Eq(g[0], v)
             if e is None or not set(getattr(e, "free_symbols", ())) <= set(self.names):
                 continue
             try:
@@ -146,6 +151,35 @@ class Symbols:
             except Unsupported:
                 continue  # dynamo checks its guards itself; toroid's own are checked at run time
         return out
+
+
+def _alias_set(arg):
+    """The alias set of a schema argument ('a' for "Tensor(a)", "Tensor(a -> *)", "Tensor(a!)")."""
+    info = getattr(arg, "alias_info", None)
+    return min(info.before_set) if info is not None and info.before_set else None
+
+
+def _return_alias_sets(schema):
+    """Per return, its alias set or None. Read from the schema's text: a list return
+    ("Tensor(a)[]", split) has its set on the element type, which .alias_info does not show."""
+    text = str(schema).split(") -> ", 1)[1].strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for p in parts:
+        m = re.match(r"\s*Tensor\((\w+)", p)
+        out.append(m.group(1) if m else None)
+    return out
 
 
 def tir_dtype(dtype):
@@ -319,21 +353,21 @@ class Emitter:
         # Returns of the schema that alias an argument: the argument's alias set -> its value.
         alias_arg = {}
         for i, a in enumerate(schema.arguments):
-            info = a.alias_info
-            if info is None:
+            sets = _alias_set(a)
+            if sets is None:
                 continue
             val = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
             if isinstance(val, (list, tuple)):
                 val = val[0] if val else None
             if val is not None and hasattr(val, "op"):
-                alias_arg[tuple(sorted(info.before_set))] = self.names.get((val, None))
+                alias_arg[sets] = self.names.get((val, None))
+        ret_sets = _return_alias_sets(schema)
         names, types = [], []
         single = not isinstance(v, (tuple, list))
         for i, r in enumerate(results):
             name = self.define(node, None if single else i)
-            ret = schema.returns[min(i, len(schema.returns) - 1)] if schema.returns else None
-            info = getattr(ret, "alias_info", None)
-            root = alias_arg.get(tuple(sorted(info.before_set))) if info is not None else None
+            sets = ret_sets[min(i, len(ret_sets) - 1)]  # a list return covers every result
+            root = alias_arg.get(sets) if sets is not None else None
             root = self.storage.get(root) if root else None
             self.storage[name] = root or name
             names.append(name)

@@ -190,6 +190,17 @@ class Frontend(unittest.TestCase):
         self.assertEqual(t.stride(), (1, 6))
         close(self, (t, y), f(x))
 
+    def test_split_views_at_offsets(self):
+        def f(x):
+            a, b = torch.split(x, [2, 6], 1)
+            return a.exp(), b.t()
+
+        x = torch.randn(3, 8)
+        c = compile_graph(make_fx(f)(x), [x])
+        e, t = c(x)
+        self.assertEqual(t.data_ptr(), x.data_ptr() + 2 * x.element_size())  # a view of x at offset 2
+        close(self, (e, t), f(x))
+
     def test_tir_text(self):
         def f(x, w):
             return torch.mm(x, w.t()).sum(1, keepdim=True)
