@@ -197,7 +197,7 @@ def _contiguous(sizes):
     return list(reversed(out))
 
 
-def tensor_type(t, syms, storage=None):
+def tensor_type(t, syms, storage=None, device=None):
     """`f32[s0, 64]{strides=[...], offset=.., device=cuda:0, storage=%v}` for a tensor or fake."""
     sizes = list(t.shape)
     strides = list(t.stride())
@@ -220,7 +220,7 @@ def tensor_type(t, syms, storage=None):
         attrs.append("strides=[%s]" % ", ".join(syms.value(s) for s in strides))
     if _is_symbolic(offset) or offset != 0:
         attrs.append("offset=" + syms.value(offset))
-    dev = getattr(t, "device", None)
+    dev = device or getattr(t, "device", None)
     if dev is not None and dev.type == "cuda":
         attrs.append("device=cuda:%d" % (dev.index or 0))
     if storage is not None:
@@ -265,11 +265,12 @@ def op_name(target):
 class Emitter:
     """Builds the text of one graph from FX nodes."""
 
-    def __init__(self, name, values, attr):
+    def __init__(self, name, values, attr, device="cpu"):
         self.name = name
         self.values = values  # node -> example value (tensor, fake, SymInt, tuple)
         self.attr = attr  # get_attr target -> tensor
         self.syms = Symbols()
+        self.device = device
         self.lines = []
         self.names = {}  # (node, index or None) -> "%name"
         self.storage = {}  # "%value" -> "%root" of its storage
@@ -310,9 +311,9 @@ class Emitter:
             return '"' + a.replace("\\", "\\\\").replace('"', '\\"') + '"'
         return self.syms.value(a)
 
-    def _type(self, v, storage=None):
+    def _type(self, v, storage=None, device=None):
         if _is_tensor(v):
-            return tensor_type(v, self.syms, storage)
+            return tensor_type(v, self.syms, storage, device)
         if isinstance(v, (int, float, bool)) or _is_symbolic(v):
             return scalar_type(v, self.syms)
         raise Unsupported("result of type %s" % type(v).__name__)
@@ -322,12 +323,20 @@ class Emitter:
         self.names[(node, index)] = name
         return name
 
+    def _moved(self, v):
+        """The device a CPU 0-dim tensor takes in a CUDA graph (torch treats it as a scalar, as
+        in Adam's step counts); the runtime moves it there. None: its own."""
+        import torch
+        if self.device == "cuda" and _is_tensor(v) and v.device.type == "cpu" and v.dim() == 0:
+            return torch.device("cuda", 0)
+        return None
+
     def placeholder(self, node):
         v = self.values[node]
         name = self.define(node)
         self.storage[name] = name
         self.inputs.append(node)
-        self.lines.append("  %s = input : %s" % (name, self._type(v)))
+        self.lines.append("  %s = input : %s" % (name, self._type(v, device=self._moved(v))))
 
     def get_attr(self, node):
         t = self.attr[node.target]
@@ -337,11 +346,11 @@ class Emitter:
         if t.numel() <= MAX_INLINE_CONSTANT and not isinstance(t, torch.nn.Parameter) and not t.is_complex():
             flat = t.detach().cpu().contiguous().reshape(-1).tolist()
             data = self.syms.value(flat[0]) if t.dim() == 0 else "[" + ", ".join(self.syms.value(x) for x in flat) + "]"
-            ty = "%s[%s]" % (tir_dtype(t.dtype), ", ".join(str(s) for s in t.shape))
+            ty = self._type(t, device=self._moved(t))
             self.lines.append("  %s = constant %s : %s" % (name, data, ty))
             return
         self.params.append(node)
-        self.lines.append('  %s = param "%s" : %s' % (name, node.target, self._type(t)))
+        self.lines.append('  %s = param "%s" : %s' % (name, node.target, self._type(t, device=self._moved(t))))
 
     def call(self, node):
         op = op_name(node.target)
@@ -422,11 +431,11 @@ def node_values(gm, example_inputs=None):
     return vals
 
 
-def emit_nodes(nodes, outputs, values, attr, name="main", boundary=()):
+def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu"):
     """Emits `nodes` (a topologically ordered list) as a graph; `boundary` nodes defined outside
     become inputs. Returns the Emitter: .text, .inputs and .params (nodes, in run-time order),
     .node_at_line."""
-    e = Emitter(name, values, attr)
+    e = Emitter(name, values, attr, device)
     for b in boundary:
         e.placeholder(b)
     for n in nodes:

@@ -78,8 +78,10 @@ class Partition:
     def _prepare(self, args):
         import torch
         out = []
-        for x, layout in zip(args, self.layouts):
+        for x, layout in zip(list(args) + self.params, self.layouts + [None] * len(self.params)):
             if isinstance(x, torch.Tensor):
+                if x.device.type == "cpu" and self.device == "cuda" and x.dim() == 0:
+                    x = x.to("cuda")  # a CPU scalar tensor (fx_to_tir's Emitter._moved)
                 if x.device.type != self.device:
                     raise _capi.ToroidError("an input on %s, but this graph was compiled for %s" % (x.device, self.device))
                 if layout is not None and not x.is_contiguous(memory_format=layout):
@@ -87,7 +89,7 @@ class Partition:
             elif not isinstance(x, (int, float, bool)):
                 x = int(x)  # a SymInt that reached run time has a value
             out.append(x)
-        return out + self.params
+        return out
 
     def __call__(self, args):
         import torch
@@ -250,7 +252,8 @@ class CompiledGraph:
             if isinstance(self.values.get(n), (tuple, list)):
                 return None, (n, "a multi-result op whose results are used as a tuple")
         try:
-            e = emit_nodes(attrs + run, outputs, self.values, self.attrs, "%s_p%d" % (self.name, index), boundary)
+            e = emit_nodes(attrs + run, outputs, self.values, self.attrs, "%s_p%d" % (self.name, index), boundary,
+                           self.device)
         except Unsupported as err:
             bad = next((n for n in run if str(n.name) in str(err)), run[0])
             return None, (bad, str(err))
