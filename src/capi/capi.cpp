@@ -53,6 +53,14 @@ int guarded(F&& f) {
   return 1;
 }
 
+// The graph's outputs as the executors return them: the output node's arguments with lists
+// flattened (None and scalar expressions count, as in interpret()).
+int count_outputs(const std::vector<toroid::Argument>& args) {
+  int n = 0;
+  for (const toroid::Argument& a : args) n += a.is_list() ? count_outputs(a.list()) : 1;
+  return n;
+}
+
 bool is_cuda(const toroid_module* m) { return m->module->options().target == toroid::driver::Target::Cuda; }
 
 // Elements from a strided tensor's first element to one past its last (0 when empty).
@@ -277,7 +285,8 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);
     m->num_inputs = static_cast<int>(toroid::interp::graph_inputs(m->module->graph()).size());
-    m->num_outputs = static_cast<int>(m->module->graph().output_node()->inputs().size());
+    const toroid::Node* output = m->module->graph().output_node();
+    m->num_outputs = output ? count_outputs(output->args()) : 0;
     *out = m.release();
   });
 }

@@ -21,9 +21,8 @@ constexpr const char* kGraph = R"(graph @g functional {
   %y = input : f32[s0, 8]
   %m = aten.mul.Tensor(%x, 2) : f32[s0, 8]
   %a = aten.add.Tensor(%m, %y) : f32[s0, 8]
-  %n = aten.sym_size.int(%x, 0) : int{value=s0}
   %v = aten.view.default(%a, [8*s0]) : f32[8*s0]{storage=%a}
-  output %a, %n, %v
+  output %a, s0, %v
 })";
 
 // An output that views an input (the transpose), and one that views an intermediate at an

@@ -95,6 +95,25 @@ TEST_F(RuntimeExecutor, HeldOutputsAreNotReused) {
   EXPECT_EQ(HostAllocator::global().stats().fresh_blocks, fresh);
 }
 
+// Caller memory for the outputs (the C ABI's toroid_run_into): both outputs' buffers are placed
+// in it, so the results are the caller's storages; memory too small is not used.
+TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
+  auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
+  std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), 4);
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+  toroid::sym::Binding b;
+  toroid::driver::Specialization& s = m->specialize(in, &b);
+  auto y = std::make_shared<toroid::ops::HostStorage>(16 * 8 * 4), z = std::make_shared<toroid::ops::HostStorage>(16 * 8 * 4);
+  std::vector<RtValue> out = s.executor->run(in, b, nullptr, {y, z});
+  expect_close(out, want);
+  EXPECT_EQ(out[0].tensor().storage(), y);
+  EXPECT_EQ(out[1].tensor().storage(), z);
+  auto small = std::make_shared<toroid::ops::HostStorage>(4);
+  out = s.executor->run(in, b, nullptr, {small, nullptr});
+  expect_close(out, want);
+  EXPECT_NE(out[0].tensor().storage(), small);
+}
+
 TEST_F(RuntimeExecutor, OtherSizesStillCorrect) {
   auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
   for (int64_t n : {16, 5, 40, 5}) {
