@@ -13,7 +13,6 @@ from ._capi import ToroidError
 
 class LoadedProgram:
     def __init__(self, ep, device=None, dynamic=True, dump_dir=None):
-        import torch
         from .runtime import compile_graph
         self.ep = ep
         gm = ep.graph_module
@@ -21,22 +20,20 @@ class LoadedProgram:
         state = dict(ep.state_dict)
         state.update(getattr(ep, "constants", {}) or {})
         self.lifted = []  # per placeholder: the tensor to pass, or None for a user input
-        for spec in sig.input_specs:
-            kind = spec.kind.name
+        self.mutations = []  # (output index, buffer tensor) for buffer mutations it returns
+        self.user_outputs = []
+        for kind, target in _input_kinds(gm, sig):
             if kind == "USER_INPUT":
                 self.lifted.append(None)
             elif kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
-                if spec.target not in state:
-                    raise ToroidError("exported program: no tensor for %s %s" % (kind.lower(), spec.target))
-                self.lifted.append(state[spec.target])
+                if target not in state:
+                    raise ToroidError("exported program: no tensor for %s %s" % (kind.lower(), target))
+                self.lifted.append(state[target])
             else:
                 raise ToroidError("exported program: input kind %s is not supported" % kind)
-        self.mutations = []  # (output index, buffer tensor) for BUFFER_MUTATION outputs
-        self.user_outputs = []
-        for i, spec in enumerate(sig.output_specs):
-            kind = spec.kind.name
+        for i, (kind, target) in enumerate(_output_kinds(gm, sig)):
             if kind == "BUFFER_MUTATION":
-                self.mutations.append((i, state[spec.target]))
+                self.mutations.append((i, state[target]))
             elif kind == "USER_OUTPUT":
                 self.user_outputs.append(i)
             else:
@@ -45,7 +42,6 @@ class LoadedProgram:
             ep.module_call_graph[0].signature.out_spec
         self.compiled = compile_graph(gm, None, device=device, dynamic=dynamic, dump_dir=dump_dir, name="export")
         self.num_user_inputs = self.lifted.count(None)
-        del torch
 
     @property
     def fallbacks(self):
@@ -65,6 +61,33 @@ class LoadedProgram:
                 buf.copy_(outs[i])
         user = [outs[i] for i in self.user_outputs]
         return tree_unflatten(user, self.out_spec) if self.out_spec is not None else tuple(user)
+
+
+def _input_kinds(gm, sig):
+    """(kind, target) per placeholder: input_specs (torch >= 2.2), else 2.1's name maps."""
+    if hasattr(sig, "input_specs"):
+        return [(spec.kind.name, spec.target) for spec in sig.input_specs]
+    out = []
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        if n.name in sig.inputs_to_parameters:
+            out.append(("PARAMETER", sig.inputs_to_parameters[n.name]))
+        elif n.name in sig.inputs_to_buffers:
+            out.append(("BUFFER", sig.inputs_to_buffers[n.name]))
+        else:
+            out.append(("USER_INPUT", None))
+    return out
+
+
+def _output_kinds(gm, sig):
+    """(kind, target) per output, as _input_kinds."""
+    if hasattr(sig, "output_specs"):
+        return [(spec.kind.name, spec.target) for spec in sig.output_specs]
+    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    names = [getattr(a, "name", None) for a in out]
+    return [("BUFFER_MUTATION", sig.buffers_to_mutate[nm]) if nm in sig.buffers_to_mutate else ("USER_OUTPUT", None)
+            for nm in names]
 
 
 def load(path, device=None, dynamic=True, dump_dir=None):

@@ -2,7 +2,8 @@
 # The GPU checks of issue 5, run on the GPU machine from the repository root with the binaries
 # built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so and
 # libs.tar.xz with the host libraries they link). Writes logs to $OUT when it is set.
-#   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|all]...
+#   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|torch|all]...
+# torch: torch.compile(backend="toroid") against eager and Inductor (issue 6), needs torch 2.x.
 set -uo pipefail
 B=${1:-.cudacarry}; shift || true
 what=${*:-all}
@@ -37,4 +38,8 @@ if has sanitizer; then
       > "$out/memcheck-$f.log" 2>&1
     echo "exit $? $(grep -E 'ERROR SUMMARY' "$out/memcheck-$f.log")"
   done 2>&1 | tee "$out/memcheck.log"
+fi
+if has torch; then
+  echo "== torch.compile(backend=\"toroid\") against eager and Inductor"
+  TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/torch_compile_check.py 2>&1 | tee "$out/torch_compile.log" | tail -60
 fi
