@@ -172,6 +172,7 @@ class CompiledGraph:
 
     def __init__(self, gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
         import torch
+        _capi.lib()  # a missing or mismatched library is an error here, not a fallback per node
         self.gm = gm
         self.values = node_values(gm, example_inputs)
         self.attrs = get_attrs(gm)

@@ -232,6 +232,24 @@ class Frontend(unittest.TestCase):
         with self.assertRaisesRegex(toroid.ToroidError, "%arg0_1|%x"):
             c(torch.randn(5, 3))  # a static graph: another size is an error, not a wrong answer
 
+    def test_dump_dir(self):
+        import tempfile
+        gm = make_fx(lambda x: torch.softmax(x, -1))(torch.randn(2, 3))
+        with tempfile.TemporaryDirectory() as d:
+            compile_graph(gm, [torch.randn(2, 3)], dump_dir=d, name="dumped")
+            self.assertEqual(sorted(os.listdir(d)), ["dumped_p0.0.cpp", "dumped_p0.0.graph.tir", "dumped_p0.0.loop",
+                                                     "dumped_p0.0.wrapper"])
+
+    def test_missing_library_is_a_clear_error(self):
+        import subprocess
+        code = ("import sys, torch; sys.path.insert(0, %r); import toroid\n"
+                "from torch.fx.experimental.proxy_tensor import make_fx\n"
+                "try:\n    toroid.compile_graph(make_fx(lambda x: x + 1)(torch.ones(2)), [torch.ones(2)])\n"
+                "except toroid.ToroidError as e:\n    print('ERR', e)\n" % os.path.dirname(toroid.__path__[0]))
+        env = dict(os.environ, TOROID_LIBRARY="/nonexistent/libtoroid.so")
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        self.assertIn("ERR libtoroid.so not found; set TOROID_LIBRARY", out.stdout, out.stderr)
+
     def test_export_needs_new_torch(self):
         import toroid.export
         if hasattr(torch, "export"):
