@@ -256,6 +256,11 @@ def _schema_name(target):
 RENAMED = {"aten._reshape_alias.default": ("aten.view.default", 2)}
 
 
+# Ops whose schema has no alias annotation but whose result toroid (like Inductor) treats as a
+# view of the argument at this position.
+VIEW_OF_ARG = {"aten._unsafe_view.default": 0}
+
+
 def op_name(target):
     """"aten.add.Tensor" for torch.ops.aten.add.Tensor (after RENAMED); None for other callables."""
     name = _schema_name(target)
@@ -356,6 +361,7 @@ class Emitter:
         op = op_name(node.target)
         if op is None:
             raise Unsupported("call of %s (not an ATen op)" % getattr(node.target, "__name__", node.target))
+        import torch
         schema = node.target._schema
         v = self.values[node]
         results = list(v) if isinstance(v, (tuple, list)) else [v]
@@ -371,6 +377,9 @@ class Emitter:
             if val is not None and hasattr(val, "op"):
                 alias_arg[sets] = self.names.get((val, None))
         ret_sets = _return_alias_sets(schema)
+        if op in VIEW_OF_ARG and isinstance(node.args[VIEW_OF_ARG[op]], torch.fx.Node):
+            alias_arg["view"] = self.names.get((node.args[VIEW_OF_ARG[op]], None))
+            ret_sets = ["view"]
         names, types = [], []
         single = not isinstance(v, (tuple, list))
         for i, r in enumerate(results):
