@@ -103,7 +103,7 @@ typedef struct {
  * memory toroid_run_into needs (0 on the CPU, which allocates its own); an output whose size
  * depends on data (nonzero) makes this call fail: use toroid_run for such graphs. */
 int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
-                       int num_outputs, size_t* workspace_bytes);
+                           int num_outputs, size_t* workspace_bytes);
 
 /* Runs on the caller's tensors (host memory for "cpu", device memory for "cuda"), on `stream`
  * (a CUstream / cudaStream_t; NULL: the legacy default stream, as CUDA's stream 0). Fills

@@ -220,6 +220,25 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, const toroid_ou
                                        std::make_shared<NotOwned>());
 }
 
+// The inputs of a call, the specialization that runs them (compiled first if needed), its
+// symbols' values and the outputs' metadata.
+struct Call {
+  std::vector<RtValue> in;
+  toroid::sym::Binding binding;
+  toroid::driver::Specialization* spec = nullptr;
+  std::vector<toroid_output_info> infos;
+};
+
+Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs, int num_outputs,
+             const void* outputs, bool need_data) {
+  check_module(m, fn, num_outputs, outputs);
+  Call c;
+  c.in = wrap_inputs(m, fn, inputs, num_inputs, need_data);
+  c.spec = &m->module->specialize(c.in, &c.binding);
+  c.infos = describe_outputs(*c.spec, c.binding);
+  return c;
+}
+
 // The C ABI's NULL stream is CUDA's legacy default stream (PyTorch's cuda_stream 0), which the
 // driver API names CU_STREAM_LEGACY; the driver layer's nullptr means toroid's own.
 void* cu_stream(void* stream) { return stream ? stream : reinterpret_cast<void*>(uintptr_t{1}); }
@@ -308,18 +327,14 @@ int toroid_num_specializations(const toroid_module* m) {
 }
 
 int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
-                       int num_outputs, size_t* workspace_bytes) {
+                           int num_outputs, size_t* workspace_bytes) {
   return guarded([&] {
-    check_module(m, "toroid_get_output_info", num_outputs, infos);
-    std::vector<RtValue> in = wrap_inputs(m, "toroid_get_output_info", inputs, num_inputs, false);
-    toroid::sym::Binding b;
-    toroid::driver::Specialization& s = m->module->specialize(in, &b);
-    std::vector<toroid_output_info> out = describe_outputs(s, b);
+    Call c = prepare(m, "toroid_get_output_info", inputs, num_inputs, num_outputs, infos, false);
     size_t ws = 0;
 #ifdef TOROID_WITH_CUDA
-    if (s.cuda_executor) ws = s.cuda_executor->workspace_bytes(b);
+    if (c.spec->cuda_executor) ws = c.spec->cuda_executor->workspace_bytes(c.binding);
 #endif
-    std::copy(out.begin(), out.end(), infos);
+    std::copy(c.infos.begin(), c.infos.end(), infos);
     if (workspace_bytes) *workspace_bytes = ws;
   });
 }
@@ -338,13 +353,9 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
 int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
                     int num_outputs, void* workspace, size_t workspace_bytes, void* stream) {
   return guarded([&] {
-    check_module(m, "toroid_run_into", num_outputs, outputs);
-    std::vector<RtValue> in = wrap_inputs(m, "toroid_run_into", inputs, num_inputs, true);
-    toroid::sym::Binding b;
-    toroid::driver::Specialization& s = m->module->specialize(in, &b);
-    std::vector<toroid_output_info> infos = describe_outputs(s, b);
+    Call c = prepare(m, "toroid_run_into", inputs, num_inputs, num_outputs, outputs, true);
     std::vector<std::shared_ptr<HostStorage>> mine;
-    for (int i = 0; i < num_outputs; ++i) mine.push_back(wrap_output(outputs[i], infos[static_cast<size_t>(i)], i));
+    for (int i = 0; i < num_outputs; ++i) mine.push_back(wrap_output(outputs[i], c.infos[static_cast<size_t>(i)], i));
     std::vector<RtValue> out;
     if (is_cuda(m)) {
 #ifdef TOROID_WITH_CUDA
@@ -353,11 +364,12 @@ int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_input
       o.workspace = workspace;
       o.workspace_bytes = workspace_bytes;
       o.outputs = mine;
-      out = s.cuda_executor->run(in, std::move(b), nullptr, o);
+      out = c.spec->cuda_executor->run(c.in, std::move(c.binding), nullptr, o);
 #endif
     } else {
       if (workspace) user_error("toroid_run_into: a CPU module takes no workspace (pass NULL)");
-      out = s.executor->run(toroid::interp::materialize_inputs(m->module->graph(), in), std::move(b), nullptr, mine);
+      out = c.spec->executor->run(toroid::interp::materialize_inputs(m->module->graph(), c.in), std::move(c.binding),
+                                  nullptr, mine);
     }
     for (int i = 0; i < num_outputs; ++i) {
       const RtValue& v = out.at(static_cast<size_t>(i));

@@ -90,12 +90,8 @@ def timed(fn, reps):
 # Each case builds (make(compile_fn) -> step function returning tensors to compare). make() is
 # called once per backend with fresh copies of the same weights and inputs.
 
-def case_mlp(device):
-    import torch
-    torch.manual_seed(0)
-    base = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)).to(device)
-    x = torch.randn(64, 1024, device=device)
-
+def training(base, forward):
+    """make() for a forward and backward step of a copy of `base`; forward(f) is the output."""
     def make(compile_fn):
         m = copy.deepcopy(base)
         f = compile_fn(m)
@@ -103,11 +99,19 @@ def case_mlp(device):
         def step():
             for p in m.parameters():
                 p.grad = None
-            y = f(x)
-            y.pow(2).mean().backward()
-            return [y] + [p.grad for p in m.parameters()]
+            y = forward(f)
+            y.float().pow(2).mean().backward()
+            return [y] + [p.grad for p in m.parameters() if p.grad is not None]
         return step
     return make
+
+
+def case_mlp(device):
+    import torch
+    torch.manual_seed(0)
+    base = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)).to(device)
+    x = torch.randn(64, 1024, device=device)
+    return training(base, lambda f: f(x))
 
 
 def case_resnet18(device):
@@ -163,19 +167,7 @@ def case_gpt2(device):
 
 def case_bert(device):
     base, ids = _transformer(device, "bert")
-
-    def make(compile_fn):
-        m = copy.deepcopy(base)
-        f = compile_fn(m)
-
-        def step():
-            for p in m.parameters():
-                p.grad = None
-            h = f(ids).last_hidden_state
-            h.pow(2).mean().backward()
-            return [h] + [p.grad for p in m.parameters() if p.grad is not None]
-        return step
-    return make
+    return training(base, lambda f: f(ids).last_hidden_state)
 
 
 def case_adam(device):
