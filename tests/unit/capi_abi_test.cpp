@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+#ifdef TOROID_WITH_CUDA
+#include "toroid/runtime/cuda/driver.h"  // device memory for the GPU test (exported by libtoroid.so)
+#endif
+
 namespace {
 
 // x[s0, 8] * 2 + y, its row count as a scalar output, and a view of the first output.
@@ -243,6 +247,61 @@ TEST_F(CApi, BadRunArguments) {
   fails_with(toroid_run_into(m, in, 2, wrong, 3, nullptr, 0, nullptr), "output 0: null data pointer");
   toroid_module_free(m);
 }
+
+#ifdef TOROID_WITH_CUDA
+// On a GPU: outputs written into the caller's device memory, with and without a workspace, and
+// an output sliced out of a larger buffer copied over on the device.
+TEST_F(CApi, CudaRunIntoDeviceMemory) {
+  if (!toroid_cuda_available()) GTEST_SKIP() << "no GPU";
+  namespace cu = toroid::runtime::cuda;
+  toroid_compile_options o;
+  toroid_compile_options_init(&o);
+  o.device = "cuda";
+  toroid_module* m = nullptr;
+  ASSERT_EQ(toroid_compile_with_options(kGraph, "g.tir", &o, &m), 0) << error();
+  std::vector<float> x(40), y(40), a(40);
+  for (size_t i = 0; i < 40; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 1.0f;
+  }
+  auto* dx = static_cast<float*>(cu::raw_alloc(160));
+  auto* dy = static_cast<float*>(cu::raw_alloc(160));
+  auto* da = static_cast<float*>(cu::raw_alloc(160));
+  cu::copy_to_device(dx, x.data(), 160);
+  cu::copy_to_device(dy, y.data(), 160);
+  toroid_tensor in[2] = {tensor(dx, {5, 8}), tensor(dy, {5, 8})};
+  toroid_output_info info[3];
+  size_t ws = 0;
+  ASSERT_EQ(toroid_get_output_info(m, in, 2, info, 3, &ws), 0) << error();
+  EXPECT_GT(ws, 0u);
+  void* workspace = cu::raw_alloc(ws);
+  for (void* w : {workspace, static_cast<void*>(nullptr)}) {
+    cu::copy_to_device(da, std::vector<float>(40, -1.0f).data(), 160);
+    toroid_tensor out[3] = {tensor(da, {5, 8}), {}, {}};
+    ASSERT_EQ(toroid_run_into(m, in, 2, out, 3, w, w ? ws : 0, nullptr), 0) << error();
+    cu::copy_to_host(a.data(), da, 160);
+    for (size_t i = 0; i < 40; ++i) EXPECT_EQ(a[i], 2.0f * x[i] + 1.0f) << i;
+    EXPECT_EQ(out[1].scalar, 5.0);
+  }
+  toroid_tensor out[3] = {tensor(da, {5, 8}), {}, {}};
+  EXPECT_NE(toroid_run_into(m, in, 2, out, 3, workspace, 16, nullptr), 0);  // too small
+  EXPECT_NE(error().find("workspace"), std::string::npos) << error();
+  toroid_module_free(m);
+
+  ASSERT_EQ(toroid_compile_with_options(kViews, "views.tir", &o, &m), 0) << error();
+  toroid_tensor vin[1] = {tensor(dx, {4, 8})};
+  std::vector<float> big(32, 0.0f);
+  cu::copy_to_device(da, big.data(), 128);
+  toroid_tensor vout[2] = {{}, tensor(da, {4, 4})};
+  vout[1].strides[0] = 8;
+  ASSERT_EQ(toroid_run_into(m, vin, 1, vout, 2, nullptr, 0, nullptr), 0) << error();
+  cu::copy_to_host(big.data(), da, 128);
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 4; ++c) EXPECT_FLOAT_EQ(big[r * 8 + c], std::exp(x[r * 8 + c + 2]));
+  toroid_module_free(m);
+  for (void* p : {static_cast<void*>(dx), static_cast<void*>(dy), static_cast<void*>(da), workspace}) cu::raw_free(p);
+}
+#endif
 
 TEST_F(CApi, CudaWithoutGpuIsAnError) {
   if (toroid_cuda_available()) GTEST_SKIP() << "a GPU is present";

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU checks of issue 5, run on the GPU machine from the repository root with the binaries
-# built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so and
+# built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so, unit_capi and
 # libs.tar.xz with the host libraries they link). Writes logs to $OUT when it is set.
 #   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|torch|all]...
 # torch: torch.compile(backend="toroid") against eager and Inductor (issue 6), needs torch 2.x.
@@ -16,6 +16,9 @@ examples=(mlp:1 softmax:2 layer_norm:3 rmsnorm:4 cross_entropy:5 attention:6 att
 has() { [[ " $what " == *" $1 "* || " $what " == *" all "* ]]; }
 if has unit; then
   echo "== unit_gpu"; "$B/unit_gpu" 2>&1 | tee "$out/unit_gpu.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED" 
+  if [ -x "$B/unit_capi" ]; then  # the C ABI's tests, its CUDA run into caller memory among them
+    echo "== unit_capi"; "$B/unit_capi" 2>&1 | tee "$out/unit_capi.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED"
+  fi
 fi
 if has examples; then
   echo "== examples on the GPU, against the reference"
