@@ -17,7 +17,7 @@ has() { [[ " $what " == *" $1 "* || " $what " == *" all "* ]]; }
 if has unit; then
   echo "== unit_gpu"; "$B/unit_gpu" 2>&1 | tee "$out/unit_gpu.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED" 
   if [ -x "$B/unit_capi" ]; then  # the C ABI's tests, its CUDA run into caller memory among them
-    echo "== unit_capi"; "$B/unit_capi" 2>&1 | tee "$out/unit_capi.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED"
+    echo "== unit_capi"; LD_LIBRARY_PATH="$B:$LD_LIBRARY_PATH" "$B/unit_capi" 2>&1 | tee "$out/unit_capi.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED"
   fi
 fi
 if has examples; then
