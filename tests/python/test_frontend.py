@@ -209,6 +209,24 @@ class Frontend(unittest.TestCase):
         backward_fallbacks = [op for _, op, _ in compiled[1].fallbacks]
         self.assertIn("aten.native_batch_norm_backward.default", backward_fallbacks)
 
+    def test_backend_compiler_under_aot_function(self):
+        # The compiler toroid_backend hands aot_autograd, driven here by functorch (torch 1.13
+        # has no dynamo): boxed calls, forward and backward.
+        from functorch.compile import aot_function
+        from toroid.backend import _compiler
+
+        def f(x, w):
+            return torch.tanh(x @ w).sum(1)
+
+        x, w = torch.randn(5, 4), torch.randn(4, 3, requires_grad=True)
+        w2 = w.detach().clone().requires_grad_()
+        out = aot_function(f, fw_compiler=_compiler(), bw_compiler=_compiler())(x, w)
+        out.sum().backward()
+        ref = f(x, w2)
+        ref.sum().backward()
+        close(self, out.detach(), ref.detach())
+        close(self, w.grad, w2.grad)
+
     def test_outputs_alias_inputs(self):
         def f(x):
             return x.t(), x * 2
