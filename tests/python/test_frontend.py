@@ -227,6 +227,30 @@ class Frontend(unittest.TestCase):
         close(self, out.detach(), ref.detach())
         close(self, w.grad, w2.grad)
 
+    def test_embedding_cross_entropy_training(self):
+        # int64 inputs, gather and its backward (a scatter-add), a loss.
+        from functorch.compile import aot_function
+
+        def f(ids, target, emb):
+            return F.cross_entropy(F.embedding(ids, emb).mean(1), target)
+
+        ids, target = torch.randint(0, 50, (8, 5)), torch.randint(0, 16, (8,))
+        emb = torch.randn(50, 16, requires_grad=True)
+        emb2 = emb.detach().clone().requires_grad_()
+        compiler = lambda gm, ex: boxed(compile_graph(gm, ex))  # noqa: E731
+        out = aot_function(f, fw_compiler=compiler, bw_compiler=compiler)(ids, target, emb)
+        out.backward()
+        ref = f(ids, target, emb2)
+        ref.backward()
+        close(self, out.detach(), ref.detach())
+        close(self, emb.grad, emb2.grad)
+
+    def test_non_contiguous_input_at_run_time(self):
+        gm = make_fx(lambda x: x * 2 + 1)(torch.randn(4, 6))
+        c = compile_graph(gm, [torch.randn(4, 6)])
+        x = torch.randn(6, 4).t()  # traced contiguous: laid out again before the call
+        close(self, c(x), x * 2 + 1)
+
     def test_outputs_alias_inputs(self):
         def f(x):
             return x.t(), x * 2
