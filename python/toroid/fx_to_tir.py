@@ -29,10 +29,7 @@ def is_symbolic(x):
                                 "SymBool", "SymBoolNode")
 
 
-_is_symbolic = is_symbolic
-
-
-def _sym_expr(x):
+def sym_expr(x):
     """The sympy expression behind a SymInt (torch 2.x: .node.expr; 1.13: .get_pyobj().expr)."""
     node = getattr(x, "node", None)
     if node is not None and hasattr(node, "expr"):
@@ -89,8 +86,8 @@ class Symbols:
 
     def value(self, x):
         """An int, SymInt, float or bool as a .tir expression."""
-        if _is_symbolic(x):
-            e, env = _sym_expr(x)
+        if is_symbolic(x):
+            e, env = sym_expr(x)
             self.shape_env = self.shape_env or env
             return self.expr(e)
         if isinstance(x, bool):
@@ -204,7 +201,7 @@ def tensor_type(t, syms, storage=None, device=None):
     offset = t.storage_offset() if hasattr(t, "storage_offset") else 0
     text = "%s[%s]" % (tir_dtype(t.dtype), ", ".join(syms.value(s) for s in sizes))
     attrs = []
-    static = all(not _is_symbolic(x) for x in sizes + strides)
+    static = all(not is_symbolic(x) for x in sizes + strides)
     if static:
         # The stride of a size-1 dim is arbitrary in torch; write the contiguous one.
         strides = [c if s == 1 else st for s, st, c in zip(sizes, strides, _contiguous(sizes))]
@@ -218,7 +215,7 @@ def tensor_type(t, syms, storage=None, device=None):
             contiguous = False
     if not contiguous:
         attrs.append("strides=[%s]" % ", ".join(syms.value(s) for s in strides))
-    if _is_symbolic(offset) or offset != 0:
+    if is_symbolic(offset) or offset != 0:
         attrs.append("offset=" + syms.value(offset))
     dev = device or getattr(t, "device", None)
     if dev is not None and dev.type == "cuda":
@@ -235,7 +232,7 @@ def scalar_type(x, syms):
         base = "int"
     else:
         base = "float"
-    if _is_symbolic(x):
+    if is_symbolic(x):
         return "%s{value=%s}" % (base, syms.value(x))
     return base
 
@@ -251,9 +248,14 @@ def _schema_name(target):
     return schema.name.replace("::", ".") + "." + (schema.overload_name or "default")
 
 
-# Ops of older torch versions written as the op newer ones produce: (name, argument count kept).
-# _reshape_alias (torch <= 2.0) is only made where a view is possible, and view gives its strides.
-RENAMED = {"aten._reshape_alias.default": ("aten.view.default", 2)}
+# Ops written as an equivalent one toroid has: name -> (new name, positional args -> new ones).
+# _reshape_alias (torch <= 2.0) is only made where a view is possible, and view gives its strides;
+# arange's short forms are start_step with defaults (as core ATen decomposes them).
+REWRITES = {
+    "aten._reshape_alias.default": ("aten.view.default", lambda a: list(a[:2])),
+    "aten.arange.default": ("aten.arange.start_step", lambda a: [0, a[0], 1]),
+    "aten.arange.start": ("aten.arange.start_step", lambda a: [a[0], a[1], 1]),
+}
 
 
 # Ops whose schema has no alias annotation but whose result toroid (like Inductor) treats as a
@@ -262,15 +264,15 @@ VIEW_OF_ARG = {"aten._unsafe_view.default": 0}
 
 
 def op_name(target):
-    """"aten.add.Tensor" for torch.ops.aten.add.Tensor (after RENAMED); None for other callables."""
+    """"aten.add.Tensor" for torch.ops.aten.add.Tensor (after REWRITES); None for other callables."""
     name = _schema_name(target)
-    return RENAMED.get(name, (name,))[0] if name else None
+    return REWRITES.get(name, (name,))[0] if name else None
 
 
 class Emitter:
     """Builds the text of one graph from FX nodes."""
 
-    def __init__(self, name, values, attr, device="cpu"):
+    def __init__(self, name, values, attr, device="cpu", symbol_sources=None):
         self.name = name
         self.values = values  # node -> example value (tensor, fake, SymInt, tuple)
         self.attr = attr  # get_attr target -> tensor
@@ -282,6 +284,8 @@ class Emitter:
         self.used = set()
         self.inputs, self.params = [], []  # nodes (inputs first at run time, then params)
         self.line_nodes = {}  # index in self.lines -> the call node it emits
+        self.bound = set()  # sympy symbols an input binds
+        self.symbol_sources = symbol_sources or {}  # sympy symbol -> node whose value it is
 
     def _fresh(self, base):
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "v"
@@ -319,7 +323,7 @@ class Emitter:
     def _type(self, v, storage=None, device=None):
         if _is_tensor(v):
             return tensor_type(v, self.syms, storage, device)
-        if isinstance(v, (int, float, bool)) or _is_symbolic(v):
+        if isinstance(v, (int, float, bool)) or is_symbolic(v):
             return scalar_type(v, self.syms)
         raise Unsupported("result of type %s" % type(v).__name__)
 
@@ -342,6 +346,27 @@ class Emitter:
         self.storage[name] = name
         self.inputs.append(node)
         self.lines.append("  %s = input : %s" % (name, self._type(v, device=self._moved(v))))
+        # Symbols toroid can bind from this input: a size (or scalar value) that is one symbol.
+        for x in (list(v.shape) if _is_tensor(v) else [v]):
+            if is_symbolic(x) and sym_expr(x)[0].is_Symbol:
+                self.bound.add(sym_expr(x)[0])
+
+    def _symbol_inputs(self):
+        """Scalar inputs for the symbols no input binds (used only in arguments, such as the
+        size of a new tensor), from `symbol_sources`: a node that computed the symbol before
+        this graph runs. Without one the graph cannot know the symbol's value: Unsupported."""
+        lines, nodes = [], []
+        for sym in list(self.syms.names):
+            if sym in self.bound:
+                continue
+            src = self.symbol_sources.get(sym)
+            if src is None:
+                raise Unsupported("symbol %s is not determined by the inputs of this graph" % sym)
+            name = self._fresh(src.name)
+            lines.append("  %s = input : int{value=%s}" % (name, self.syms.names[sym]))
+            nodes.append(src)
+        self.inputs = nodes + self.inputs
+        return lines
 
     def get_attr(self, node):
         t = self.attr[node.target]
@@ -392,18 +417,20 @@ class Emitter:
             types.append(self._type(r, root))
         if single:
             self.names[(node, None)] = names[0]
-        kept = RENAMED.get(_schema_name(node.target), (op, len(node.args)))[1]
-        args = [self.arg(a) for a in node.args[:kept]] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
+        rewrite = REWRITES.get(_schema_name(node.target))
+        positional = rewrite[1](node.args) if rewrite else node.args
+        args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
         self.line_nodes[len(self.lines)] = node
         self.lines.append("  %s = %s(%s) : %s" % (", ".join(names), op, ", ".join(args), ", ".join(types)))
 
     def render(self, outputs):
         """The graph's text; also sets self.node_at_line (1-based line -> call node), which maps
         a compile error's location back to its node."""
-        body = self.lines + ["  output " + ", ".join(self.arg(o) for o in outputs)]
+        out = "  output " + ", ".join(self.arg(o) for o in outputs)
         head = ["graph @%s functional {" % self.name] + self.syms.declarations() + self.syms.guards()
+        head += self._symbol_inputs()
         self.node_at_line = {len(head) + i + 1: n for i, n in self.line_nodes.items()}
-        return "\n".join(head + body + ["}", ""])
+        return "\n".join(head + self.lines + [out, "}", ""])
 
 
 def node_values(gm, example_inputs=None):
@@ -440,11 +467,12 @@ def node_values(gm, example_inputs=None):
     return vals
 
 
-def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu"):
+def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu", symbol_sources=None):
     """Emits `nodes` (a topologically ordered list) as a graph; `boundary` nodes defined outside
-    become inputs. Returns the Emitter: .text, .inputs and .params (nodes, in run-time order),
-    .node_at_line."""
-    e = Emitter(name, values, attr, device)
+    become inputs, and so do `symbol_sources` nodes (sympy symbol -> a node computed earlier
+    whose value is that symbol) for symbols no input binds. Returns the Emitter: .text, .inputs
+    and .params (nodes, in run-time order), .node_at_line."""
+    e = Emitter(name, values, attr, device, symbol_sources)
     for b in boundary:
         e.placeholder(b)
     for n in nodes:

@@ -11,7 +11,7 @@ import re
 
 from . import _capi
 from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, is_symbolic, node_values, op_name,
-                        tir_dtype)
+                        sym_expr, tir_dtype)
 
 log = logging.getLogger("toroid")
 
@@ -237,6 +237,20 @@ class CompiledGraph:
                 steps.append(("eager", n))
         return steps
 
+    def _symbol_sources(self, first):
+        """sympy symbol -> a node before `first` whose value is exactly that symbol (a SymInt
+        placeholder, sym_size): what a partition passes for a symbol no tensor input binds."""
+        out = {}
+        for n in self.gm.graph.nodes:
+            if n is first:
+                break
+            v = self.values.get(n)
+            if is_symbolic(v) and (n.op == "placeholder" or n in self.eager):
+                e = sym_expr(v)[0]
+                if e.is_Symbol:
+                    out.setdefault(e, n)
+        return out
+
     def _partition(self, run, index):
         """(Partition, None), or (None, (node to drop, reason))."""
         inside = set(run)
@@ -254,7 +268,7 @@ class CompiledGraph:
                 return None, (n, "a multi-result op whose results are used as a tuple")
         try:
             e = emit_nodes(attrs + run, outputs, self.values, self.attrs, "%s_p%d" % (self.name, index), boundary,
-                           self.device)
+                           self.device, self._symbol_sources(run[0]))
         except Unsupported as err:
             bad = next((n for n in run if str(n.name) in str(err)), run[0])
             return None, (bad, str(err))

@@ -250,6 +250,11 @@ struct Executor::Impl {
             auto it = binding.find(w.symbols[k]);
             if (it != binding.end()) syms[k] = it->second.i;
           }
+          // Never run a kernel on a made-up size: what it reads must be bound by now.
+          for (size_t k : w.kernels[static_cast<size_t>(l.kernel)].sym_slots)
+            if (!binding.count(w.symbols[k]))
+              user_error("kernel " + w.kernels[static_cast<size_t>(l.kernel)].name + " needs symbol " +
+                         w.symbols[k].str() + ", which no input's size or scalar value determines");
           kernels[static_cast<size_t>(l.kernel)](ptrs.data(), syms.data());
           check_index_error(w.kernels[static_cast<size_t>(l.kernel)]);
           break;

@@ -105,6 +105,21 @@ class Frontend(unittest.TestCase):
             x = torch.randn(*shape)
             close(self, c(x), f(x))
 
+    def test_symbol_used_only_in_arguments(self):
+        # The first partition makes a tensor of size 2*s0 and has no tensor input to bind s0
+        # from: the sym_size node's value is passed in as a scalar input.
+        def f(x):
+            b = torch.ones(x.shape[0] * 2).sum()
+            return torch.lgamma(x) + b  # lgamma: eager, between the two partitions
+
+        gm = make_fx(f, tracing_mode="symbolic")(torch.randn(4, 3))
+        c = compile_graph(gm)
+        first = next(s for k, s in c.steps if k == "toroid")
+        self.assertIn("= input : int{value=s0}", first.text)
+        for n in (4, 7):
+            x = torch.rand(n, 3) + 0.5
+            close(self, c(x), f(x))
+
     def test_static_mode_compiles_per_size(self):
         def f(x):
             return torch.softmax(x, -1)

@@ -11,6 +11,7 @@
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/host_allocator.h"
+#include "toroid/support/error.h"
 
 namespace {
 
@@ -112,6 +113,25 @@ TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
   out = s.executor->run(in, b, nullptr, {small, nullptr});
   expect_close(out, want);
   EXPECT_NE(out[0].tensor().storage(), small);
+}
+
+// A symbol only an argument uses (the size of a new tensor, fused into the sum, so nothing of
+// that size is allocated) and no input binds: an error, not a kernel run with a made-up value.
+TEST_F(RuntimeExecutor, SymbolNoInputBindsIsAnError) {
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  sym s0 : hint=4, range=[2, inf]
+  %x = input : f32[3]
+  %o = aten.ones.default([2*s0], device=device("cpu"), pin_memory=false) : f32[2*s0]
+  %y = aten.sum.default(%o) : f32[]
+  output %y
+})", "g.tir");
+  std::vector<RtValue> in = {RtValue(toroid::ops::HostTensor::zeros(toroid::DType::Float32, {3}))};
+  try {
+    m->run(in);
+    FAIL() << "expected a UserError";
+  } catch (const toroid::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbol s0"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(RuntimeExecutor, OtherSizesStillCorrect) {

@@ -346,7 +346,10 @@ struct CudaExecutor::Impl {
     std::vector<int64_t> sym_values;
     for (size_t slot : k.sym_slots) {
       auto it = binding.find(w.symbols[slot]);
-      sym_values.push_back(it == binding.end() ? 0 : it->second.i);
+      if (it == binding.end())  // never guess a size: no input (or earlier fallback) bound it
+        user_error("kernel " + k.name + " needs symbol " + w.symbols[slot].str() +
+                   ", which no input's size or scalar value determines");
+      sym_values.push_back(it->second.i);
       largest = std::max(largest, std::abs(sym_values.back()));
     }
     const int64_t V = k.vector_width;

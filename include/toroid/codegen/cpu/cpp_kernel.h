@@ -25,6 +25,7 @@ struct CppKernel {
     int64_t dim = 0;
   };
   std::vector<IndexSite> index_sites;
+  std::vector<size_t> sym_slots;  // the entries of `syms` it reads (WrapperProgram::symbols)
 };
 
 // Signature: extern "C" void NAME(char* const* bufs, const int64_t* syms).
