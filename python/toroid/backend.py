@@ -41,10 +41,5 @@ def toroid_backend(gm, example_inputs, dump_dir=None, **kwargs):
 def register():
     """Registers "toroid" with dynamo; raises ImportError where torch has no dynamo (< 2.0)."""
     import torch._dynamo
-    from torch._dynamo.backends.registry import register_backend
-    try:
-        from torch._dynamo.backends.registry import _BACKENDS as known  # torch >= 2.1
-    except ImportError:
-        from torch._dynamo.backends.registry import _COMPILER_FNS as known
-    if "toroid" not in known:
-        register_backend(name="toroid")(toroid_backend)
+    if "toroid" not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(compiler_fn=toroid_backend, name="toroid")
