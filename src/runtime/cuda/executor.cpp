@@ -1,5 +1,4 @@
 #include "toroid/runtime/cuda/executor.h"
-#include "toroid/runtime/output_binding.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/cuda/cublaslt.h"
+#include "toroid/runtime/output_binding.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
