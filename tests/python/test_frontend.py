@@ -266,6 +266,18 @@ class Frontend(unittest.TestCase):
         x = torch.randn(6, 4).t()  # traced contiguous: laid out again before the call
         close(self, c(x), x * 2 + 1)
 
+    def test_in_place_ops_fall_back_and_mutate_the_input(self):
+        def f(x, y):
+            x.add_(1)  # mutates the caller's tensor
+            return (x * y).relu_()
+
+        x, y = torch.randn(4, 5), torch.randn(4, 5)
+        c = compile_graph(make_fx(f)(x.clone(), y), [x.clone(), y])
+        self.assertEqual(sorted(op for _, op, _ in c.fallbacks), ["aten.add_.Tensor", "aten.relu_.default"])
+        a, b = x.clone(), x.clone()
+        close(self, c(a, y), f(b, y))
+        close(self, a, b)
+
     def test_outputs_alias_inputs(self):
         def f(x):
             return x.t(), x * 2
