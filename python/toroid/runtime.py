@@ -203,39 +203,33 @@ class CompiledGraph:
                 self.eager[u] = "its producer runs in eager"
 
     def _build(self):
-        """Steps in order: ("eager", node) and ("toroid", Partition); recompiles a partition
-        without a node when its compile fails at that node."""
-        nodes = [n for n in self.gm.graph.nodes if n.op == "call_function"]
+        """Steps in order: ("eager", node) and ("toroid", Partition)."""
         steps, run = [], []
-        for n in nodes + [None]:
+        for n in [n for n in self.gm.graph.nodes if n.op == "call_function"] + [None]:
             if n is not None and n not in self.eager:
                 run.append(n)
                 continue
-            while run:
-                part, failed = self._partition(run, len(steps))
-                if part is not None:
-                    steps.append(("toroid", part))
-                    run = []
-                    break
-                node, why = failed
-                self._fall_back(node, why)
-                # Nodes before the failing one are compiled again as a partition; then it (and
-                # its getitems) run in eager, and the rest is compiled again.
-                i = run.index(node)
-                before = run[:i]
-                if before:
-                    part, f2 = self._partition(before, len(steps))
-                    if part is None:
-                        for m in before:
-                            self._fall_back(m, "compiling its partition failed: %s" % f2[1])
-                        steps += [("eager", m) for m in before]
-                    else:
-                        steps.append(("toroid", part))
-                steps += [("eager", m) for m in run[i:] if m in self.eager]
-                run = [m for m in run[i + 1:] if m not in self.eager]
+            self._compile_run(run, steps)
+            run = []
             if n is not None:
                 steps.append(("eager", n))
         return steps
+
+    def _compile_run(self, run, steps):
+        """Appends the steps of `run` (compilable nodes in order): one partition, or, when its
+        compile fails at a node, the nodes before it (the same way), that node (and its
+        getitems) in eager, then the rest (the same way)."""
+        while run:
+            part, failed = self._partition(run, len(steps))
+            if part is not None:
+                steps.append(("toroid", part))
+                return
+            node, why = failed
+            self._fall_back(node, why)
+            i = run.index(node)
+            self._compile_run(run[:i], steps)
+            steps += [("eager", m) for m in run[i:] if m in self.eager]
+            run = [m for m in run[i + 1:] if m not in self.eager]
 
     def _symbol_sources(self, first):
         """sympy symbol -> a node before `first` whose value is exactly that symbol (a SymInt
