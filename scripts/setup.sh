@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages toroid builds and tests with. Idempotent: installs only what is
-# missing, and runs apt-get update only when something is.
+# Installs the Debian packages toroid builds and tests with, plus any named as arguments
+# (scripts/test.sh adds python3-torch). Idempotent: installs only what is missing, and runs
+# apt-get update only when something is.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ clang-14 llvm-14-tools libclang-rt-14-dev libgtest-dev python3 libopenblas-dev libdnnl-dev)
+packages=(cmake ninja-build g++ clang-14 llvm-14-tools libclang-rt-14-dev libgtest-dev python3 libopenblas-dev libdnnl-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

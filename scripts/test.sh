@@ -4,7 +4,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${TOROID_JOBS:-$(nproc)}
-"$root/scripts/setup.sh"
+# python3-torch (1.13): the PyTorch frontend's tests (tests/python) run on the CPU with it.
+"$root/scripts/setup.sh" python3-torch
 
 echo "== build (clang++ 14, -Werror)"
 "$root/scripts/build.sh" "$root/build-clang" -DCMAKE_CXX_COMPILER=clang++ -DTOROID_TESTS=OFF

@@ -1,17 +1,24 @@
-// The C ABI (include/toroid/toroid.h) over driver::CompiledModule. Caller tensors are wrapped
-// without copying (a HostStorage adopting the caller's pointer, released by nobody); outputs
-// carry a heap-allocated reference to their storage in `owner`.
-#include "toroid/toroid.h"
+// The C ABI (include/toroid/c_api.h) over driver::CompiledModule. Caller tensors are wrapped
+// without copying (a HostStorage adopting the caller's pointer, released by nobody); outputs of
+// toroid_run carry a heap-allocated reference to their storage in `owner`.
+#include "toroid/c_api.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
+#include "toroid/loop/ir.h"
+#include "toroid/ops/registry.h"
+#include "toroid/passes/decompose.h"
 #include "toroid/support/error.h"
 #ifdef TOROID_WITH_CUDA
 #include "toroid/runtime/cuda/driver.h"
+#include "toroid/runtime/cuda/executor.h"
 #endif
 
 struct toroid_module {
@@ -21,6 +28,7 @@ struct toroid_module {
 
 namespace {
 
+using toroid::user_error;
 using toroid::ops::HostStorage;
 using toroid::ops::HostTensor;
 using toroid::ops::RtValue;
@@ -46,8 +54,40 @@ int guarded(F&& f) {
   return 1;
 }
 
-RtValue wrap_input(const toroid_tensor& t, const toroid::Value* v, int index) {
-  std::string what = "input " + std::to_string(index);
+// The graph's outputs as the executors return them: the output node's arguments with lists
+// flattened (None and scalar expressions count, as in interpret()).
+int count_outputs(const std::vector<toroid::Argument>& args) {
+  int n = 0;
+  for (const toroid::Argument& a : args) n += a.is_list() ? count_outputs(a.list()) : 1;
+  return n;
+}
+
+bool is_cuda(const toroid_module* m) { return m->module->options().target == toroid::driver::Target::Cuda; }
+
+// Elements from a strided tensor's first element to one past its last (0 when empty).
+int64_t extent(const int64_t* sizes, const int64_t* strides, int ndim) {
+  int64_t e = 1;
+  for (int d = 0; d < ndim; ++d) {
+    if (sizes[d] == 0) return 0;
+    e += (sizes[d] - 1) * strides[d];
+  }
+  return e;
+}
+
+// Checks a caller tensor's header; `what` names it in messages ("toroid_run: input 2").
+void check_tensor(const toroid_tensor& t, const std::string& what, bool need_data) {
+  if (t.ndim > TOROID_MAX_DIMS)
+    user_error(what + ": " + std::to_string(t.ndim) + " dims (at most " + std::to_string(TOROID_MAX_DIMS) + ")");
+  if (t.dtype < 0 || t.dtype >= toroid::kNumDTypes) user_error(what + ": unknown dtype code " + std::to_string(t.dtype));
+  if (need_data && !t.data) user_error(what + ": null data pointer");
+  if (t.offset < 0) user_error(what + ": negative offset " + std::to_string(t.offset));
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.sizes[d] < 0 || t.strides[d] < 0) user_error(what + ": negative size or stride in dim " + std::to_string(d));
+}
+
+// The caller's tensor as a HostTensor whose storage starts at its first element (so the graph's
+// offset-0 inputs see it at offset 0). Data may be NULL when only its metadata is needed.
+RtValue wrap_input(const toroid_tensor& t, const toroid::Value* v, const std::string& what, bool need_data) {
   if (t.ndim < 0) {
     switch (v->type()) {
       case toroid::ValueType::Bool: return RtValue::boolean(t.scalar != 0);
@@ -55,21 +95,36 @@ RtValue wrap_input(const toroid_tensor& t, const toroid::Value* v, int index) {
       default: return RtValue::floating(t.scalar);
     }
   }
-  if (t.ndim > TOROID_MAX_DIMS) toroid::user_error(what + ": " + std::to_string(t.ndim) + " dims (at most 16)");
-  if (t.dtype < 0 || t.dtype >= toroid::kNumDTypes) toroid::user_error(what + ": unknown dtype code " + std::to_string(t.dtype));
-  if (!t.data) toroid::user_error(what + ": null data pointer");
+  check_tensor(t, what, need_data);
   auto dtype = static_cast<toroid::DType>(t.dtype);
+  size_t es = static_cast<size_t>(toroid::dtype_size(dtype));
   std::vector<int64_t> sizes(t.sizes, t.sizes + t.ndim), strides(t.strides, t.strides + t.ndim);
-  int64_t extent = t.offset + 1;
-  for (int d = 0; d < t.ndim; ++d) {
-    if (sizes[d] < 0 || strides[d] < 0) toroid::user_error(what + ": negative size or stride in dim " + std::to_string(d));
-    if (sizes[d] == 0) extent = 0;
-  }
-  if (extent > 0)
-    for (int d = 0; d < t.ndim; ++d) extent += (sizes[d] - 1) * strides[d];
-  size_t nbytes = static_cast<size_t>(std::max<int64_t>(extent, 0)) * toroid::dtype_size(dtype);
-  auto storage = std::make_shared<HostStorage>(static_cast<std::byte*>(t.data), nbytes, std::make_shared<NotOwned>());
-  return HostTensor::from_storage(storage, dtype, sizes, strides, t.offset);
+  auto* base = t.data ? static_cast<std::byte*>(t.data) + static_cast<size_t>(t.offset) * es : nullptr;
+  size_t nbytes = static_cast<size_t>(extent(t.sizes, t.strides, t.ndim)) * es;
+  auto storage = std::make_shared<HostStorage>(base, nbytes, std::make_shared<NotOwned>());
+  return HostTensor::from_storage(storage, dtype, sizes, strides, 0);
+}
+
+std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs,
+                                 bool need_data) {
+  if (num_inputs != m->num_inputs)
+    user_error(std::string(fn) + ": the graph takes " + std::to_string(m->num_inputs) + " inputs (inputs, then params), got " +
+               std::to_string(num_inputs));
+  if (num_inputs > 0 && !inputs) user_error(std::string(fn) + ": null inputs array");
+  std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(m->module->graph());
+  std::vector<RtValue> in;
+  for (int i = 0; i < num_inputs; ++i)
+    in.push_back(wrap_input(inputs[i], values[static_cast<size_t>(i)], std::string(fn) + ": input " + std::to_string(i),
+                            need_data));
+  return in;
+}
+
+void check_module(const toroid_module* m, const char* fn, int num_outputs, const void* outputs) {
+  if (!m) user_error(std::string(fn) + ": null module");
+  if (num_outputs != m->num_outputs)
+    user_error(std::string(fn) + ": the graph has " + std::to_string(m->num_outputs) + " outputs, got room for " +
+               std::to_string(num_outputs));
+  if (num_outputs > 0 && !outputs) user_error(std::string(fn) + ": null outputs array");
 }
 
 void fill_output(const RtValue& v, toroid_tensor* out) {
@@ -91,12 +146,111 @@ void fill_output(const RtValue& v, toroid_tensor* out) {
   out->owner = new std::shared_ptr<HostStorage>(t.storage());
 }
 
+int64_t eval(const toroid::ShapeEnv& env, const toroid::sym::Binding& b, toroid::SymExpr e, const std::string& what) {
+  std::optional<toroid::sym::Scalar> v = env.evaluate(e, b);
+  if (!v) user_error(what + " depends on data (" + e.str() + "): use toroid_run for this graph");
+  return v->i;
+}
+
+// Sizes, strides and aliasing of each output of `s` under `b` (toroid_get_output_info's rules).
+std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specialization& s, const toroid::sym::Binding& b) {
+  const toroid::loop::LoopProgram& p = *s.loop;
+  const toroid::ShapeEnv& env = s.graph->shape_env();
+  std::vector<const toroid::Value*> inputs = toroid::interp::graph_inputs(*s.graph);
+  std::vector<toroid_output_info> out;
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    const toroid::loop::OutputRef& r = p.outputs[i];
+    toroid_output_info info{};
+    info.alias_input = info.alias_output = -1;
+    if (!r.value || !r.buffer) {
+      info.is_scalar = 1;
+      info.ndim = -1;
+      out.push_back(info);
+      continue;
+    }
+    std::string what = "output " + std::to_string(i);
+    const toroid::TensorMeta& m = r.value->meta();
+    if (m.sizes.size() > TOROID_MAX_DIMS) user_error(what + ": more than 16 dims");
+    info.dtype = static_cast<int32_t>(m.dtype);
+    info.ndim = static_cast<int32_t>(m.sizes.size());
+    for (size_t d = 0; d < m.sizes.size(); ++d) {
+      info.sizes[d] = eval(env, b, m.sizes[d], what + "'s size");
+      info.strides[d] = eval(env, b, m.strides[d], what + "'s stride");
+    }
+    int64_t offset = eval(env, b, m.offset, what + "'s offset");
+    const toroid::loop::Buffer* owner = r.buffer->storage;
+    if (owner->kind == toroid::loop::BufferKind::Input && owner->input_index >= 0) {
+      info.alias_input = owner->input_index;
+      const toroid::Value* in = inputs.at(static_cast<size_t>(owner->input_index));
+      info.offset = offset - eval(env, b, in->meta().offset, "input offset");
+    }
+    // A view of an earlier output that starts its buffer, inside that output's span; any other
+    // sharing is given memory of its own (the run copies it out).
+    for (size_t j = 0; j < i && info.alias_input < 0 && info.alias_output < 0; ++j) {
+      const toroid_output_info& o = out[j];
+      if (o.is_scalar || o.alias_input >= 0 || o.alias_output >= 0 || !p.outputs[j].buffer) continue;
+      if (p.outputs[j].buffer->storage != owner || eval(env, b, p.outputs[j].value->meta().offset, "offset") != 0) continue;
+      if (offset + extent(info.sizes, info.strides, info.ndim) > extent(o.sizes, o.strides, o.ndim)) continue;
+      info.alias_output = static_cast<int32_t>(j);
+      info.offset = offset;
+    }
+    out.push_back(info);
+  }
+  return out;
+}
+
+// The caller's memory for output i (null for aliases and scalars), checked against `info`.
+std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, const toroid_output_info& info, int i) {
+  if (info.is_scalar || info.alias_input >= 0 || info.alias_output >= 0) return nullptr;
+  std::string what = "toroid_run_into: output " + std::to_string(i);
+  check_tensor(t, what, true);
+  if (t.dtype != info.dtype)
+    user_error(what + ": dtype code " + std::to_string(t.dtype) + ", expected " + std::to_string(info.dtype));
+  if (t.ndim != info.ndim) user_error(what + ": " + std::to_string(t.ndim) + " dims, expected " + std::to_string(info.ndim));
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.sizes[d] != info.sizes[d])
+      user_error(what + ": size " + std::to_string(t.sizes[d]) + " in dim " + std::to_string(d) + ", expected " +
+                 std::to_string(info.sizes[d]));
+    if (t.sizes[d] > 1 && t.strides[d] != info.strides[d])
+      user_error(what + ": stride " + std::to_string(t.strides[d]) + " in dim " + std::to_string(d) + ", expected " +
+                 std::to_string(info.strides[d]));
+  }
+  size_t es = static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype)));
+  auto* base = static_cast<std::byte*>(t.data) + static_cast<size_t>(t.offset) * es;
+  return std::make_shared<HostStorage>(base, static_cast<size_t>(extent(t.sizes, t.strides, t.ndim)) * es,
+                                       std::make_shared<NotOwned>());
+}
+
+// The inputs of a call, the specialization that runs them (compiled first if needed), its
+// symbols' values and the outputs' metadata.
+struct Call {
+  std::vector<RtValue> in;
+  toroid::sym::Binding binding;
+  toroid::driver::Specialization* spec = nullptr;
+  std::vector<toroid_output_info> infos;
+};
+
+Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs, int num_outputs,
+             const void* outputs, bool need_data) {
+  check_module(m, fn, num_outputs, outputs);
+  Call c;
+  c.in = wrap_inputs(m, fn, inputs, num_inputs, need_data);
+  c.spec = &m->module->specialize(c.in, &c.binding);
+  c.infos = describe_outputs(*c.spec, c.binding);
+  return c;
+}
+
+// The C ABI's NULL stream is CUDA's legacy default stream (PyTorch's cuda_stream 0), which the
+// driver API names CU_STREAM_LEGACY; the driver layer's nullptr means toroid's own.
+void* cu_stream(void* stream) { return stream ? stream : reinterpret_cast<void*>(uintptr_t{1}); }
+
 }  // namespace
 
 extern "C" {
 
 const char* toroid_last_error(void) { return last_error.c_str(); }
-const char* toroid_version(void) { return "0.1.0"; }
+const char* toroid_version(void) { return "0.2.0"; }
+int toroid_abi_version(void) { return TOROID_ABI_VERSION; }
 
 int toroid_cuda_available(void) {
 #ifdef TOROID_WITH_CUDA
@@ -106,19 +260,62 @@ int toroid_cuda_available(void) {
 #endif
 }
 
-int toroid_compile(const char* text, const char* filename, const char* device, toroid_module** out) {
+int toroid_op_supported(const char* name) {
+  if (!name) return 0;
+  try {
+    toroid::ops::install_schema_op_info();
+    const toroid::ops::OpEntry* e = toroid::ops::OpRegistry::global().find(name);
+    if (!e || !e->meta) return 0;
+    if (e->kernel) return 1;
+    std::vector<std::string> d = toroid::decomposed_ops();
+    return std::binary_search(d.begin(), d.end(), std::string(name)) ? 1 : 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 0;
+  }
+}
+
+void toroid_compile_options_init(toroid_compile_options* options) {
+  if (!options) return;
+  *options = toroid_compile_options{};
+  options->struct_size = sizeof(toroid_compile_options);
+  options->device = "cpu";
+  options->dynamic = 1;
+}
+
+int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
+                                toroid_module** out) {
   return guarded([&] {
-    if (!text || !out) toroid::user_error("toroid_compile: null text or result pointer");
-    std::string dev = device ? device : "cpu";
-    toroid::driver::CompileOptions o;
-    if (dev == "cuda") o.target = toroid::driver::Target::Cuda;
-    else if (dev != "cpu") toroid::user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
+    if (!text || !out) user_error("toroid_compile: null text or result pointer");
+    if (!options) user_error("toroid_compile_with_options: null options (use toroid_compile_options_init)");
+    if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(toroid_compile_options))
+      user_error("toroid_compile_with_options: struct_size " + std::to_string(options->struct_size) +
+                 " is not a toroid_compile_options of this library (at most " +
+                 std::to_string(sizeof(toroid_compile_options)) + " bytes; set it to sizeof)");
+    // Fields past the caller's struct_size keep their defaults.
+    toroid_compile_options o;
+    toroid_compile_options_init(&o);
+    std::memcpy(&o, options, options->struct_size);
+    std::string dev = o.device ? o.device : "cpu";
+    toroid::driver::CompileOptions co;
+    if (dev == "cuda") co.target = toroid::driver::Target::Cuda;
+    else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
+    co.dynamic = o.dynamic != 0;
+    if (o.dump_dir) co.dump_dir = o.dump_dir;
     auto m = std::make_unique<toroid_module>();
-    m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", o);
+    m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);
     m->num_inputs = static_cast<int>(toroid::interp::graph_inputs(m->module->graph()).size());
-    m->num_outputs = static_cast<int>(m->module->graph().output_node()->inputs().size());
+    const toroid::Node* output = m->module->graph().output_node();
+    m->num_outputs = output ? count_outputs(output->args()) : 0;
     *out = m.release();
   });
+}
+
+int toroid_compile(const char* text, const char* filename, const char* device, toroid_module** out) {
+  toroid_compile_options o;
+  toroid_compile_options_init(&o);
+  o.device = device;
+  return toroid_compile_with_options(text, filename, &o, out);
 }
 
 void toroid_module_free(toroid_module* m) { delete m; }
@@ -128,27 +325,86 @@ double toroid_compile_ms(const toroid_module* m) { return m ? m->module->compile
 int toroid_cache_hit(const toroid_module* m) {
   return m && (m->module->reused() || m->module->current().stats.cache_hit) ? 1 : 0;
 }
+int toroid_check_errors(toroid_module* m) {
+  return guarded([&] {
+    if (!m) toroid::user_error("toroid_check_errors: null module");
+    m->module->check_device_errors();
+  });
+}
+
+int toroid_num_specializations(const toroid_module* m) {
+  return m ? static_cast<int>(m->module->num_specializations()) : -1;
+}
+
+int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
+                           int num_outputs, size_t* workspace_bytes) {
+  return guarded([&] {
+    Call c = prepare(m, "toroid_get_output_info", inputs, num_inputs, num_outputs, infos, false);
+    size_t ws = 0;
+#ifdef TOROID_WITH_CUDA
+    if (c.spec->cuda_executor) ws = c.spec->cuda_executor->workspace_bytes(c.binding);
+#endif
+    std::copy(c.infos.begin(), c.infos.end(), infos);
+    if (workspace_bytes) *workspace_bytes = ws;
+  });
+}
 
 int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs, int num_outputs,
                void* stream) {
   return guarded([&] {
-    if (!m) toroid::user_error("toroid_run: null module");
-    if (num_inputs != m->num_inputs)
-      toroid::user_error("toroid_run: the graph takes " + std::to_string(m->num_inputs) + " inputs, got " +
-                         std::to_string(num_inputs));
-    if (num_outputs != m->num_outputs)
-      toroid::user_error("toroid_run: the graph has " + std::to_string(m->num_outputs) + " outputs, got room for " +
-                         std::to_string(num_outputs));
-    std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(m->module->graph());
-    std::vector<RtValue> in;
-    for (int i = 0; i < num_inputs; ++i) in.push_back(wrap_input(inputs[i], values[static_cast<size_t>(i)], i));
-    // The C ABI's NULL stream is CUDA's legacy default stream (PyTorch's cuda_stream 0), which
-    // the driver API names CU_STREAM_LEGACY; the driver layer's nullptr means toroid's own.
-    void* cu_stream = stream ? stream : reinterpret_cast<void*>(uintptr_t{1});
-    std::vector<RtValue> out = m->module->options().target == toroid::driver::Target::Cuda
-                                   ? m->module->run_device(in, nullptr, cu_stream)
-                                   : m->module->run(in);
+    check_module(m, "toroid_run", num_outputs, outputs);
+    std::vector<RtValue> in = wrap_inputs(m, "toroid_run", inputs, num_inputs, true);
+    std::vector<RtValue> out =
+        is_cuda(m) ? m->module->run_device(in, nullptr, cu_stream(stream)) : m->module->run(in);
     for (int i = 0; i < num_outputs; ++i) fill_output(out.at(static_cast<size_t>(i)), &outputs[i]);
+  });
+}
+
+int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
+                    int num_outputs, void* workspace, size_t workspace_bytes, void* stream) {
+  return guarded([&] {
+    Call c = prepare(m, "toroid_run_into", inputs, num_inputs, num_outputs, outputs, true);
+    std::vector<std::shared_ptr<HostStorage>> mine;
+    for (int i = 0; i < num_outputs; ++i) mine.push_back(wrap_output(outputs[i], c.infos[static_cast<size_t>(i)], i));
+    std::vector<RtValue> out;
+    std::lock_guard<std::mutex> lock(c.spec->run_mutex);  // specializations are shared (module cache)
+    if (is_cuda(m)) {
+#ifdef TOROID_WITH_CUDA
+      toroid::runtime::cuda::CudaRunOptions o;
+      o.stream = cu_stream(stream);
+      o.workspace = workspace;
+      o.workspace_bytes = workspace_bytes;
+      o.outputs = mine;
+      o.deferred_checks = true;
+      out = c.spec->cuda_executor->run(c.in, std::move(c.binding), nullptr, o);
+#endif
+    } else {
+      if (workspace) user_error("toroid_run_into: a CPU module takes no workspace (pass NULL)");
+      out = c.spec->executor->run(toroid::interp::materialize_inputs(m->module->graph(), c.in), std::move(c.binding),
+                                  nullptr, mine);
+    }
+    for (int i = 0; i < num_outputs; ++i) {
+      const RtValue& v = out.at(static_cast<size_t>(i));
+      if (!v.is_tensor()) {
+        outputs[i].ndim = -1;
+        outputs[i].scalar = v.is_none() ? 0.0 : v.to_double();
+        continue;
+      }
+      const auto& dst = mine[static_cast<size_t>(i)];
+      const HostTensor& t = v.tensor();
+      if (!dst || t.data() == dst->data()) continue;
+      // Computed elsewhere (a view into a larger buffer, a constant, a fallback's result): the
+      // caller's memory has the same strides, so the span copies over as it is.
+      size_t n = static_cast<size_t>(extent(t.sizes().data(), t.strides().data(), static_cast<int>(t.dim()))) *
+                 static_cast<size_t>(t.element_size());
+      if (is_cuda(m)) {
+#ifdef TOROID_WITH_CUDA
+        toroid::runtime::cuda::copy_device_to_device(dst->data(), t.data(), n, cu_stream(stream));
+#endif
+      } else if (n > 0) {
+        std::memcpy(dst->data(), t.data(), n);
+      }
+    }
   });
 }
 

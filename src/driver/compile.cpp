@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -51,6 +53,32 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
 }
 #endif
 
+// Static shapes: every backed integer symbol becomes its hint (a one-value range, which the
+// simplifier folds to a constant, and a guard, which sends other sizes to a new compile).
+void pin_symbols(ShapeEnv& env) {
+  std::vector<std::pair<SymExpr, int64_t>> pins;
+  for (const sym::SymbolInfo& info : env.symbols())
+    if (!info.unbacked && info.hint && info.symbol.is_int()) pins.emplace_back(info.symbol, *info.hint);
+  for (const auto& [s, v] : pins) {
+    env.constrain_range(s, sym::ValueRange::exactly(v));
+    env.add_guard(sym::eq(s, SymExpr::integer(v)));
+  }
+}
+
+void dump(const Specialization& s, const std::string& dir, size_t index) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) user_error("debug dump directory '" + dir + "': " + ec.message());
+  std::string base = dir + "/" + s.graph->name() + "." + std::to_string(index) + ".";
+  bool cuda = s.wrapper.target == Target::Cuda;
+  for (const char* what : {"graph", "loop", "wrapper", cuda ? "cuda" : "cpp"}) {
+    std::string ext = std::string(what) == "graph" ? "graph.tir" : std::string(what) == "cuda" ? "cu" : what;
+    std::ofstream f(base + ext);
+    f << emit(s, what);
+    if (!f) user_error("cannot write the debug dump " + base + ext);
+  }
+}
+
 }  // namespace
 
 Specialization::Specialization() = default;
@@ -68,6 +96,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
       if (info && !info->unbacked && sym.is_int()) env.set_hint(sym, v.i);
     }
   }
+  if (!options_.dynamic) pin_symbols(s->graph->shape_env());
   PassManagerOptions po;
   po.verify_each = options_.verify_each;
   run_compile_pipeline(*s->graph, po, options_.target == Target::Cuda);
@@ -98,6 +127,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   s->stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   TOROID_LOG("driver", "compiled " + s->graph->name() + " in " + std::to_string(s->stats.compile_ms) + " ms (" +
                            (s->stats.cache_hit ? "cache hit" : "cache miss") + ")");
+  if (!options_.dump_dir.empty()) dump(*s, options_.dump_dir, specs_.size());
   return s;
 }
 
@@ -148,7 +178,7 @@ class ModuleCache {
 
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return std::string(target_name(o.target)) + "|" + std::to_string(o.cuda_arch) + "|" + (o.verify_each ? "v" : "") +
-         "|" + filename + "|" + text;
+         (o.dynamic ? "d" : "s") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
 }  // namespace
@@ -197,6 +227,10 @@ Specialization& CompiledModule::specialization_for(const sym::Binding& binding, 
   if (std::optional<size_t> g = s.graph->shape_env().first_failing_guard(*rekeyed))
     TOROID_INTERNAL_ERROR("a fresh specialization fails its own guard " + std::to_string(*g));
   return s;
+}
+
+Specialization& CompiledModule::specialize(const std::vector<ops::RtValue>& inputs, sym::Binding* binding) {
+  return specialization_for(interp::bind_inputs(*source_graph_, inputs), binding);
 }
 
 std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {

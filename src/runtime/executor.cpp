@@ -8,6 +8,7 @@
 #include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/host_allocator.h"
+#include "toroid/runtime/output_binding.h"
 #include "toroid/support/error.h"
 
 namespace toroid::runtime {
@@ -32,10 +33,12 @@ struct Executor::Impl {
   std::vector<std::vector<int>> kernel_args;  // per line: slot of each argument (KernelCall only)
   std::vector<std::shared_ptr<HostStorage>> constants;  // by buffer id
   int num_slots = 0;
+  std::vector<int> output_slots;  // bindable_output_slots
   HostAllocator& allocator = HostAllocator::global();
 
   // Per run.
   std::vector<std::shared_ptr<HostStorage>> slots, freed;
+  std::vector<std::shared_ptr<HostStorage>> bound;  // by slot: the caller's output memory
   std::vector<bool> reused;  // by buffer id: a Reuse line takes its memory
   sym::Binding binding;
   std::vector<int64_t> syms;
@@ -58,6 +61,7 @@ struct Executor::Impl {
     }
     for (const auto& b : p.buffers)
       if (b->kind == loop::BufferKind::Constant) load_constant(*b);
+    output_slots = bindable_output_slots(p);
     reused.assign(static_cast<size_t>(num_slots), false);
     for (const Line& l : w.lines)
       if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
@@ -108,7 +112,11 @@ struct Executor::Impl {
   void allocate(const Buffer* b, int64_t nbytes) {
     // From the cache: blocks this run or an earlier one freed (or whose outputs the caller
     // dropped) come back with their pages mapped. peak_bytes counts `nbytes`, not the class.
-    slots[static_cast<size_t>(b->id)] = allocator.allocate(static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
+    if (const auto& mine = bound[static_cast<size_t>(b->id)]) {
+      slots[static_cast<size_t>(b->id)] = mine;
+    } else {
+      slots[static_cast<size_t>(b->id)] = allocator.allocate(static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
+    }
     live += nbytes;
     peak = std::max(peak, live);
   }
@@ -147,7 +155,7 @@ struct Executor::Impl {
       int64_t offset = eval(m.offset);
       bool same = t.offset() == offset && t.sizes() == eval(m.sizes);
       for (size_t d = 0; same && d < strides.size(); ++d) same = t.sizes()[d] <= 1 || t.strides()[d] == strides[d];
-      if (same) {
+      if (same && !bound[static_cast<size_t>(b->id)]) {
         slots[static_cast<size_t>(b->id)] = t.storage();
         live += static_cast<int64_t>(t.storage()->nbytes());
         peak = std::max(peak, live);
@@ -192,8 +200,10 @@ struct Executor::Impl {
     }
   }
 
-  std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats) {
+  std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
+                           const std::vector<std::shared_ptr<HostStorage>>& outputs) {
     binding = std::move(b);
+    bound = bind_outputs(p, output_slots, outputs, static_cast<size_t>(num_slots), binding);
     slots.assign(static_cast<size_t>(num_slots), nullptr);
     freed.assign(static_cast<size_t>(num_slots), nullptr);
     live = peak = 0;
@@ -217,7 +227,10 @@ struct Executor::Impl {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
         case Line::Kind::Reuse:
-          slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
+          if (const auto& mine = bound[static_cast<size_t>(l.buffer->id)])
+            slots[static_cast<size_t>(l.buffer->id)] = mine;
+          else
+            slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
           break;
         case Line::Kind::Free: {
           // Memory a later line reuses stays held (and counted); the rest is released.
@@ -238,6 +251,11 @@ struct Executor::Impl {
             auto it = binding.find(w.symbols[k]);
             if (it != binding.end()) syms[k] = it->second.i;
           }
+          // Never run a kernel on a made-up size: what it reads must be bound by now.
+          for (size_t k : w.kernels[static_cast<size_t>(l.kernel)].sym_slots)
+            if (!binding.count(w.symbols[k]))
+              user_error("kernel " + w.kernels[static_cast<size_t>(l.kernel)].name + " needs symbol " +
+                         w.symbols[k].str() + ", which no input's size or scalar value determines");
           kernels[static_cast<size_t>(l.kernel)](ptrs.data(), syms.data());
           check_index_error(w.kernels[static_cast<size_t>(l.kernel)]);
           break;
@@ -260,6 +278,7 @@ struct Executor::Impl {
     if (stats) stats->peak_bytes = peak;
     slots.clear();
     freed.clear();
+    bound.clear();
     return out;
   }
 };
@@ -268,8 +287,9 @@ Executor::Executor(const codegen::wrapper::WrapperProgram& program, const Shared
     : impl_(std::make_unique<Impl>(program, so)) {}
 Executor::~Executor() = default;
 
-std::vector<RtValue> Executor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats) {
-  return impl_->run(inputs, std::move(binding), stats);
+std::vector<RtValue> Executor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats,
+                                   const std::vector<std::shared_ptr<HostStorage>>& outputs) {
+  return impl_->run(inputs, std::move(binding), stats, outputs);
 }
 
 }  // namespace toroid::runtime

@@ -24,3 +24,11 @@ if config.toroid_with_cuda:
         config.substitutions.append(("%nvcc", nvcc))
     if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
         config.available_features.add("gpu")
+
+# torch: a Python with torch (for the frontend's emitted .tir): $TOROID_PYTHON, else Debian's.
+import subprocess
+for py in (os.environ.get("TOROID_PYTHON"), "/usr/bin/python3"):
+    if py and subprocess.run([py, "-c", "import torch"], capture_output=True).returncode == 0:
+        config.available_features.add("torch")
+        config.substitutions.append(("%torch_python", py))
+        break

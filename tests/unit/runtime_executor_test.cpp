@@ -11,6 +11,7 @@
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/host_allocator.h"
+#include "toroid/support/error.h"
 
 namespace {
 
@@ -93,6 +94,44 @@ TEST_F(RuntimeExecutor, HeldOutputsAreNotReused) {
   int64_t fresh = HostAllocator::global().stats().fresh_blocks;
   expect_close(m->run(in1), want1);
   EXPECT_EQ(HostAllocator::global().stats().fresh_blocks, fresh);
+}
+
+// Caller memory for the outputs (the C ABI's toroid_run_into): both outputs' buffers are placed
+// in it, so the results are the caller's storages; memory too small is not used.
+TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
+  auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
+  std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), 4);
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+  toroid::sym::Binding b;
+  toroid::driver::Specialization& s = m->specialize(in, &b);
+  auto y = std::make_shared<toroid::ops::HostStorage>(16 * 8 * 4), z = std::make_shared<toroid::ops::HostStorage>(16 * 8 * 4);
+  std::vector<RtValue> out = s.executor->run(in, b, nullptr, {y, z});
+  expect_close(out, want);
+  EXPECT_EQ(out[0].tensor().storage(), y);
+  EXPECT_EQ(out[1].tensor().storage(), z);
+  auto small = std::make_shared<toroid::ops::HostStorage>(4);
+  out = s.executor->run(in, b, nullptr, {small, nullptr});
+  expect_close(out, want);
+  EXPECT_NE(out[0].tensor().storage(), small);
+}
+
+// A symbol only an argument uses (the size of a new tensor, fused into the sum, so nothing of
+// that size is allocated) and no input binds: an error, not a kernel run with a made-up value.
+TEST_F(RuntimeExecutor, SymbolNoInputBindsIsAnError) {
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  sym s0 : hint=4, range=[2, inf]
+  %x = input : f32[3]
+  %o = aten.ones.default([2*s0], device=device("cpu"), pin_memory=false) : f32[2*s0]
+  %y = aten.sum.default(%o) : f32[]
+  output %y
+})", "g.tir");
+  std::vector<RtValue> in = {RtValue(toroid::ops::HostTensor::zeros(toroid::DType::Float32, {3}))};
+  try {
+    m->run(in);
+    FAIL() << "expected a UserError";
+  } catch (const toroid::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("symbol s0"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(RuntimeExecutor, OtherSizesStillCorrect) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The GPU checks of issue 5, run on the GPU machine from the repository root with the binaries
-# built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so and
+# built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so, unit_capi and
 # libs.tar.xz with the host libraries they link). Writes logs to $OUT when it is set.
-#   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|all]...
+#   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|torch|all]...
+# torch: torch.compile(backend="toroid") against eager and Inductor (issue 6), needs torch 2.x.
 set -uo pipefail
 B=${1:-.cudacarry}; shift || true
 what=${*:-all}
@@ -22,6 +23,9 @@ graphs+=("${extra[@]}")
 has() { [[ " $what " == *" $1 "* || " $what " == *" all "* ]]; }
 if has unit; then
   echo "== unit_gpu"; "$B/unit_gpu" 2>&1 | tee "$out/unit_gpu.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED" 
+  if [ -x "$B/unit_capi" ]; then  # the C ABI's tests, its CUDA run into caller memory among them
+    echo "== unit_capi"; LD_LIBRARY_PATH="$B:$LD_LIBRARY_PATH" "$B/unit_capi" 2>&1 | tee "$out/unit_capi.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests ran|FAILED"
+  fi
 fi
 if has examples; then
   echo "== examples on the GPU, against the reference"
@@ -44,4 +48,8 @@ if has sanitizer; then
       > "$log" 2>&1
     echo "exit $? $(grep -E 'ERROR SUMMARY' "$log")"
   done 2>&1 | tee "$out/memcheck.log"
+fi
+if has torch; then
+  echo "== torch.compile(backend=\"toroid\") against eager and Inductor"
+  TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/torch_compile_check.py 2>&1 | tee "$out/torch_compile.log" | tail -60
 fi

@@ -31,6 +31,13 @@ struct CompileOptions {
   bool compile = true;
   bool load = true;
   int cuda_arch = 0;  // NVRTC's sm_<arch>; 0: the device's, else 90
+  // Dynamic shapes: symbolic sizes stay symbolic, one specialization serves every size its
+  // guards allow. Off: each specialization pins every backed symbol to its value (range and
+  // guard), so new sizes compile again, with the sizes as constants.
+  bool dynamic = true;
+  // Debug dumps: each specialization writes its graph after the passes, loop IR, Wrapper IR
+  // and kernel source here (created if missing) as <graph>.<n>.{graph.tir,loop,wrapper,cpp|cu}.
+  std::string dump_dir;
 };
 
 struct CompileStats {
@@ -85,6 +92,10 @@ class CompiledModule {
   // Waits for the earlier run_device calls' gather checks; a UserError for the first failure.
   void check_device_errors();
   const CompileOptions& options() const { return options_; }
+  // The specialization that runs `inputs` (checked as run() checks them; host or device
+  // tensors alike, data is not read), compiled first when no guard set admits them; `binding`
+  // receives its symbols' values.
+  Specialization& specialize(const std::vector<ops::RtValue>& inputs, sym::Binding* binding);
 
   const Graph& graph() const { return *source_graph_; }  // as parsed
   const Specialization& current() const { return *specs_.back(); }

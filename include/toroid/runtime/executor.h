@@ -27,7 +27,11 @@ class Executor {
 
   // Runs with `binding` (every backed symbol bound from the inputs; the caller checked the
   // guards). Inputs as interp::graph_inputs orders them. Returns the outputs as interpret() does.
-  std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, sym::Binding binding, RunStats* stats = nullptr);
+  // `outputs` (indexed like the graph's outputs, entries may be null) is caller memory that an
+  // output's buffer is placed in where output_binding.h allows; the returned views show where
+  // each output ended up.
+  std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, sym::Binding binding, RunStats* stats = nullptr,
+                                const std::vector<std::shared_ptr<ops::HostStorage>>& outputs = {});
 
  private:
   struct Impl;

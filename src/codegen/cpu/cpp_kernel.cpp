@@ -81,6 +81,7 @@ class KernelEmitter : public ScalarDialect {
     out.source = os.str();
     out.args = args_;
     out.index_sites = sites_;
+    for (auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);
     return out;
   }
 

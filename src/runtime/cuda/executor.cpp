@@ -12,6 +12,7 @@
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/cuda/cublaslt.h"
 #include "toroid/runtime/cuda/cudnn.h"
+#include "toroid/runtime/output_binding.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -122,10 +123,12 @@ struct CudaExecutor::Impl {
   std::vector<std::shared_ptr<HostStorage>> constants;
   std::vector<bool> reused;
   int num_slots = 0;
+  std::vector<int> output_slots;  // bindable_output_slots
 
   // Per run.
   Stream stream = nullptr;
   std::vector<std::shared_ptr<HostStorage>> slots, freed;
+  std::vector<std::shared_ptr<HostStorage>> bound;  // by slot: the caller's output memory
   sym::Binding binding;
   std::vector<int64_t> syms;
   int64_t live = 0, peak = 0;
@@ -146,6 +149,7 @@ struct CudaExecutor::Impl {
     constants.resize(static_cast<size_t>(num_slots));
     for (const auto& b : p.buffers)
       if (b->kind == loop::BufferKind::Constant) upload_constant(*b);
+    output_slots = bindable_output_slots(p);
     reused.assign(static_cast<size_t>(num_slots), false);
     for (const Line& l : w.lines)
       if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
@@ -189,7 +193,9 @@ struct CudaExecutor::Impl {
 
   void allocate(const Buffer* b, int64_t nbytes) {
     auto& slot = slots[static_cast<size_t>(b->id)];
-    if (workspace) {
+    if (const auto& mine = bound[static_cast<size_t>(b->id)]) {
+      slot = mine;
+    } else if (workspace) {
       slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(b->id)), static_cast<size_t>(nbytes), nullptr);
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);
@@ -410,7 +416,10 @@ struct CudaExecutor::Impl {
     std::vector<int64_t> sym_values;
     for (size_t slot : k.sym_slots) {
       auto it = binding.find(w.symbols[slot]);
-      sym_values.push_back(it == binding.end() ? 0 : it->second.i);
+      if (it == binding.end())  // never guess a size: no input (or earlier fallback) bound it
+        user_error("kernel " + k.name + " needs symbol " + w.symbols[slot].str() +
+                   ", which no input's size or scalar value determines");
+      sym_values.push_back(it->second.i);
       largest = std::max(largest, std::abs(sym_values.back()));
     }
     const int64_t V = k.vector_width;
@@ -510,6 +519,7 @@ struct CudaExecutor::Impl {
     slots.assign(static_cast<size_t>(num_slots), nullptr);
     freed.assign(static_cast<size_t>(num_slots), nullptr);
     live = peak = 0;
+    bound = bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding);
     workspace = nullptr;
     if (o.workspace) {
       size_t need = layout_workspace(binding, &workspace_offsets);
@@ -532,7 +542,10 @@ struct CudaExecutor::Impl {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
         case Line::Kind::Reuse:
-          slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
+          if (const auto& mine = bound[static_cast<size_t>(l.buffer->id)])
+            slots[static_cast<size_t>(l.buffer->id)] = mine;
+          else
+            slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
           break;
         case Line::Kind::Free: {
           auto& s = slots[static_cast<size_t>(l.buffer->id)];
@@ -567,6 +580,7 @@ struct CudaExecutor::Impl {
     if (stats) stats->peak_bytes = peak;
     slots.clear();
     freed.clear();
+    bound.clear();
     return out;
   }
 };

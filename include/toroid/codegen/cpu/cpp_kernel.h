@@ -23,6 +23,7 @@ struct CppKernel {
   // k + 1 after a position of index_sites[k] was out of range.
   using IndexSite = codegen::IndexSite;
   std::vector<IndexSite> index_sites;
+  std::vector<size_t> sym_slots;  // the entries of `syms` it reads (WrapperProgram::symbols)
 };
 
 // Signature: extern "C" void NAME(char* const* bufs, const int64_t* syms).

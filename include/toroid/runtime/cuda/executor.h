@@ -43,6 +43,9 @@ struct CudaRunOptions {
   // reports an error found in them at a later run or check_errors() (as CUDA reports device-side
   // asserts), so the host never waits for the GPU.
   bool deferred_checks = false;
+  // Device memory of the caller for the outputs (indexed like the graph's outputs; entries may
+  // be null), used where output_binding.h allows; the returned views show where each went.
+  std::vector<std::shared_ptr<ops::HostStorage>> outputs;
 };
 
 class CudaExecutor {

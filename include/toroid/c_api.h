@@ -1,0 +1,144 @@
+/* toroid's C ABI: compile a .tir graph once, run it many times on CPU or CUDA tensors owned by the
+ * caller (a framework such as PyTorch: the Python package binds this with ctypes). docs/c_api.md
+ * is the guide.
+ *
+ * Stability: only C types cross this boundary. TOROID_ABI_VERSION is raised whenever a function's
+ * signature or a struct's layout changes incompatibly; toroid_abi_version() returns the value the
+ * library was built with, so a caller can check it matches the header it was compiled against.
+ * Structs that may grow (toroid_compile_options) start with their size, set by the caller.
+ *
+ * Every function that returns int returns 0 on success; on failure it returns non-zero and
+ * toroid_last_error() returns the message (thread-local, valid until the next failing call on the
+ * thread). Nothing throws or aborts across this boundary. */
+#ifndef TOROID_C_API_H
+#define TOROID_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TOROID_ABI_VERSION 2
+#define TOROID_MAX_DIMS 16
+
+/* dtypes, by their .tir names' order: b8 u8 i8 i16 i32 i64 f16 bf16 f32 f64 c64 c128 */
+typedef enum {
+  TOROID_BOOL = 0, TOROID_UINT8, TOROID_INT8, TOROID_INT16, TOROID_INT32, TOROID_INT64,
+  TOROID_FLOAT16, TOROID_BFLOAT16, TOROID_FLOAT32, TOROID_FLOAT64, TOROID_COMPLEX64, TOROID_COMPLEX128
+} toroid_dtype;
+
+/* A strided tensor: element (i0, ..., in) at data + (offset + sum ik * strides[k]) * element size.
+ * For outputs of toroid_run, `owner` keeps toroid's memory alive until toroid_tensor_release.
+ * For scalars (ndim = -1), `scalar` holds the value (as double; ints exactly up to 2^53). */
+typedef struct {
+  void* data;
+  int32_t dtype;
+  int32_t ndim;
+  int64_t sizes[TOROID_MAX_DIMS];
+  int64_t strides[TOROID_MAX_DIMS];
+  int64_t offset;
+  double scalar;
+  void* owner;
+} toroid_tensor;
+
+typedef struct toroid_module toroid_module;
+
+const char* toroid_last_error(void);
+const char* toroid_version(void);
+/* TOROID_ABI_VERSION of the library. */
+int toroid_abi_version(void);
+/* 1 when CUDA kernels can run here (a driver and a GPU); else 0. */
+int toroid_cuda_available(void);
+/* 1 when the operator registry knows `name` (an ATen overload such as "aten.add.Tensor") and can
+ * run it: a meta function for its result types and a kernel or decomposition; else 0. */
+int toroid_op_supported(const char* name);
+
+/* Compile options. Set struct_size = sizeof(toroid_compile_options); fields past a caller's
+ * struct_size (an older header) take their defaults. toroid_compile_options_init fills defaults. */
+typedef struct {
+  size_t struct_size;
+  const char* device;    /* "cpu" (default, also for NULL) or "cuda" */
+  int32_t dynamic;       /* 1 (default): symbolic sizes stay symbolic, one compile serves every
+                          * size the guards allow; 0: each new set of sizes compiles again, with
+                          * the sizes as constants */
+  const char* dump_dir;  /* NULL (default) or a directory: each compile writes its graph after
+                          * the passes, loop IR, Wrapper IR and kernel source there */
+} toroid_compile_options;
+
+void toroid_compile_options_init(toroid_compile_options* options);
+
+/* `filename` names the text in error messages (may be NULL). `options` must not be NULL. */
+int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
+                                toroid_module** out);
+/* toroid_compile_with_options with defaults but for the device ("cpu" or "cuda"). */
+int toroid_compile(const char* text, const char* filename, const char* device, toroid_module** out);
+void toroid_module_free(toroid_module* m);
+/* Inputs count the graph's `input`s, then its `param`s, in order. -1 for a NULL module. */
+int toroid_num_inputs(const toroid_module* m);
+int toroid_num_outputs(const toroid_module* m);
+
+/* What one output will be for given input sizes. A tensor output (is_scalar = 0) has dtype, ndim,
+ * sizes and strides; the caller allocates it (as torch.empty_strided(sizes, strides)) unless it
+ * aliases: alias_input >= 0 means the output is a view of that input's memory, alias_output >= 0
+ * a view of that (earlier) output's memory, and then `offset` is the view's element offset from
+ * the aliased tensor's first element; the caller builds the view and passes no memory for it. A
+ * scalar or None output (is_scalar = 1, or ndim = -1) has its value only after a run. */
+typedef struct {
+  int32_t dtype;
+  int32_t ndim;
+  int64_t sizes[TOROID_MAX_DIMS];
+  int64_t strides[TOROID_MAX_DIMS];
+  int64_t offset;
+  int32_t alias_input;
+  int32_t alias_output;
+  int32_t is_scalar;
+  int32_t reserved;
+} toroid_output_info;
+
+/* Fills infos[0..num_outputs) and *workspace_bytes for inputs of these sizes and strides (their
+ * data may be NULL; only metadata and scalar values are read). Compiles a new specialization
+ * first when a guard of every earlier one fails for these sizes. *workspace_bytes is the scratch
+ * memory toroid_run_into needs (0 on the CPU, which allocates its own); an output whose size
+ * depends on data (nonzero) makes this call fail: use toroid_run for such graphs. */
+int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
+                           int num_outputs, size_t* workspace_bytes);
+
+/* Runs on the caller's tensors (host memory for "cpu", device memory for "cuda"), on `stream`
+ * (a CUstream / cudaStream_t; NULL: the legacy default stream, as CUDA's stream 0). Fills
+ * outputs[0..num_outputs). CUDA work is queued on the stream, not waited for. Outputs stay valid
+ * until toroid_tensor_release (their memory may be reused by work queued on the same stream
+ * afterwards, as with PyTorch's caching allocator). */
+int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
+               int num_outputs, void* stream);
+
+/* Runs writing every tensor output into the caller's memory: outputs[i] is described as
+ * toroid_get_output_info says (same dtype, sizes, and strides where the size is > 1; its own offset);
+ * an aliasing output's entry is ignored (data may be NULL). Where a program computes an output
+ * in place of a larger buffer it is copied into the caller's memory at the end; otherwise it is
+ * computed there directly. Scalar outputs get their `scalar`. `workspace` (device memory of
+ * `workspace_bytes` bytes, at least what toroid_get_output_info said; may be NULL) holds every
+ * intermediate of a CUDA run; without one toroid's caching allocator is used. No `owner` is set. */
+int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
+                    int num_outputs, void* workspace, size_t workspace_bytes, void* stream);
+void toroid_tensor_release(toroid_tensor* t);
+
+/* CUDA runs never make the host wait for the GPU, so an out of range gather position (an
+ * embedding index past the table, say) is found after the run: it is reported, as this call's
+ * error, by the first later run of the module that finds the faulty run finished, or by
+ * toroid_check_errors, which waits for the module's earlier runs. CPU runs report it at once. */
+int toroid_check_errors(toroid_module* m);
+
+/* Milliseconds toroid_compile took for this module (the whole pipeline, kernels included);
+ * whether it came from a cache (the in-memory one of recently compiled graphs, or every kernel
+ * from the on-disk kernel cache); and how many specializations (compiles) it holds. */
+double toroid_compile_ms(const toroid_module* m);
+int toroid_cache_hit(const toroid_module* m);
+int toroid_num_specializations(const toroid_module* m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,34 @@
+"""toroid's PyTorch frontend: torch.compile(backend="toroid"), torch.export programs, and FX
+graphs compiled through libtoroid.so's C ABI (ctypes; no compiled extension). docs/python.md.
+
+Importing this package does not import torch; the backend is registered with dynamo when torch
+has it (torch >= 2.0).
+"""
+from ._capi import ToroidError, op_supported  # noqa: F401
+
+__version__ = "0.2.0"
+
+
+def compile_graph(gm, example_inputs=None, **kw):
+    """Compiles an FX GraphModule of ATen ops; see runtime.CompiledGraph."""
+    from .runtime import compile_graph as c
+    return c(gm, example_inputs, **kw)
+
+
+def graph_to_tir(gm, example_inputs=None, name="main"):
+    """The .tir text of an FX GraphModule of ATen ops."""
+    from .fx_to_tir import graph_to_tir as g
+    return g(gm, example_inputs, name)
+
+
+def _register():
+    # Only when torch is already imported or importable cheaply enough to matter: dynamo looks
+    # backends up by name, and the registration must exist before torch.compile is called.
+    try:
+        from .backend import register
+        register()
+    except ImportError:  # torch missing, or too old for dynamo: the rest of the package works
+        pass
+
+
+_register()

@@ -1,0 +1,134 @@
+"""ctypes bindings of toroid's C ABI (include/toroid/c_api.h), with no torch dependency.
+
+The library is found through $TOROID_LIBRARY (a path to libtoroid.so), else next to this
+package, else in a build directory of the source tree (build/, build/src/capi/).
+"""
+import ctypes
+import os
+
+ABI_VERSION = 2
+MAX_DIMS = 16
+
+# toroid_dtype codes, in the header's order.
+DTYPE_NAMES = ["bool", "u8", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "c64", "c128"]
+
+
+class ToroidError(RuntimeError):
+    """A toroid call failed; the message is toroid_last_error()."""
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS),
+                ("offset", ctypes.c_int64), ("scalar", ctypes.c_double), ("owner", ctypes.c_void_p)]
+
+
+class CompileOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p), ("dynamic", ctypes.c_int32),
+                ("dump_dir", ctypes.c_char_p)]
+
+
+class OutputInfo(ctypes.Structure):
+    _fields_ = [("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS),
+                ("offset", ctypes.c_int64), ("alias_input", ctypes.c_int32), ("alias_output", ctypes.c_int32),
+                ("is_scalar", ctypes.c_int32), ("reserved", ctypes.c_int32)]
+
+
+def _candidates():
+    env = os.environ.get("TOROID_LIBRARY")
+    if env:
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    out = [os.path.join(here, "libtoroid.so")]
+    for build in ("build", "build-release", "build-debug"):
+        out += [os.path.join(root, build, "libtoroid.so"), os.path.join(root, build, "src", "capi", "libtoroid.so")]
+    return out
+
+
+_lib = None
+
+
+def lib():
+    """The loaded libtoroid.so with its function types declared (loaded once)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    tried = _candidates()
+    path = next((p for p in tried if os.path.exists(p)), None)
+    if path is None:
+        raise ToroidError("libtoroid.so not found; set TOROID_LIBRARY to its path (looked in: " + ", ".join(tried) + ")")
+    L = ctypes.CDLL(path)
+    vp, cp, i, P = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER
+    sigs = {
+        "toroid_last_error": ([], cp), "toroid_version": ([], cp), "toroid_abi_version": ([], i),
+        "toroid_cuda_available": ([], i), "toroid_op_supported": ([cp], i),
+        "toroid_compile_with_options": ([cp, cp, P(CompileOptions), P(vp)], i),
+        "toroid_module_free": ([vp], None), "toroid_num_inputs": ([vp], i), "toroid_num_outputs": ([vp], i),
+        "toroid_get_output_info": ([vp, P(Tensor), i, P(OutputInfo), i, P(ctypes.c_size_t)], i),
+        "toroid_run_into": ([vp, P(Tensor), i, P(Tensor), i, vp, ctypes.c_size_t, vp], i),
+        "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
+    }
+    for name, (args, res) in sigs.items():
+        fn = getattr(L, name)
+        fn.argtypes, fn.restype = args, res
+    if L.toroid_abi_version() != ABI_VERSION:
+        raise ToroidError("%s has ABI version %d, this package needs %d" % (path, L.toroid_abi_version(), ABI_VERSION))
+    _lib = L
+    return L
+
+
+def check(rc):
+    if rc != 0:
+        raise ToroidError(lib().toroid_last_error().decode(errors="replace"))
+
+
+_supported = {}
+
+
+def op_supported(name):
+    """Whether toroid's operator registry can compile the ATen overload `name` ("aten.add.Tensor")."""
+    if name not in _supported:
+        _supported[name] = bool(lib().toroid_op_supported(name.encode()))
+    return _supported[name]
+
+
+class Module:
+    """A compiled graph: a toroid_module handle, freed with the object."""
+
+    def __init__(self, text, device="cpu", dynamic=True, dump_dir=None, filename="<python>"):
+        L = lib()
+        o = CompileOptions(ctypes.sizeof(CompileOptions), device.encode(), 1 if dynamic else 0,
+                           dump_dir.encode() if dump_dir else None)
+        h = ctypes.c_void_p()
+        check(L.toroid_compile_with_options(text.encode(), filename.encode(), ctypes.byref(o), ctypes.byref(h)))
+        self._h = h
+        self.device = device
+        self.num_inputs = L.toroid_num_inputs(h)
+        self.num_outputs = L.toroid_num_outputs(h)
+
+    def __del__(self):
+        h = getattr(self, "_h", None)
+        if h and _lib is not None:
+            _lib.toroid_module_free(h)
+            self._h = None
+
+    def output_info(self, inputs):
+        """OutputInfo per output and the workspace bytes, for an array of Tensor headers."""
+        infos = (OutputInfo * self.num_outputs)()
+        ws = ctypes.c_size_t()
+        check(lib().toroid_get_output_info(self._h, inputs, len(inputs), infos, self.num_outputs, ctypes.byref(ws)))
+        return list(infos), ws.value
+
+    def run_into(self, inputs, outputs, workspace=None, workspace_bytes=0, stream=None):
+        check(lib().toroid_run_into(self._h, inputs, len(inputs), outputs, len(outputs), workspace, workspace_bytes,
+                                    stream))
+
+    @property
+    def num_specializations(self):
+        return lib().toroid_num_specializations(self._h)
+
+    @property
+    def compile_ms(self):
+        return lib().toroid_compile_ms(self._h)

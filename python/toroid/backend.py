@@ -1,0 +1,45 @@
+"""torch.compile(backend="toroid"): dynamo hands a GraphModule of torch calls; aot_autograd with
+the core ATen decompositions turns it into forward and backward graphs of core ATen ops, and
+each is compiled by runtime.compile_graph.
+
+Dynamic shapes: a size dynamo marks symbolic arrives as a SymInt; it stays a symbol in the .tir
+graph, the module is compiled with dynamic shapes on, and toroid's driver checks the guards it
+recorded on every call, compiling again (never running wrongly) when one fails. Dynamo checks its
+own guards before calling us.
+"""
+import itertools
+import logging
+
+log = logging.getLogger("toroid")
+_counter = itertools.count()
+
+
+def _compiler(device=None, dump_dir=None):
+    def compile_fn(gm, example_inputs):
+        from .runtime import boxed, compile_graph
+        name = "toroid_%d" % next(_counter)
+        dynamic = any(type(s).__name__.startswith("SymInt") for x in example_inputs
+                      for s in (list(x.shape) if hasattr(x, "shape") else [x]))
+        compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name)
+        log.info("toroid: compiled %s (%d steps, %s shapes, %d fallbacks)", name, len(compiled.steps),
+                 "dynamic" if dynamic else "static", len(compiled.fallbacks))
+        return boxed(compiled)
+    return compile_fn
+
+
+def toroid_backend(gm, example_inputs, dump_dir=None, **kwargs):
+    """The dynamo backend: aot_autograd with core ATen decompositions over compile_graph."""
+    from torch._decomp import core_aten_decompositions
+    from torch._dynamo.backends.common import aot_autograd
+    if kwargs:
+        raise TypeError("toroid backend: unknown options %s" % sorted(kwargs))
+    compiler = _compiler(dump_dir=dump_dir)
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
+                        decompositions=core_aten_decompositions())(gm, example_inputs)
+
+
+def register():
+    """Registers "toroid" with dynamo; raises ImportError where torch has no dynamo (< 2.0)."""
+    import torch._dynamo
+    if "toroid" not in torch._dynamo.list_backends(exclude_tags=()):
+        torch._dynamo.register_backend(compiler_fn=toroid_backend, name="toroid")

@@ -1,0 +1,534 @@
+"""FX graphs of ATen ops (make_fx, aot_autograd with core ATen decompositions) to .tir text.
+
+Every value needs its dtype, sizes, strides and storage offset. They come from `node.meta['val']`
+(fake tensors, possibly with symbolic sizes), else `node.meta['tensor_meta']` plus an offset of 0,
+else from running the graph on example inputs (`values`). Which results share storage with an
+argument (views) comes from the op's schema alias annotations, as torch's own functionalization
+reads them.
+"""
+import math
+import operator
+import re
+
+DTYPES = {
+    "torch.bool": "bool", "torch.uint8": "u8", "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32",
+    "torch.int64": "i64", "torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32",
+    "torch.float64": "f64", "torch.complex64": "c64", "torch.complex128": "c128",
+}
+# Largest get_attr tensor (not a Parameter) written inline as a constant; others become params.
+MAX_INLINE_CONSTANT = 16
+
+
+class Unsupported(Exception):
+    """The graph (or one node) has something .tir cannot express; the message says what."""
+
+
+def is_symbolic(x):
+    """A SymInt, SymFloat or SymBool (torch 2.x), or their torch 1.13 forms."""
+    return type(x).__name__ in ("SymInt", "SymIntNode", "PySymInt", "SymFloat", "SymFloatNode", "PySymFloat",
+                                "SymBool", "SymBoolNode")
+
+
+def sym_expr(x):
+    """The sympy expression behind a SymInt (torch 2.x: .node.expr; 1.13: .get_pyobj().expr)."""
+    node = getattr(x, "node", None)
+    if node is not None and hasattr(node, "expr"):
+        return node.expr, getattr(node, "shape_env", None)
+    if hasattr(x, "get_pyobj"):
+        x = x.get_pyobj()
+    if hasattr(x, "expr") and hasattr(x, "shape_env"):
+        return x.expr, x.shape_env
+    raise Unsupported("cannot read the expression of symbolic value %r" % (x,))
+
+
+class Symbols:
+    """Names sympy symbols s0, s1, ... and renders sympy expressions in .tir syntax."""
+
+    def __init__(self):
+        self.names = {}  # sympy symbol -> tir name
+        self.shape_env = None
+
+    def expr(self, e):
+        import sympy
+        if isinstance(e, bool) or e is sympy.true or e is sympy.false:
+            return "true" if bool(e) else "false"
+        if isinstance(e, int):
+            return str(e)
+        if isinstance(e, sympy.Integer):
+            return str(int(e))
+        if isinstance(e, sympy.Symbol):
+            if e not in self.names:
+                self.names[e] = "s%d" % len(self.names)
+            return self.names[e]
+        args = [self.expr(a) for a in e.args]
+        name = type(e).__name__
+        if isinstance(e, sympy.Add):
+            return "(" + " + ".join(args) + ")"
+        if isinstance(e, sympy.Mul):
+            if any(isinstance(a, sympy.Rational) and not isinstance(a, sympy.Integer) for a in e.args):
+                raise Unsupported("non-integer coefficient in symbolic size " + str(e))
+            return "(" + "*".join(args) + ")"
+        if isinstance(e, sympy.Pow):
+            if not (isinstance(e.args[1], sympy.Integer) and int(e.args[1]) >= 0):
+                raise Unsupported("symbolic power " + str(e))
+            return "(%s**%s)" % (args[0], args[1])
+        binary = {"FloorDiv": "//", "CleanDiv": "//", "Mod": "%", "PythonMod": "%", "IntTrueDiv": "/",
+                  "FloatTrueDiv": "/", "Equality": "==", "Unequality": "!=", "StrictLessThan": "<",
+                  "LessThan": "<=", "StrictGreaterThan": ">", "GreaterThan": ">="}
+        if name in binary and len(args) == 2:
+            return "(%s %s %s)" % (args[0], binary[name], args[1])
+        if name == "ModularIndexing":
+            return "((%s // %s) %% %s)" % tuple(args)
+        func = {"Min": "Min", "Max": "Max", "And": "And", "Or": "Or", "Not": "Not", "ToFloat": "ToFloat"}
+        if name in func:
+            return "%s(%s)" % (func[name], ", ".join(args))
+        raise Unsupported("symbolic expression %s (%s)" % (e, name))
+
+    def value(self, x):
+        """An int, SymInt, float or bool as a .tir expression."""
+        if is_symbolic(x):
+            e, env = sym_expr(x)
+            self.shape_env = self.shape_env or env
+            return self.expr(e)
+        if isinstance(x, bool):
+            return "true" if x else "false"
+        if isinstance(x, int):
+            return str(x)
+        if isinstance(x, float):
+            if math.isnan(x):
+                return "nan"
+            if math.isinf(x):
+                return "inf" if x > 0 else "-inf"
+            return repr(x) if ("." in repr(x) or "e" in repr(x)) else repr(x) + ".0"
+        raise Unsupported("value %r of type %s" % (x, type(x).__name__))
+
+    def declarations(self):
+        """`sym` lines: hints from the ShapeEnv, ranges where torch records them (else [2, inf],
+        as torch specializes sizes 0 and 1)."""
+        lines = []
+        env = self.shape_env
+        for s, name in self.names.items():
+            hint = None
+            if env is not None and s in getattr(env, "var_to_val", {}):
+                hint = int(env.var_to_val[s])
+            if hint is None:
+                raise Unsupported("symbol %s has no hint" % s)
+            lo, hi = 2, "inf"
+            r = getattr(env, "var_to_range", {}).get(s) if env is not None else None
+            if r is not None:
+                try:
+                    lo = int(r.lower)
+                except (TypeError, ValueError):
+                    lo = 0
+                try:
+                    hi = str(int(r.upper))
+                except (TypeError, ValueError, OverflowError):
+                    hi = "inf"
+            lo = min(max(lo, 0), hint)
+            lines.append("  sym %s : hint=%d, range=[%d, %s]" % (name, hint, lo, hi))
+        return lines
+
+    def guards(self):
+        """`guard` lines for the ShapeEnv's recorded guards over symbols this graph uses."""
+        env = self.shape_env
+        out = []
+        for g in getattr(env, "guards", []) or []:
+            e = getattr(g, "expr", None)
+            if e is None and isinstance(g, tuple):  # torch 1.13: (expr, the value it had)
+                import sympy
+                v = g[1]
+                if isinstance(v, bool) or v is sympy.true or v is sympy.false:
+                    e = g[0] if bool(v) else sympy.Not(g[0])
+                else:
+                    e = sympy.Eq(g[0], v)
+            if e is None or not set(getattr(e, "free_symbols", ())) <= set(self.names):
+                continue
+            try:
+                out.append("  guard " + self.expr(e))
+            except Unsupported:
+                continue  # dynamo checks its guards itself; toroid's own are checked at run time
+        return out
+
+
+def _alias_set(arg):
+    """The alias set of a schema argument ('a' for "Tensor(a)", "Tensor(a -> *)", "Tensor(a!)")."""
+    info = getattr(arg, "alias_info", None)
+    return min(info.before_set) if info is not None and info.before_set else None
+
+
+def _return_alias_sets(schema):
+    """Per return, its alias set or None. Read from the schema's text: a list return
+    ("Tensor(a)[]", split) has its set on the element type, which .alias_info does not show."""
+    text = str(schema).split(") -> ", 1)[1].strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    out = []
+    for p in parts:
+        m = re.match(r"\s*Tensor\((\w+)", p)
+        out.append(m.group(1) if m else None)
+    return out
+
+
+def tir_dtype(dtype):
+    d = DTYPES.get(str(dtype))
+    if d is None:
+        raise Unsupported("dtype " + str(dtype))
+    return d
+
+
+def _contiguous(sizes):
+    out, acc = [], 1
+    for s in reversed(sizes):
+        out.append(acc)
+        acc = acc * s
+    return list(reversed(out))
+
+
+def tensor_type(t, syms, storage=None, device=None):
+    """`f32[s0, 64]{strides=[...], offset=.., device=cuda:0, storage=%v}` for a tensor or fake."""
+    sizes = list(t.shape)
+    strides = list(t.stride())
+    offset = t.storage_offset() if hasattr(t, "storage_offset") else 0
+    text = "%s[%s]" % (tir_dtype(t.dtype), ", ".join(syms.value(s) for s in sizes))
+    attrs = []
+    static = all(not is_symbolic(x) for x in sizes + strides)
+    if static:
+        # The stride of a size-1 dim is arbitrary in torch; write the contiguous one.
+        strides = [c if s == 1 else st for s, st, c in zip(sizes, strides, _contiguous(sizes))]
+        contiguous = strides == _contiguous(sizes)
+    else:
+        # torch may give a guarded-constant stride (48) where the size is a symbol (s1 with a
+        # guard s1 == 48); contiguity says whether the default strides are meant.
+        try:
+            contiguous = bool(t.is_contiguous())
+        except Exception:
+            contiguous = False
+    if not contiguous:
+        attrs.append("strides=[%s]" % ", ".join(syms.value(s) for s in strides))
+    if is_symbolic(offset) or offset != 0:
+        attrs.append("offset=" + syms.value(offset))
+    dev = device or getattr(t, "device", None)
+    if dev is not None and dev.type == "cuda":
+        attrs.append("device=cuda:%d" % (dev.index or 0))
+    if storage is not None:
+        attrs.append("storage=" + storage)
+    return text + ("{" + ", ".join(attrs) + "}" if attrs else "")
+
+
+def scalar_type(x, syms):
+    if isinstance(x, bool) or type(x).__name__.startswith("SymBool"):
+        base = "bool"
+    elif isinstance(x, int) or type(x).__name__.startswith("SymInt"):
+        base = "int"
+    else:
+        base = "float"
+    if is_symbolic(x):
+        return "%s{value=%s}" % (base, syms.value(x))
+    return base
+
+
+def _is_tensor(x):
+    return hasattr(x, "shape") and hasattr(x, "stride") and hasattr(x, "dtype")
+
+
+def _schema_name(target):
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return None
+    return schema.name.replace("::", ".") + "." + (schema.overload_name or "default")
+
+
+# Ops written as an equivalent one toroid has: name -> (new name, positional args -> new ones).
+# _reshape_alias (torch <= 2.0) is only made where a view is possible, and view gives its strides;
+# arange's short forms are start_step with defaults (as core ATen decomposes them).
+REWRITES = {
+    "aten._reshape_alias.default": ("aten.view.default", lambda a: list(a[:2])),
+    "aten.arange.default": ("aten.arange.start_step", lambda a: [0, a[0], 1]),
+    "aten.arange.start": ("aten.arange.start_step", lambda a: [a[0], a[1], 1]),
+}
+
+
+# Ops whose schema has no alias annotation but whose result toroid (like Inductor) treats as a
+# view of the argument at this position.
+VIEW_OF_ARG = {"aten._unsafe_view.default": 0}
+
+
+def op_name(target):
+    """"aten.add.Tensor" for torch.ops.aten.add.Tensor (after REWRITES); None for other callables."""
+    name = _schema_name(target)
+    return REWRITES.get(name, (name,))[0] if name else None
+
+
+class Emitter:
+    """Builds the text of one graph from FX nodes."""
+
+    def __init__(self, name, values, attr, device="cpu", symbol_sources=None):
+        self.name = name
+        self.values = values  # node -> example value (tensor, fake, SymInt, tuple)
+        self.attr = attr  # get_attr target -> tensor
+        self.syms = Symbols()
+        self.device = device
+        self.lines = []
+        self.names = {}  # (node, index or None) -> "%name"
+        self.storage = {}  # "%value" -> "%root" of its storage
+        self.used = set()
+        self.inputs, self.params = [], []  # nodes (inputs first at run time, then params)
+        self.line_nodes = {}  # index in self.lines -> the call node it emits
+        self.bound = set()  # sympy symbols an input binds
+        self.symbol_sources = symbol_sources or {}  # sympy symbol -> node whose value it is
+
+    def _fresh(self, base):
+        base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "v"
+        name, i = "%" + base, 0
+        while name in self.used:
+            i += 1
+            name = "%%%s_%d" % (base, i)
+        self.used.add(name)
+        return name
+
+    def arg(self, a):
+        import torch
+        if isinstance(a, torch.fx.Node):
+            if (a, None) in self.names:
+                return self.names[(a, None)]
+            # A symbolic scalar computed outside (sym_size, SymInt arithmetic): its expression.
+            if is_symbolic(self.values.get(a)):
+                return self.syms.value(self.values[a])
+            raise Unsupported("value %s is used before it is defined" % a.name)
+        if a is None:
+            return "None"
+        if isinstance(a, (list, tuple)):
+            return "[" + ", ".join(self.arg(x) for x in a) + "]"
+        if isinstance(a, torch.dtype):
+            tir_dtype(a)
+            return str(a)
+        if isinstance(a, torch.device):
+            return 'device("%s")' % (a.type if a.index is None else "%s:%d" % (a.type, a.index))
+        if isinstance(a, (torch.layout, torch.memory_format)):
+            return str(a)
+        if isinstance(a, str):
+            return '"' + a.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return self.syms.value(a)
+
+    def _type(self, v, storage=None, device=None):
+        if _is_tensor(v):
+            return tensor_type(v, self.syms, storage, device)
+        if isinstance(v, (int, float, bool)) or is_symbolic(v):
+            return scalar_type(v, self.syms)
+        raise Unsupported("result of type %s" % type(v).__name__)
+
+    def define(self, node, index=None):
+        name = self._fresh(node.name if index is None else "%s_%d" % (node.name, index))
+        self.names[(node, index)] = name
+        return name
+
+    def _moved(self, v):
+        """The device a CPU 0-dim tensor takes in a CUDA graph (torch treats it as a scalar, as
+        in Adam's step counts); the runtime moves it there. None: its own."""
+        import torch
+        if self.device == "cuda" and _is_tensor(v) and v.device.type == "cpu" and v.dim() == 0:
+            return torch.device("cuda", 0)
+        return None
+
+    def placeholder(self, node):
+        v = self.values[node]
+        name = self.define(node)
+        self.storage[name] = name
+        self.inputs.append(node)
+        self.lines.append("  %s = input : %s" % (name, self._type(v, device=self._moved(v))))
+        # Symbols toroid can bind from this input: a size (or scalar value) that is one symbol.
+        for x in (list(v.shape) if _is_tensor(v) else [v]):
+            if is_symbolic(x) and sym_expr(x)[0].is_Symbol:
+                self.bound.add(sym_expr(x)[0])
+
+    def _symbol_inputs(self):
+        """Scalar inputs for the symbols no input binds (used only in arguments, such as the
+        size of a new tensor), from `symbol_sources`: a node that computed the symbol before
+        this graph runs. Without one the graph cannot know the symbol's value: Unsupported."""
+        lines, nodes = [], []
+        for sym in list(self.syms.names):
+            if sym in self.bound:
+                continue
+            src = self.symbol_sources.get(sym)
+            if src is None:
+                raise Unsupported("symbol %s is not determined by the inputs of this graph" % sym)
+            name = self._fresh(src.name)
+            lines.append("  %s = input : int{value=%s}" % (name, self.syms.names[sym]))
+            nodes.append(src)
+        self.inputs = nodes + self.inputs
+        return lines
+
+    def get_attr(self, node):
+        t = self.attr[node.target]
+        name = self.define(node)
+        self.storage[name] = name
+        import torch
+        if t.numel() <= MAX_INLINE_CONSTANT and not isinstance(t, torch.nn.Parameter) and not t.is_complex():
+            flat = t.detach().cpu().contiguous().reshape(-1).tolist()
+            data = self.syms.value(flat[0]) if t.dim() == 0 else "[" + ", ".join(self.syms.value(x) for x in flat) + "]"
+            ty = self._type(t, device=self._moved(t))
+            self.lines.append("  %s = constant %s : %s" % (name, data, ty))
+            return
+        self.params.append(node)
+        self.lines.append('  %s = param "%s" : %s' % (name, node.target, self._type(t, device=self._moved(t))))
+
+    def call(self, node):
+        op = op_name(node.target)
+        if op is None:
+            raise Unsupported("call of %s (not an ATen op)" % getattr(node.target, "__name__", node.target))
+        import torch
+        schema = node.target._schema
+        v = self.values[node]
+        results = list(v) if isinstance(v, (tuple, list)) else [v]
+        # Returns of the schema that alias an argument: the argument's alias set -> its value.
+        alias_arg = {}
+        for i, a in enumerate(schema.arguments):
+            sets = _alias_set(a)
+            if sets is None:
+                continue
+            val = node.args[i] if i < len(node.args) else node.kwargs.get(a.name)
+            if isinstance(val, (list, tuple)):
+                val = val[0] if val else None
+            if val is not None and hasattr(val, "op"):
+                alias_arg[sets] = self.names.get((val, None))
+        ret_sets = _return_alias_sets(schema)
+        if op in VIEW_OF_ARG and isinstance(node.args[VIEW_OF_ARG[op]], torch.fx.Node):
+            alias_arg["view"] = self.names.get((node.args[VIEW_OF_ARG[op]], None))
+            ret_sets = ["view"]
+        names, types = [], []
+        single = not isinstance(v, (tuple, list))
+        for i, r in enumerate(results):
+            name = self.define(node, None if single else i)
+            sets = ret_sets[min(i, len(ret_sets) - 1)]  # a list return covers every result
+            root = alias_arg.get(sets) if sets is not None else None
+            root = self.storage.get(root) if root else None
+            self.storage[name] = root or name
+            names.append(name)
+            types.append(self._type(r, root))
+        if single:
+            self.names[(node, None)] = names[0]
+        rewrite = REWRITES.get(_schema_name(node.target))
+        positional = rewrite[1](node.args) if rewrite else node.args
+        args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
+        self.line_nodes[len(self.lines)] = node
+        self.lines.append("  %s = %s(%s) : %s" % (", ".join(names), op, ", ".join(args), ", ".join(types)))
+
+    def render(self, outputs):
+        """The graph's text; also sets self.node_at_line (1-based line -> call node), which maps
+        a compile error's location back to its node."""
+        out = "  output " + ", ".join(self.arg(o) for o in outputs)
+        head = ["graph @%s functional {" % self.name] + self.syms.declarations() + self.syms.guards()
+        head += self._symbol_inputs()
+        self.node_at_line = {len(head) + i + 1: n for i, n in self.line_nodes.items()}
+        return "\n".join(head + self.lines + [out, "}", ""])
+
+
+def node_values(gm, example_inputs=None):
+    """Example values per node: meta['val'] where present; a node without one (torch 1.13 gives
+    multi-result ops none) is run on its arguments' fake values in their FakeTensorMode; else the
+    graph is run on `example_inputs`."""
+    import torch
+    from torch.fx.node import map_arg
+    nodes = list(gm.graph.nodes)
+    vals = {}
+    for n in nodes:
+        if "val" in n.meta and n.meta["val"] is not None:
+            vals[n] = n.meta["val"]
+        elif n.op == "call_function" and n.all_input_nodes and all(a in vals for a in n.all_input_nodes):
+            mode = next((getattr(vals[a], "fake_mode", None) for a in n.all_input_nodes
+                         if getattr(vals[a], "fake_mode", None) is not None), None)
+            if mode is not None:
+                with mode:
+                    vals[n] = n.target(*map_arg(n.args, vals.get), **map_arg(n.kwargs, vals.get))
+    missing = [n for n in nodes if n.op not in ("output", "get_attr") and n not in vals]
+    if not missing:
+        return vals
+    if example_inputs is None:
+        raise Unsupported("node %s has no meta['val'] and no example inputs were given" % missing[0].name)
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            r = super().run_node(n)
+            vals.setdefault(n, r)
+            return r
+
+    with torch.no_grad():
+        Recorder(gm).run(*example_inputs)
+    return vals
+
+
+def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu", symbol_sources=None):
+    """Emits `nodes` (a topologically ordered list) as a graph; `boundary` nodes defined outside
+    become inputs, and so do `symbol_sources` nodes (sympy symbol -> a node computed earlier
+    whose value is that symbol) for symbols no input binds. Returns the Emitter: .text, .inputs
+    and .params (nodes, in run-time order), .node_at_line."""
+    e = Emitter(name, values, attr, device, symbol_sources)
+    for b in boundary:
+        e.placeholder(b)
+    for n in nodes:
+        if n.op == "placeholder":
+            e.placeholder(n)
+        elif n.op == "get_attr":
+            e.get_attr(n)
+        elif n.op == "call_function" and n.target is operator.getitem:
+            src, idx = n.args
+            if (src, idx) not in e.names:
+                raise Unsupported("getitem of %s" % src.name)
+            e.names[(n, None)] = e.names[(src, idx)]
+        elif n.op == "call_function":
+            e.call(n)
+        else:
+            raise Unsupported("node %s (%s)" % (n.name, n.op))
+    e.text = e.render(outputs)
+    return e
+
+
+def flatten_outputs(arg):
+    """The output node's argument as a flat list, and a function rebuilding the structure."""
+    if isinstance(arg, (list, tuple)):
+        parts = [flatten_outputs(a) for a in arg]
+        flat = [x for p, _ in parts for x in p]
+        kind = type(arg)
+
+        def rebuild(vals):
+            out, i = [], 0
+            for p, r in parts:
+                out.append(r(vals[i:i + len(p)]))
+                i += len(p)
+            if issubclass(kind, tuple) and hasattr(kind, "_fields"):  # a namedtuple
+                return kind(*out)
+            return tuple(out) if issubclass(kind, tuple) else list(out)
+        return flat, rebuild
+    return [arg], lambda vals: vals[0]
+
+
+def graph_to_tir(gm, example_inputs=None, name="main"):
+    """The whole GraphModule as .tir text (str)."""
+    values = node_values(gm, example_inputs)
+    attr = get_attrs(gm)
+    nodes = [n for n in gm.graph.nodes if n.op != "output"]
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    flat, _ = flatten_outputs(out.args[0])
+    return emit_nodes(nodes, flat, values, attr, name).text
+
+
+def get_attrs(gm):
+    """get_attr target -> the tensor it names."""
+    out = {}
+    for n in gm.graph.nodes:
+        if n.op == "get_attr":
+            obj = gm
+            for part in n.target.split("."):
+                obj = getattr(obj, part)
+            out[n.target] = obj
+    return out

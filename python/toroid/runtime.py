@@ -1,0 +1,323 @@
+"""Running FX graphs through toroid: compiled partitions, with eager PyTorch for the rest.
+
+compile_graph(gm, example_inputs) splits the graph into runs of nodes toroid can compile
+(partitions, each one .tir graph and one toroid module) and the nodes between them, which run in
+PyTorch eager (graph partitions, seed 001). A node falls back when its op is not an ATen op that
+toroid's registry supports (toroid_op_supported), when .tir cannot express it, or when compiling
+its partition fails at that node; each fallback is logged, naming the op.
+"""
+import logging
+import re
+
+from . import _capi
+from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, is_symbolic, node_values, op_name,
+                        sym_expr, tir_dtype)
+
+log = logging.getLogger("toroid")
+
+_TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                 "complex64", "complex128"]
+
+
+def _torch_dtype(code):
+    import torch
+    return getattr(torch, _TORCH_DTYPES[code])
+
+
+def _dtype_code(dtype):
+    return _TORCH_DTYPES.index(str(dtype).replace("torch.", ""))
+
+
+def _header(x):
+    """A toroid_tensor for a torch tensor (its first element's address, offset 0) or a scalar."""
+    t = _capi.Tensor()
+    if hasattr(x, "data_ptr"):
+        t.data = x.data_ptr() or None
+        t.dtype = _dtype_code(x.dtype)
+        t.ndim = x.dim()
+        if t.ndim > _capi.MAX_DIMS:
+            raise _capi.ToroidError("a tensor of %d dims (toroid takes at most %d)" % (t.ndim, _capi.MAX_DIMS))
+        for d in range(t.ndim):
+            t.sizes[d] = x.shape[d]
+            t.strides[d] = x.stride()[d]
+    else:
+        t.ndim = -1
+        t.scalar = float(x)
+    return t
+
+
+def _layout_kind(v):
+    """How an example input is laid out, so run-time inputs can be brought to the same layout."""
+    import torch
+    if not hasattr(v, "is_contiguous"):
+        return None
+    try:
+        if v.is_contiguous():
+            return torch.contiguous_format
+        if v.dim() == 4 and v.is_contiguous(memory_format=torch.channels_last):
+            return torch.channels_last
+    except Exception:  # symbolic strides that cannot be decided: pass inputs as they are
+        return None
+    return None
+
+
+class Partition:
+    """One compiled .tir graph: inputs are FX nodes' values (boundary inputs, then params)."""
+
+    def __init__(self, emitter, outputs, attrs, values, device, dynamic, dump_dir, name):
+        self.text = emitter.text
+        self.inputs = list(emitter.inputs)
+        self.params = [attrs[n.target] for n in emitter.params]
+        self.outputs = outputs
+        self.layouts = [_layout_kind(values.get(n)) for n in self.inputs]
+        self.scalar_kinds = [type(values.get(o)).__name__ for o in outputs]
+        self.device = device
+        self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name)
+        self._info = {}
+
+    def _prepare(self, args):
+        import torch
+        out = []
+        for x, layout in zip(list(args) + self.params, self.layouts + [None] * len(self.params)):
+            if isinstance(x, torch.Tensor):
+                if x.device.type == "cpu" and self.device == "cuda" and x.dim() == 0:
+                    x = x.to("cuda")  # a CPU scalar tensor (fx_to_tir's Emitter._moved)
+                if x.device.type != self.device:
+                    raise _capi.ToroidError("an input on %s, but this graph was compiled for %s" % (x.device, self.device))
+                if layout is not None and not x.is_contiguous(memory_format=layout):
+                    x = x.contiguous(memory_format=layout)
+            elif not isinstance(x, (int, float, bool)):
+                x = int(x)  # a SymInt that reached run time has a value
+            out.append(x)
+        return out
+
+    def __call__(self, args):
+        import torch
+        args = self._prepare(args)
+        headers = (_capi.Tensor * len(args))(*[_header(x) for x in args])
+        key = tuple((tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else x for x in args)
+        if key not in self._info:
+            self._info[key] = self.module.output_info(headers)
+        infos, ws_bytes = self._info[key]
+        device = torch.device(self.device) if self.device == "cpu" else torch.device("cuda", torch.cuda.current_device())
+        results = []
+        outs = (_capi.Tensor * len(infos))()
+        for i, info in enumerate(infos):
+            if info.is_scalar or info.ndim < 0:
+                results.append(None)
+                continue
+            sizes, strides = list(info.sizes[:info.ndim]), list(info.strides[:info.ndim])
+            if info.alias_input >= 0 or info.alias_output >= 0:
+                results.append(None)  # views are made after the run
+                continue
+            t = torch.empty_strided(sizes, strides, dtype=_torch_dtype(info.dtype), device=device)
+            results.append(t)
+            outs[i] = _header(t)
+        stream, workspace = None, None
+        if self.device == "cuda":
+            stream = torch.cuda.current_stream().cuda_stream or None
+            if ws_bytes:
+                workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
+        self.module.run_into(headers, outs, workspace.data_ptr() if workspace is not None else None, ws_bytes, stream)
+        for i, info in enumerate(infos):
+            if info.is_scalar or info.ndim < 0:
+                kind = self.scalar_kinds[i]
+                v = outs[i].scalar
+                results[i] = bool(v) if "Bool" in kind or kind == "bool" else int(v) if "Int" in kind or kind == "int" \
+                    else v
+            elif info.alias_input >= 0 or info.alias_output >= 0:
+                base = args[info.alias_input] if info.alias_input >= 0 else results[info.alias_output]
+                results[i] = base.as_strided(list(info.sizes[:info.ndim]), list(info.strides[:info.ndim]),
+                                             base.storage_offset() + info.offset)
+        return results
+
+
+# Why a node computing a symbolic scalar (sym_size, SymInt arithmetic) runs in Python: it is
+# cheap there, and partitions use its expression instead of its value.
+_SYMBOLIC = "a symbolic scalar"
+
+
+def _supported(n, values):
+    """None when toroid may compile node n, else why not."""
+    import operator
+    if n.op != "call_function":
+        return None
+    if is_symbolic(values.get(n)):
+        return _SYMBOLIC
+    if n.target is operator.getitem:
+        return None
+    op = op_name(n.target)
+    if op is None:
+        return "not an ATen op"
+    if not _capi.op_supported(op):
+        return "not in toroid's operator registry"
+    v = values.get(n)
+    for r in (v if isinstance(v, (tuple, list)) else [v]):
+        if hasattr(r, "dtype"):
+            try:
+                tir_dtype(r.dtype)
+            except Unsupported as e:
+                return str(e)
+        elif not isinstance(r, (int, float, bool)):
+            return "a result of type %s" % type(r).__name__
+    return None
+
+
+def _describe(n):
+    return op_name(n.target) or getattr(n.target, "__name__", str(n.target))
+
+
+class CompiledGraph:
+    """A callable over an FX GraphModule: toroid partitions and eager nodes, in graph order."""
+
+    def __init__(self, gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
+        import torch
+        _capi.lib()  # a missing or mismatched library is an error here, not a fallback per node
+        self.gm = gm
+        self.values = node_values(gm, example_inputs)
+        self.attrs = get_attrs(gm)
+        self.placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        self.output = next(n for n in gm.graph.nodes if n.op == "output")
+        if device is None:
+            devs = {v.device.type for v in self.values.values() if isinstance(v, torch.Tensor)}
+            device = "cuda" if "cuda" in devs else "cpu"
+        self.device, self.dynamic, self.dump_dir, self.name = device, dynamic, dump_dir, name
+        self.fallbacks = []  # (node name, op, reason)
+        self.eager = {}  # node -> why it runs in eager
+        for n in gm.graph.nodes:
+            why = _supported(n, self.values)
+            if why and n not in self.eager:
+                self._fall_back(n, why)
+        self.steps = self._build()
+
+    def _fall_back(self, node, why):
+        """Runs `node` in eager, with the getitems of its results (logged once per node)."""
+        import operator
+        self.eager[node] = why
+        if node.target is operator.getitem or why == _SYMBOLIC:
+            return
+        self.fallbacks.append((node.name, _describe(node), why))
+        log.warning("toroid: %s (%s) falls back to eager PyTorch: %s", _describe(node), node.name, why)
+        for u in node.users:
+            if u.op == "call_function" and u.target is operator.getitem:
+                self.eager[u] = "its producer runs in eager"
+
+    def _build(self):
+        """Steps in order: ("eager", node) and ("toroid", Partition)."""
+        steps, run = [], []
+        for n in [n for n in self.gm.graph.nodes if n.op == "call_function"] + [None]:
+            if n is not None and n not in self.eager:
+                run.append(n)
+                continue
+            self._compile_run(run, steps)
+            run = []
+            if n is not None:
+                steps.append(("eager", n))
+        return steps
+
+    def _compile_run(self, run, steps):
+        """Appends the steps of `run` (compilable nodes in order): one partition, or, when its
+        compile fails at a node, the nodes before it (the same way), that node (and its
+        getitems) in eager, then the rest (the same way)."""
+        while run:
+            part, failed = self._partition(run, len(steps))
+            if part is not None:
+                steps.append(("toroid", part))
+                return
+            node, why = failed
+            self._fall_back(node, why)
+            i = run.index(node)
+            self._compile_run(run[:i], steps)
+            steps += [("eager", m) for m in run[i:] if m in self.eager]
+            run = [m for m in run[i + 1:] if m not in self.eager]
+
+    def _symbol_sources(self, first):
+        """sympy symbol -> a node before `first` whose value is exactly that symbol (a SymInt
+        placeholder, sym_size): what a partition passes for a symbol no tensor input binds."""
+        out = {}
+        for n in self.gm.graph.nodes:
+            if n is first:
+                break
+            v = self.values.get(n)
+            if is_symbolic(v) and (n.op == "placeholder" or n in self.eager):
+                e = sym_expr(v)[0]
+                if e.is_Symbol:
+                    out.setdefault(e, n)
+        return out
+
+    def _partition(self, run, index):
+        """(Partition, None), or (None, (node to drop, reason))."""
+        inside = set(run)
+        boundary, seen = [], set()
+        attrs = []
+        for n in run:
+            for a in n.all_input_nodes:
+                if a in inside or a in seen or (a.op != "placeholder" and is_symbolic(self.values.get(a))):
+                    continue
+                seen.add(a)
+                (attrs if a.op == "get_attr" else boundary).append(a)
+        outputs = [n for n in run if any(u not in inside for u in n.users)]
+        for n in outputs:
+            if isinstance(self.values.get(n), (tuple, list)):
+                return None, (n, "a multi-result op whose results are used as a tuple")
+        try:
+            e = emit_nodes(attrs + run, outputs, self.values, self.attrs, "%s_p%d" % (self.name, index), boundary,
+                           self.device, self._symbol_sources(run[0]))
+        except Unsupported as err:
+            bad = next((n for n in run if str(n.name) in str(err)), run[0])
+            return None, (bad, str(err))
+        try:
+            return Partition(e, outputs, self.attrs, self.values, self.device, self.dynamic, self.dump_dir,
+                             "%s_p%d.tir" % (self.name, index)), None
+        except _capi.ToroidError as err:
+            m = re.search(r":(\d+):\d+: error", str(err))
+            node = e.node_at_line.get(int(m.group(1))) if m else None
+            if node is None or node not in run:
+                node = run[0] if len(run) == 1 else None
+            if node is None:
+                # No location: compile one node at a time to find the culprit.
+                for n in run:
+                    part, failed = self._partition([n], index)
+                    if part is None:
+                        return None, failed
+                return None, (run[0], str(err))
+            return None, (node, str(err).splitlines()[0])
+
+    def __call__(self, *args):
+        import torch
+        from torch.fx.node import map_arg
+        if len(args) != len(self.placeholders):
+            raise TypeError("%s takes %d inputs, got %d" % (self.name, len(self.placeholders), len(args)))
+        env = dict(zip(self.placeholders, args))
+        for n in self.gm.graph.nodes:
+            if n.op == "get_attr":
+                env[n] = self.attrs[n.target]
+        for kind, s in self.steps:
+            if kind == "eager":
+                a = map_arg(s.args, lambda x: env[x])
+                k = map_arg(s.kwargs, lambda x: env[x])
+                env[s] = s.target(*a, **k)
+            else:
+                with torch.no_grad():
+                    outs = s([env[n] for n in s.inputs])
+                for n, v in zip(s.outputs, outs):
+                    env[n] = v
+        flat, rebuild = flatten_outputs(self.output.args[0])
+        return rebuild([env[x] if isinstance(x, torch.fx.Node) else x for x in flat])
+
+
+def compile_graph(gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
+    """A callable running `gm` (an FX GraphModule of ATen ops) with toroid; see CompiledGraph."""
+    return CompiledGraph(gm, example_inputs, device, dynamic, dump_dir, name)
+
+
+def boxed(compiled):
+    """AOTAutograd's boxed calling convention: one list argument, which the callee clears so
+    that inputs it no longer needs can be freed early."""
+    def call(args):
+        a = list(args)
+        args.clear()
+        return compiled(*a)
+    call._boxed_call = True
+    call.compiled = compiled
+    return call

@@ -1,0 +1,313 @@
+// The C ABI (include/toroid/c_api.h) as a C caller uses it: compile options, output metadata,
+// running into the caller's output memory, aliasing outputs, and bad input (non-zero return and
+// a message naming the problem).
+#include "toroid/c_api.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#ifdef TOROID_WITH_CUDA
+#include "toroid/runtime/cuda/driver.h"  // device memory for the GPU test (exported by libtoroid.so)
+#endif
+
+namespace {
+
+// x[s0, 8] * 2 + y, its row count as a scalar output, and a view of the first output.
+constexpr const char* kGraph = R"(graph @g functional {
+  sym s0 : hint=4, range=[1, inf]
+  %x = input : f32[s0, 8]
+  %y = input : f32[s0, 8]
+  %m = aten.mul.Tensor(%x, 2) : f32[s0, 8]
+  %a = aten.add.Tensor(%m, %y) : f32[s0, 8]
+  %v = aten.view.default(%a, [8*s0]) : f32[8*s0]{storage=%a}
+  output %a, s0, %v
+})";
+
+// An output that views an input (the transpose), and one that views an intermediate at an
+// offset (a column slice), which the run copies into the caller's memory.
+constexpr const char* kViews = R"(graph @views functional {
+  %x = input : f32[4, 8]
+  %t = aten.t.default(%x) : f32[8, 4]{strides=[1, 8], storage=%x}
+  %e = aten.exp.default(%x) : f32[4, 8]
+  %s = aten.slice.Tensor(%e, 1, 2, 6) : f32[4, 4]{strides=[8, 1], offset=2, storage=%e}
+  output %t, %s
+})";
+
+toroid_tensor tensor(float* data, std::vector<int64_t> sizes) {
+  toroid_tensor t{};
+  t.data = data;
+  t.dtype = TOROID_FLOAT32;
+  t.ndim = static_cast<int32_t>(sizes.size());
+  int64_t stride = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    t.sizes[d] = sizes[static_cast<size_t>(d)];
+    t.strides[d] = stride;
+    stride *= sizes[static_cast<size_t>(d)];
+  }
+  return t;
+}
+
+std::string error() { return toroid_last_error(); }
+
+class CApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("toroid-capi-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+
+  toroid_module* compile(const char* text, int dynamic = 1, const char* dump = nullptr) {
+    toroid_compile_options o;
+    toroid_compile_options_init(&o);
+    o.dynamic = dynamic;
+    o.dump_dir = dump;
+    toroid_module* m = nullptr;
+    EXPECT_EQ(toroid_compile_with_options(text, "test.tir", &o, &m), 0) << error();
+    return m;
+  }
+  static std::filesystem::path dir_;
+};
+std::filesystem::path CApi::dir_;
+
+TEST_F(CApi, VersionAndOps) {
+  EXPECT_EQ(toroid_abi_version(), TOROID_ABI_VERSION);
+  EXPECT_NE(std::string(toroid_version()), "");
+  EXPECT_EQ(toroid_op_supported("aten.add.Tensor"), 1);
+  EXPECT_EQ(toroid_op_supported("aten._softmax.default"), 1);
+  EXPECT_EQ(toroid_op_supported("aten.no_such_op.default"), 0);
+  EXPECT_EQ(toroid_op_supported(nullptr), 0);
+}
+
+TEST_F(CApi, OutputInfoWithoutData) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(toroid_num_inputs(m), 2);
+  EXPECT_EQ(toroid_num_outputs(m), 3);
+  toroid_tensor in[2] = {tensor(nullptr, {5, 8}), tensor(nullptr, {5, 8})};
+  toroid_output_info info[3];
+  size_t ws = 123;
+  ASSERT_EQ(toroid_get_output_info(m, in, 2, info, 3, &ws), 0) << error();
+  EXPECT_EQ(ws, 0u);  // the CPU allocates its own
+  EXPECT_EQ(info[0].dtype, TOROID_FLOAT32);
+  ASSERT_EQ(info[0].ndim, 2);
+  EXPECT_EQ(info[0].sizes[0], 5);
+  EXPECT_EQ(info[0].sizes[1], 8);
+  EXPECT_EQ(info[0].strides[0], 8);
+  EXPECT_EQ(info[0].strides[1], 1);
+  EXPECT_EQ(info[0].alias_input, -1);
+  EXPECT_EQ(info[0].alias_output, -1);
+  EXPECT_EQ(info[1].is_scalar, 1);
+  ASSERT_EQ(info[2].ndim, 1);
+  EXPECT_EQ(info[2].sizes[0], 40);
+  EXPECT_EQ(info[2].alias_output, 0);
+  EXPECT_EQ(info[2].offset, 0);
+  toroid_module_free(m);
+}
+
+TEST_F(CApi, RunIntoCallerMemory) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  std::vector<float> x(40), y(40), a(40, -1.0f);
+  for (int i = 0; i < 40; ++i) {
+    x[static_cast<size_t>(i)] = static_cast<float>(i);
+    y[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i);
+  }
+  toroid_tensor in[2] = {tensor(x.data(), {5, 8}), tensor(y.data(), {5, 8})};
+  toroid_tensor out[3] = {tensor(a.data(), {5, 8}), {}, {}};
+  ASSERT_EQ(toroid_run_into(m, in, 2, out, 3, nullptr, 0, nullptr), 0) << error();
+  for (size_t i = 0; i < 40; ++i) EXPECT_EQ(a[i], 2.5f * static_cast<float>(i)) << i;
+  EXPECT_EQ(out[1].ndim, -1);
+  EXPECT_EQ(out[1].scalar, 5.0);
+  EXPECT_EQ(out[0].owner, nullptr);
+  // The owning entry point gives the same values.
+  toroid_tensor own[3];
+  ASSERT_EQ(toroid_run(m, in, 2, own, 3, nullptr), 0) << error();
+  const auto* p = static_cast<const float*>(own[0].data) + own[0].offset;
+  for (size_t i = 0; i < 40; ++i) EXPECT_EQ(p[i], a[i]);
+  for (toroid_tensor& t : own) toroid_tensor_release(&t);
+  toroid_module_free(m);
+}
+
+TEST_F(CApi, ViewsOfInputsAndSlicesOfBuffers) {
+  toroid_module* m = compile(kViews);
+  ASSERT_NE(m, nullptr);
+  std::vector<float> x(32), s(16, 0.0f);
+  for (size_t i = 0; i < 32; ++i) x[i] = 0.1f * static_cast<float>(i);
+  toroid_tensor in[1] = {tensor(x.data(), {4, 8})};
+  toroid_output_info info[2];
+  ASSERT_EQ(toroid_get_output_info(m, in, 1, info, 2, nullptr), 0) << error();
+  EXPECT_EQ(info[0].alias_input, 0);
+  EXPECT_EQ(info[0].strides[0], 1);
+  EXPECT_EQ(info[0].strides[1], 8);
+  EXPECT_EQ(info[1].alias_input, -1);
+  EXPECT_EQ(info[1].alias_output, -1);
+  EXPECT_EQ(info[1].strides[0], 8);
+  toroid_tensor out[2] = {{}, tensor(s.data(), {4, 4})};
+  out[1].strides[0] = 8;  // as reported: the slice keeps its buffer's row stride
+  std::vector<float> big(32, 0.0f);
+  out[1].data = big.data();
+  ASSERT_EQ(toroid_run_into(m, in, 1, out, 2, nullptr, 0, nullptr), 0) << error();
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) EXPECT_FLOAT_EQ(big[static_cast<size_t>(r * 8 + c)], std::exp(x[static_cast<size_t>(r * 8 + c + 2)]));
+  toroid_module_free(m);
+}
+
+TEST_F(CApi, DynamicOffSpecializesPerSize) {
+  for (int dynamic : {0, 1}) {
+    toroid_module* m = compile(kGraph, dynamic);
+    ASSERT_NE(m, nullptr);
+    std::vector<float> x(56, 1.0f), y(56, 1.0f), a(56);
+    for (int64_t rows : {4, 7, 4}) {
+      toroid_tensor in[2] = {tensor(x.data(), {rows, 8}), tensor(y.data(), {rows, 8})};
+      toroid_tensor out[3] = {tensor(a.data(), {rows, 8}), {}, {}};
+      ASSERT_EQ(toroid_run_into(m, in, 2, out, 3, nullptr, 0, nullptr), 0) << error();
+      EXPECT_EQ(a[0], 3.0f);
+      EXPECT_EQ(out[1].scalar, static_cast<double>(rows));
+    }
+    EXPECT_EQ(toroid_num_specializations(m), dynamic ? 1 : 2);
+    toroid_module_free(m);
+  }
+}
+
+TEST_F(CApi, DebugDumps) {
+  std::filesystem::path dump = dir_ / "dumps";
+  toroid_module* m = compile(kGraph, 1, dump.c_str());
+  ASSERT_NE(m, nullptr);
+  for (const char* f : {"g.0.graph.tir", "g.0.loop", "g.0.wrapper", "g.0.cpp"})
+    EXPECT_TRUE(std::filesystem::exists(dump / f)) << f;
+  toroid_module_free(m);
+}
+
+TEST_F(CApi, BadOptions) {
+  toroid_module* m = nullptr;
+  EXPECT_NE(toroid_compile_with_options(kGraph, nullptr, nullptr, &m), 0);
+  EXPECT_NE(error().find("null options"), std::string::npos) << error();
+  toroid_compile_options o;
+  toroid_compile_options_init(&o);
+  o.struct_size = 0;
+  EXPECT_NE(toroid_compile_with_options(kGraph, nullptr, &o, &m), 0);
+  EXPECT_NE(error().find("struct_size"), std::string::npos) << error();
+  toroid_compile_options_init(&o);
+  o.device = "tpu";
+  EXPECT_NE(toroid_compile_with_options(kGraph, nullptr, &o, &m), 0);
+  EXPECT_NE(error().find("\"tpu\""), std::string::npos) << error();
+  toroid_compile_options_init(&o);
+  EXPECT_NE(toroid_compile_with_options(nullptr, nullptr, &o, &m), 0);
+  EXPECT_NE(toroid_compile_with_options("graph @g {", "bad.tir", &o, &m), 0);
+  EXPECT_NE(error().find("bad.tir:1:"), std::string::npos) << error();
+  EXPECT_EQ(m, nullptr);
+  EXPECT_EQ(toroid_num_inputs(nullptr), -1);
+  EXPECT_EQ(toroid_num_specializations(nullptr), -1);
+}
+
+TEST_F(CApi, BadRunArguments) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  std::vector<float> x(40), y(40), a(40);
+  toroid_tensor in[2] = {tensor(x.data(), {5, 8}), tensor(y.data(), {5, 8})};
+  toroid_tensor out[3] = {tensor(a.data(), {5, 8}), {}, {}};
+  toroid_output_info info[3];
+  auto fails_with = [](int rc, const std::string& what) {
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(error().find(what), std::string::npos) << "expected '" << what << "' in: " << error();
+  };
+  fails_with(toroid_run_into(m, in, 1, out, 3, nullptr, 0, nullptr), "takes 2 inputs");
+  fails_with(toroid_run_into(m, in, 2, out, 2, nullptr, 0, nullptr), "has 3 outputs");
+  fails_with(toroid_run_into(nullptr, in, 2, out, 3, nullptr, 0, nullptr), "null module");
+  fails_with(toroid_run_into(m, nullptr, 2, out, 3, nullptr, 0, nullptr), "null inputs");
+  fails_with(toroid_run_into(m, in, 2, nullptr, 3, nullptr, 0, nullptr), "null outputs");
+  fails_with(toroid_get_output_info(m, in, 2, nullptr, 3, nullptr), "null outputs");
+  fails_with(toroid_run_into(m, in, 2, out, 3, a.data(), 4, nullptr), "takes no workspace");
+  // Inputs: a null pointer, a size that contradicts the graph, a bad dtype.
+  toroid_tensor bad[2] = {tensor(nullptr, {5, 8}), in[1]};
+  fails_with(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), "input 0: null data pointer");
+  bad[0] = tensor(x.data(), {5, 7});
+  EXPECT_NE(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), 0);
+  EXPECT_NE(error().find("%x"), std::string::npos) << error();
+  bad[0] = tensor(x.data(), {4, 8});
+  EXPECT_NE(toroid_get_output_info(m, bad, 2, info, 3, nullptr), 0);  // s0 is 4 and 5
+  bad[0] = in[0];
+  bad[0].dtype = 99;
+  fails_with(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), "unknown dtype code 99");
+  // Outputs that do not match the metadata.
+  toroid_tensor wrong[3] = {tensor(a.data(), {8, 5}), {}, {}};
+  fails_with(toroid_run_into(m, in, 2, wrong, 3, nullptr, 0, nullptr), "output 0: size 8 in dim 0, expected 5");
+  wrong[0] = tensor(a.data(), {5, 8});
+  wrong[0].dtype = TOROID_FLOAT64;
+  fails_with(toroid_run_into(m, in, 2, wrong, 3, nullptr, 0, nullptr), "output 0: dtype code");
+  wrong[0] = tensor(nullptr, {5, 8});
+  fails_with(toroid_run_into(m, in, 2, wrong, 3, nullptr, 0, nullptr), "output 0: null data pointer");
+  toroid_module_free(m);
+}
+
+#ifdef TOROID_WITH_CUDA
+// On a GPU: outputs written into the caller's device memory, with and without a workspace, and
+// an output sliced out of a larger buffer copied over on the device.
+TEST_F(CApi, CudaRunIntoDeviceMemory) {
+  if (!toroid_cuda_available()) GTEST_SKIP() << "no GPU";
+  namespace cu = toroid::runtime::cuda;
+  toroid_compile_options o;
+  toroid_compile_options_init(&o);
+  o.device = "cuda";
+  toroid_module* m = nullptr;
+  ASSERT_EQ(toroid_compile_with_options(kGraph, "g.tir", &o, &m), 0) << error();
+  std::vector<float> x(40), y(40), a(40);
+  for (size_t i = 0; i < 40; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 1.0f;
+  }
+  auto* dx = static_cast<float*>(cu::raw_alloc(160));
+  auto* dy = static_cast<float*>(cu::raw_alloc(160));
+  auto* da = static_cast<float*>(cu::raw_alloc(160));
+  cu::copy_to_device(dx, x.data(), 160);
+  cu::copy_to_device(dy, y.data(), 160);
+  toroid_tensor in[2] = {tensor(dx, {5, 8}), tensor(dy, {5, 8})};
+  toroid_output_info info[3];
+  size_t ws = 0;
+  ASSERT_EQ(toroid_get_output_info(m, in, 2, info, 3, &ws), 0) << error();
+  EXPECT_GT(ws, 0u);
+  void* workspace = cu::raw_alloc(ws);
+  for (void* w : {workspace, static_cast<void*>(nullptr)}) {
+    cu::copy_to_device(da, std::vector<float>(40, -1.0f).data(), 160);
+    toroid_tensor out[3] = {tensor(da, {5, 8}), {}, {}};
+    ASSERT_EQ(toroid_run_into(m, in, 2, out, 3, w, w ? ws : 0, nullptr), 0) << error();
+    cu::copy_to_host(a.data(), da, 160);
+    for (size_t i = 0; i < 40; ++i) EXPECT_EQ(a[i], 2.0f * x[i] + 1.0f) << i;
+    EXPECT_EQ(out[1].scalar, 5.0);
+  }
+  toroid_tensor out[3] = {tensor(da, {5, 8}), {}, {}};
+  EXPECT_NE(toroid_run_into(m, in, 2, out, 3, workspace, 16, nullptr), 0);  // too small
+  EXPECT_NE(error().find("workspace"), std::string::npos) << error();
+  toroid_module_free(m);
+
+  ASSERT_EQ(toroid_compile_with_options(kViews, "views.tir", &o, &m), 0) << error();
+  toroid_tensor vin[1] = {tensor(dx, {4, 8})};
+  std::vector<float> big(32, 0.0f);
+  cu::copy_to_device(da, big.data(), 128);
+  toroid_tensor vout[2] = {{}, tensor(da, {4, 4})};
+  vout[1].strides[0] = 8;
+  ASSERT_EQ(toroid_run_into(m, vin, 1, vout, 2, nullptr, 0, nullptr), 0) << error();
+  cu::copy_to_host(big.data(), da, 128);
+  for (size_t r = 0; r < 4; ++r)
+    for (size_t c = 0; c < 4; ++c) EXPECT_FLOAT_EQ(big[r * 8 + c], std::exp(x[r * 8 + c + 2]));
+  toroid_module_free(m);
+  for (void* p : {static_cast<void*>(dx), static_cast<void*>(dy), static_cast<void*>(da), workspace}) cu::raw_free(p);
+}
+#endif
+
+TEST_F(CApi, CudaWithoutGpuIsAnError) {
+  if (toroid_cuda_available()) GTEST_SKIP() << "a GPU is present";
+  toroid_module* m = nullptr;
+  EXPECT_NE(toroid_compile(kGraph, nullptr, "cuda", &m), 0);
+  EXPECT_NE(error(), "");
+}
+
+}  // namespace

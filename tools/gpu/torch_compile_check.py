@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""torch.compile(backend="toroid") against eager PyTorch and Inductor on a GPU (issue 6).
+
+    TOROID_LIBRARY=build/src/capi/libtoroid.so python3 tools/gpu/torch_compile_check.py [--reps 20]
+        [--only mlp,resnet18,gpt2,bert,adam] [--device cuda] [--dump DIR]
+
+For each model: eager, toroid and Inductor run the same inputs and weights (fp32); the row passes
+when toroid's outputs (and gradients, for the training rows) match eager's within bf16 tolerance
+(|a - b| <= 1e-2 + 1.6e-2 |b|). Times are the median of --reps runs after the first (CUDA
+synchronized); compile is the first call's time. A model whose package (torchvision,
+transformers) is missing is a SKIP row; a failure anywhere is a FAIL or ERROR row with its
+traceback printed after the table, and the other rows still run. Ops that fell back to eager
+are counted per row (the toroid logger's lines).
+"""
+import argparse
+import copy
+import logging
+import os
+import statistics
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+ATOL, RTOL = 1e-2, 1.6e-2  # bf16: 8 bits of mantissa
+
+
+class Skip(Exception):
+    pass
+
+
+class FallbackCounter(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.ops = []
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if "falls back" in msg:
+            self.ops.append(msg.split(" ")[1])
+
+
+def flat_tensors(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, dict):
+        return [t for v in x.values() for t in flat_tensors(v)]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in flat_tensors(v)]
+    if hasattr(x, "to_tuple"):  # transformers ModelOutput
+        return flat_tensors(x.to_tuple())
+    return []
+
+
+def compare(got, want):
+    """None when every tensor matches within bf16 tolerance, else a description."""
+    g, w = flat_tensors(got), flat_tensors(want)
+    if len(g) != len(w):
+        return "%d tensors, eager has %d" % (len(g), len(w))
+    for i, (a, b) in enumerate(zip(g, w)):
+        if a.shape != b.shape:
+            return "tensor %d: shape %s, eager %s" % (i, tuple(a.shape), tuple(b.shape))
+        a, b = a.detach().float(), b.detach().float()
+        excess = ((a - b).abs() - (ATOL + RTOL * b.abs())).max().item() if a.numel() else 0.0
+        if excess != excess or excess > 0:  # NaN or out of tolerance
+            return "tensor %d: max |diff| %.3g over tolerance (max |eager| %.3g)" % (
+                i, (a - b).abs().max().item(), b.abs().max().item())
+    return None
+
+
+def timed(fn, reps):
+    import torch
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    out = fn()
+    torch.cuda.synchronize()
+    first = time.perf_counter() - t0
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return out, first, statistics.median(times) if times else float("nan")
+
+
+# Each case builds (make(compile_fn) -> step function returning tensors to compare). make() is
+# called once per backend with fresh copies of the same weights and inputs.
+
+def training(base, forward):
+    """make() for a forward and backward step of a copy of `base`; forward(f) is the output."""
+    def make(compile_fn):
+        m = copy.deepcopy(base)
+        f = compile_fn(m)
+
+        def step():
+            for p in m.parameters():
+                p.grad = None
+            y = forward(f)
+            y.float().pow(2).mean().backward()
+            return [y] + [p.grad for p in m.parameters() if p.grad is not None]
+        return step
+    return make
+
+
+def case_mlp(device):
+    import torch
+    torch.manual_seed(0)
+    base = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)).to(device)
+    x = torch.randn(64, 1024, device=device)
+    return training(base, lambda f: f(x))
+
+
+def case_resnet18(device):
+    import torch
+    try:
+        import torchvision
+    except ImportError:
+        raise Skip("torchvision is not installed")
+    torch.manual_seed(0)
+    base = torchvision.models.resnet18(weights=None).to(device).eval()
+    x = torch.randn(8, 3, 224, 224, device=device)
+
+    def make(compile_fn):
+        f = compile_fn(copy.deepcopy(base))
+
+        def step():
+            with torch.no_grad():
+                return f(x)
+        return step
+    return make
+
+
+def _transformer(device, kind):
+    import torch
+    try:
+        import transformers
+    except ImportError:
+        raise Skip("transformers is not installed")
+    torch.manual_seed(0)
+    if kind == "gpt2":
+        model = transformers.GPT2Model(transformers.GPT2Config())
+        vocab = transformers.GPT2Config().vocab_size
+    else:
+        model = transformers.BertModel(transformers.BertConfig())
+        vocab = transformers.BertConfig().vocab_size
+    ids = torch.randint(0, vocab, (2, 128), device=device)
+    return model.to(device).eval(), ids  # eval: no dropout, so results are comparable
+
+
+def case_gpt2(device):
+    import torch
+    base, ids = _transformer(device, "gpt2")
+
+    def make(compile_fn):
+        f = compile_fn(copy.deepcopy(base))
+
+        def step():
+            with torch.no_grad():
+                return f(ids, use_cache=False).last_hidden_state
+        return step
+    return make
+
+
+def case_bert(device):
+    base, ids = _transformer(device, "bert")
+    return training(base, lambda f: f(ids).last_hidden_state)
+
+
+def case_adam(device):
+    import torch
+    torch.manual_seed(0)
+    shapes = [(64, 64) if i % 3 == 0 else (256,) if i % 3 == 1 else (32, 16, 3) for i in range(100)]
+    params = [torch.randn(s, device=device) for s in shapes]
+    grads = [torch.randn(s, device=device) for s in shapes]
+
+    def make(compile_fn):
+        ps = [torch.nn.Parameter(p.clone()) for p in params]
+        for p, g in zip(ps, grads):
+            p.grad = g.clone()
+        opt = torch.optim.Adam(ps, lr=1e-2)
+        # The step itself is compiled: it is what torch.compile sees in a training loop.
+        f = compile_fn(opt.step)
+
+        def step():
+            f()
+            return [p.detach().clone() for p in ps]
+        return step
+    return make
+
+
+CASES = [("mlp fwd+bwd", "mlp", case_mlp), ("resnet18 inference", "resnet18", case_resnet18),
+         ("gpt2 forward", "gpt2", case_gpt2), ("bert fwd+bwd", "bert", case_bert),
+         ("adam step (100 params)", "adam", case_adam)]
+
+
+def run_case(make_case, device, reps, dump):
+    import torch
+    import torch._dynamo
+    row = {"status": "FAIL", "eager": None, "toroid": None, "inductor": None, "toroid_c": None, "inductor_c": None,
+           "note": ""}
+    errors = []
+    make = make_case(device)
+    want, _, row["eager"] = timed(make(lambda m: m), reps)
+    counter = FallbackCounter()
+    logging.getLogger("toroid").addHandler(counter)
+    try:
+        torch._dynamo.reset()
+        backend = "toroid"
+        if dump:
+            from toroid.backend import toroid_backend
+            backend = lambda gm, ex: toroid_backend(gm, ex, dump_dir=dump)  # noqa: E731
+        got, row["toroid_c"], row["toroid"] = timed(make(lambda m: torch.compile(m, backend=backend)), reps)
+        problem = compare(got, want)
+        row["status"] = "PASS" if problem is None else "FAIL"
+        row["note"] = problem or ""
+    except Exception:
+        row["status"] = "ERROR"
+        errors.append(("toroid", traceback.format_exc()))
+    finally:
+        logging.getLogger("toroid").removeHandler(counter)
+    if counter.ops:
+        row["note"] = (row["note"] + "; " if row["note"] else "") + "fallbacks: " + ", ".join(sorted(set(counter.ops)))
+    try:
+        torch._dynamo.reset()
+        _, row["inductor_c"], row["inductor"] = timed(make(lambda m: torch.compile(m)), reps)
+    except Exception:
+        errors.append(("inductor", traceback.format_exc()))
+    torch._dynamo.reset()
+    return row, errors
+
+
+def fmt(x, unit=""):
+    return "-" if x is None else ("%.2f%s" % (x, unit))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--only", default="", help="comma-separated keys: " + ",".join(k for _, k, _ in CASES))
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--dump", default=None, help="toroid debug dumps (graphs, kernels) go here")
+    args = ap.parse_args()
+    import torch
+    import toroid  # noqa: F401  registers the backend
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("no CUDA device")
+    print("torch %s, %s, toroid library %s" % (torch.__version__,
+                                                torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
+                                                os.environ.get("TOROID_LIBRARY", "(default search)")))
+    only = set(filter(None, args.only.split(",")))
+    rows, failures = [], []
+    for title, key, case in CASES:
+        if only and key not in only:
+            continue
+        try:
+            row, errors = run_case(case, args.device, args.reps, args.dump)
+        except Skip as s:
+            row, errors = {"status": "SKIP", "note": str(s)}, []
+        except Exception:
+            row, errors = {"status": "ERROR", "note": "eager run failed"}, [("eager", traceback.format_exc())]
+        rows.append((title, row))
+        failures += [(title, who, tb) for who, tb in errors]
+        print("%s: %s %s" % (title, row["status"], row.get("note", "")), flush=True)
+    print()
+    print("| model | result | eager ms | toroid ms | Inductor ms | toroid compile s | Inductor compile s | notes |")
+    print("|---|---|---|---|---|---|---|---|")
+    for title, r in rows:
+        print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            title, r["status"], fmt(r.get("eager")), fmt(r.get("toroid")), fmt(r.get("inductor")),
+            fmt(r.get("toroid_c")), fmt(r.get("inductor_c")), r.get("note", "")))
+    for title, who, tb in failures:
+        print("\n--- %s (%s) ---\n%s" % (title, who, tb))
+    sys.exit(0 if all(r["status"] in ("PASS", "SKIP") for _, r in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
