@@ -54,6 +54,10 @@ int toroid_cuda_available(void);
 /* 1 when the operator registry knows `name` (an ATen overload such as "aten.add.Tensor") and can
  * run it: a meta function for its result types and a kernel or decomposition; else 0. */
 int toroid_op_supported(const char* name);
+/* The same, for kernels on `device` ("cpu" or "cuda"): on CUDA, 1 only when the op compiles to
+ * device code or a library call (cuBLASLt, cuDNN), not to its reference kernel run on host
+ * copies of the operands. -1 (with toroid_last_error) for an unknown device. */
+int toroid_op_supported_on(const char* name, const char* device);
 
 /* Compile options. Set struct_size = sizeof(toroid_compile_options); fields past a caller's
  * struct_size (an older header) take their defaults. toroid_compile_options_init fills defaults. */

@@ -64,6 +64,7 @@ def lib():
     sigs = {
         "toroid_last_error": ([], cp), "toroid_version": ([], cp), "toroid_abi_version": ([], i),
         "toroid_cuda_available": ([], i), "toroid_op_supported": ([cp], i),
+        "toroid_op_supported_on": ([cp, cp], i), "toroid_check_errors": ([vp], i),
         "toroid_compile_with_options": ([cp, cp, P(CompileOptions), P(vp)], i),
         "toroid_module_free": ([vp], None), "toroid_num_inputs": ([vp], i), "toroid_num_outputs": ([vp], i),
         "toroid_get_output_info": ([vp, P(Tensor), i, P(OutputInfo), i, P(ctypes.c_size_t)], i),
@@ -87,11 +88,17 @@ def check(rc):
 _supported = {}
 
 
-def op_supported(name):
-    """Whether toroid's operator registry can compile the ATen overload `name` ("aten.add.Tensor")."""
-    if name not in _supported:
-        _supported[name] = bool(lib().toroid_op_supported(name.encode()))
-    return _supported[name]
+def op_supported(name, device="cpu"):
+    """Whether toroid compiles the ATen overload `name` ("aten.add.Tensor") for `device`: on
+    "cuda", only ops that become device code or a library call (not a reference kernel run on
+    host copies, which PyTorch runs faster)."""
+    key = (name, device)
+    if key not in _supported:
+        r = lib().toroid_op_supported_on(name.encode(), device.encode())
+        if r < 0:
+            raise ToroidError(lib().toroid_last_error().decode())
+        _supported[key] = bool(r)
+    return _supported[key]
 
 
 class Module:
@@ -124,6 +131,11 @@ class Module:
     def run_into(self, inputs, outputs, workspace=None, workspace_bytes=0, stream=None):
         check(lib().toroid_run_into(self._h, inputs, len(inputs), outputs, len(outputs), workspace, workspace_bytes,
                                     stream))
+
+    def check_errors(self):
+        """Waits for this module's earlier CUDA runs; raises ToroidError for an out of range
+        gather position one of them hit (CUDA runs do not wait to check)."""
+        check(lib().toroid_check_errors(self._h))
 
     @property
     def num_specializations(self):

@@ -137,8 +137,8 @@ class Partition:
 _SYMBOLIC = "a symbolic scalar"
 
 
-def _supported(n, values):
-    """None when toroid may compile node n, else why not."""
+def _supported(n, values, device):
+    """None when toroid may compile node n for `device`, else why not."""
     import operator
     if n.op != "call_function":
         return None
@@ -151,6 +151,8 @@ def _supported(n, values):
         return "not an ATen op"
     if not _capi.op_supported(op):
         return "not in toroid's operator registry"
+    if not _capi.op_supported(op, device):
+        return "no %s kernel in toroid (only the reference kernel)" % device
     v = values.get(n)
     for r in (v if isinstance(v, (tuple, list)) else [v]):
         if hasattr(r, "dtype"):
@@ -185,7 +187,7 @@ class CompiledGraph:
         self.fallbacks = []  # (node name, op, reason)
         self.eager = {}  # node -> why it runs in eager
         for n in gm.graph.nodes:
-            why = _supported(n, self.values)
+            why = _supported(n, self.values, self.device)
             if why and n not in self.eager:
                 self._fall_back(n, why)
         self.steps = self._build()

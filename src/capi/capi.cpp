@@ -11,6 +11,7 @@
 #include <string>
 
 #include "toroid/driver/compile.h"
+#include "toroid/loop/lower.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/loop/ir.h"
 #include "toroid/ops/registry.h"
@@ -269,6 +270,25 @@ int toroid_op_supported(const char* name) {
     if (e->kernel) return 1;
     std::vector<std::string> d = toroid::decomposed_ops();
     return std::binary_search(d.begin(), d.end(), std::string(name)) ? 1 : 0;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return 0;
+  }
+}
+
+int toroid_op_supported_on(const char* name, const char* device) {
+  std::string d = device ? device : "";
+  if (d != "cpu" && d != "cuda") {
+    last_error = "toroid_op_supported_on: unknown device '" + d + "' (cpu or cuda)";
+    return -1;
+  }
+  if (!toroid_op_supported(name)) return 0;
+  if (d == "cpu") return 1;
+  try {
+    std::vector<std::string> decomposed = toroid::decomposed_ops();
+    return toroid::loop::has_lowering(name) || std::binary_search(decomposed.begin(), decomposed.end(), std::string(name))
+               ? 1
+               : 0;
   } catch (const std::exception& e) {
     last_error = e.what();
     return 0;

@@ -243,6 +243,20 @@ void lower_copy_epilogue(Lowering& L, const Node* n) {
 
 }  // namespace
 
+bool has_lowering(const std::string& op) {
+  if (find_rule(op)) return true;
+  const ops::OpEntry* e = ops::OpRegistry::global().find(op);
+  if (!e || e->schema.is_mutable() || e->schema.returns.empty()) return false;
+  // A view: every result aliases an argument (Tensor(a) in, Tensor(a) out).
+  for (const ops::SchemaArgument& r : e->schema.returns) {
+    if (r.type.alias_set.empty()) return false;
+    bool found = false;
+    for (const ops::SchemaArgument& a : e->schema.arguments) found = found || a.type.alias_set == r.type.alias_set;
+    if (!found) return false;
+  }
+  return true;
+}
+
 std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) {
   auto prog = std::make_unique<LoopProgram>();
   prog->graph = &g;

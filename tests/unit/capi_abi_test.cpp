@@ -84,6 +84,18 @@ TEST_F(CApi, VersionAndOps) {
   EXPECT_EQ(toroid_op_supported("aten._softmax.default"), 1);
   EXPECT_EQ(toroid_op_supported("aten.no_such_op.default"), 0);
   EXPECT_EQ(toroid_op_supported(nullptr), 0);
+  // On CUDA only ops with device code or a library call: sort and cumsum run their reference
+  // kernels on the host there, so a frontend runs them in PyTorch instead.
+  EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cuda"), 1);
+  EXPECT_EQ(toroid_op_supported_on("aten.convolution.default", "cuda"), 1);
+  EXPECT_EQ(toroid_op_supported_on("aten._softmax.default", "cuda"), 1);  // decomposed
+  EXPECT_EQ(toroid_op_supported_on("aten.t.default", "cuda"), 1);         // a view
+  EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cuda"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cpu"), 1);
+  EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cuda"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten.no_such_op.default", "cuda"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "tpu"), -1);
+  EXPECT_NE(std::string(toroid_last_error()).find("unknown device 'tpu'"), std::string::npos);
 }
 
 TEST_F(CApi, OutputInfoWithoutData) {

@@ -20,6 +20,11 @@ struct LowerOptions {
 };
 std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options = {});
 
+// Whether calls of `op` lower to generated code or a library call (a lowering rule, or a view of
+// its input by its schema's alias annotations), rather than to a fallback to the reference
+// kernel (which on a GPU runs on host copies of the operands).
+bool has_lowering(const std::string& op);
+
 // When a reduction's outputs are fewer than half of `parallelism` (the rows a target runs at
 // once: GPU blocks or CPU threads) and it reduces at least 2 * min_chunk elements, it becomes
 // a partial reduction over pieces of at least min_chunk elements (one output row per piece)
