@@ -43,7 +43,15 @@ void check(const std::string& text, double tol) {
   RtValue y = cuda::to_device(RtValue(y_host));
   std::vector<RtValue> dev;
   for (const RtValue& v : in) dev.push_back(cuda::to_device(v));
-  const HostTensor &x = dev[0].tensor(), &w = dev[1].tensor();
+  // The operands as the convolution sees them (a permuted input is a view of the raw one).
+  auto view = [&](size_t arg, const RtValue& storage) {
+    const toroid::TensorMeta& m = conv->args()[arg].value()->meta();
+    std::vector<int64_t> sz, st;
+    for (auto e : m.sizes) sz.push_back(*e.as_int());
+    for (auto e : m.strides) st.push_back(*e.as_int());
+    return HostTensor::from_storage(storage.tensor().storage(), m.dtype, sz, st, *m.offset.as_int());
+  };
+  HostTensor x = view(0, dev[0]), w = view(1, dev[1]);
   auto ints = [&](size_t i) {
     std::vector<int64_t> out;
     for (const toroid::Argument& a : conv->args()[i].list()) out.push_back(*a.scalar().as_int());
@@ -61,8 +69,8 @@ void check(const std::string& text, double tol) {
   c.padding = ints(4);
   c.dilation = ints(5);
   c.groups = *conv->args()[8].scalar().as_int();
-  c.x = data(dev[0]);
-  c.w = data(dev[1]);
+  c.x = data(RtValue(x));
+  c.w = data(RtValue(w));
   c.bias = dev.size() > 2 ? data(dev[2]) : nullptr;
   c.y = const_cast<std::byte*>(data(y));
   ASSERT_TRUE(cuda::convolution_supported(c, &why)) << why;
