@@ -10,6 +10,7 @@ import logging
 import re
 
 from . import _capi
+from .foreach import expand_foreach
 from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, is_symbolic, node_values, op_name,
                         sym_expr, tir_dtype)
 
@@ -175,6 +176,7 @@ class CompiledGraph:
     def __init__(self, gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
         import torch
         _capi.lib()  # a missing or mismatched library is an error here, not a fallback per node
+        expand_foreach(gm)
         self.gm = gm
         self.values = node_values(gm, example_inputs)
         self.attrs = get_attrs(gm)

@@ -166,6 +166,27 @@ class Frontend(unittest.TestCase):
         self.assertEqual([k for k, _ in c.steps], ["toroid", "eager", "toroid"])
         close(self, c(x), f(x))
 
+    def test_foreach_ops_expand_per_element(self):
+        # An Adam-like foreach update: every _foreach_* op becomes one op per tensor, so the
+        # whole update compiles (nothing falls back) and matches eager.
+        def step(ps, gs, ms, vs):
+            ms = torch._foreach_add(torch._foreach_mul(ms, 0.9), gs, alpha=0.1)
+            vs = torch._foreach_addcmul(torch._foreach_mul(vs, 0.999), gs, gs, value=0.001)
+            den = torch._foreach_add(torch._foreach_sqrt(vs), 1e-8)
+            upd = torch._foreach_div(ms, den)
+            ps = torch._foreach_sub(ps, torch._foreach_mul(upd, 0.01))
+            ps = torch._foreach_addcdiv(ps, ms, den, value=-0.5)
+            return list(ps) + list(torch._foreach_maximum(ms, vs)) + list(torch._foreach_reciprocal(den))
+
+        shapes = [(4, 8), (16,), (3, 5)]
+        args = [[torch.randn(*s) for s in shapes] for _ in range(3)] + [[torch.rand(*s) for s in shapes]]
+        gm = make_fx(step)(*args)
+        self.assertTrue(any("_foreach_" in str(n.target) for n in gm.graph.nodes))
+        c = compile_graph(gm, [t for a in args for t in a])
+        self.assertEqual(c.fallbacks, [])
+        self.assertFalse(any("_foreach_" in str(n.target) for n in gm.graph.nodes))
+        close(self, c(*[t for a in args for t in a]), step(*args), tol=1e-5)
+
     def test_aot_function_forward_backward(self):
         from functorch.compile import aot_function
         compiled = []
