@@ -193,6 +193,17 @@ bool same_exprs(Matcher& match, const std::vector<SymExpr>& d, const std::vector
   return ok;
 }
 
+// Strides agree except in dims of size 1, whose stride addresses nothing (PyTorch's kernels and
+// meta functions differ there: a slice of a [1, n] tensor keeps its row stride or not).
+bool same_strides(Matcher& match, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& d,
+                  const std::vector<SymExpr>& a) {
+  if (d.size() != a.size() || sizes.size() != a.size()) return false;
+  bool ok = true;
+  for (size_t i = 0; i < d.size(); ++i)
+    if (sizes[i] != SymExpr::integer(1)) ok = match(d[i], a[i]) && ok;
+  return ok;
+}
+
 }  // namespace
 
 void check_node_meta(const Node& call, Diagnostics& diags) {
@@ -241,7 +252,7 @@ void check_node_meta(const Node& call, Diagnostics& diags) {
     const TensorMeta& dm = *d.meta;
     bool ok = dm.dtype == am.dtype && dm.device == am.device;
     ok = same_exprs(match, dm.sizes, am.sizes) && ok;
-    ok = same_exprs(match, dm.strides, am.strides) && ok;
+    ok = same_strides(match, am.sizes, dm.strides, am.strides) && ok;
     ok = match(dm.offset, am.offset) && ok;
     if (!ok) {
       diags.error(&call, which + " is " + describe_meta(am) + " but its meta function gives " +

@@ -109,7 +109,9 @@ Results batch_norm(const BoundArgs& a, MetaContext& ctx, bool training) {
   if (x.rank() < 2) ctx.fail("expected an input with at least 2 dims, got " + std::to_string(x.rank()));
   std::vector<SymExpr> st = format_strides(ctx, x.sizes, suggest_memory_format(ctx, x));
   DType sd = stats_dtype(x, a);
-  SymExpr c = training ? x.sizes[1] : SymExpr::integer(0);
+  // Eval mode: the CPU kernels return empty saved statistics, the CUDA ones the running mean
+  // and 1/sqrt(var + eps) (one per channel), as PyTorch's native_batch_norm_helper says.
+  SymExpr c = training || !x.device.is_cpu() ? x.sizes[1] : SymExpr::integer(0);
   return {ResultSpec::tensor(fresh(ctx, x.dtype, x.device, x.sizes, st)),
           ResultSpec::tensor(fresh_contiguous(ctx, sd, x.device, {c})),
           ResultSpec::tensor(fresh_contiguous(ctx, sd, x.device, {c}))};
