@@ -74,17 +74,19 @@ class Partition:
         self.scalar_kinds = [type(values.get(o)).__name__ for o in outputs]
         self.device = device
         self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name)
-        self._info = {}
+        self._plans = {}  # call signature -> _plan
 
     def _prepare(self, args):
         import torch
         out = []
+        Tensor, device = torch.Tensor, self.device
         for x, layout in zip(list(args) + self.params, self.layouts + [None] * len(self.params)):
-            if isinstance(x, torch.Tensor):
-                if x.device.type == "cpu" and self.device == "cuda" and x.dim() == 0:
-                    x = x.to("cuda")  # a CPU scalar tensor (fx_to_tir's Emitter._moved)
-                if x.device.type != self.device:
-                    raise _capi.ToroidError("an input on %s, but this graph was compiled for %s" % (x.device, self.device))
+            if isinstance(x, Tensor):
+                if x.device.type != device:
+                    if device == "cuda" and x.dim() == 0:
+                        x = x.to("cuda")  # a CPU scalar tensor (fx_to_tir's Emitter._moved)
+                    else:
+                        raise _capi.ToroidError("an input on %s, but this graph was compiled for %s" % (x.device, device))
                 if layout is not None and not x.is_contiguous(memory_format=layout):
                     x = x.contiguous(memory_format=layout)
             elif not isinstance(x, (int, float, bool)):
@@ -92,28 +94,44 @@ class Partition:
             out.append(x)
         return out
 
+    def _plan(self, args, key):
+        """What a call with these sizes, strides and scalars needs, made once: the input headers
+        (only data pointers change between calls), the outputs' metadata and headers, and which
+        outputs to allocate."""
+        import torch
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        headers = (_capi.Tensor * len(args))(*[_header(x) for x in args])
+        infos, ws_bytes = self.module.output_info(headers)
+        outs = (_capi.Tensor * len(infos))()
+        allocate = []  # (output index, sizes, strides, torch dtype)
+        for i, info in enumerate(infos):
+            if info.is_scalar or info.ndim < 0 or info.alias_input >= 0 or info.alias_output >= 0:
+                continue  # scalars are returned in the header; views are made after the run
+            sizes, strides = list(info.sizes[:info.ndim]), list(info.strides[:info.ndim])
+            allocate.append((i, sizes, strides, _torch_dtype(info.dtype)))
+            outs[i].dtype, outs[i].ndim = info.dtype, info.ndim
+            for d in range(info.ndim):
+                outs[i].sizes[d], outs[i].strides[d] = sizes[d], strides[d]
+        tensors = [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)]
+        plan = (headers, tensors, infos, ws_bytes, outs, allocate)
+        self._plans[key] = plan
+        return plan
+
     def __call__(self, args):
         import torch
         args = self._prepare(args)
-        headers = (_capi.Tensor * len(args))(*[_header(x) for x in args])
         key = tuple((tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else x for x in args)
-        if key not in self._info:
-            self._info[key] = self.module.output_info(headers)
-        infos, ws_bytes = self._info[key]
+        headers, tensors, infos, ws_bytes, outs, allocate = self._plan(args, key)
+        for i in tensors:
+            headers[i].data = args[i].data_ptr() or None
         device = torch.device(self.device) if self.device == "cpu" else torch.device("cuda", torch.cuda.current_device())
-        results = []
-        outs = (_capi.Tensor * len(infos))()
-        for i, info in enumerate(infos):
-            if info.is_scalar or info.ndim < 0:
-                results.append(None)
-                continue
-            sizes, strides = list(info.sizes[:info.ndim]), list(info.strides[:info.ndim])
-            if info.alias_input >= 0 or info.alias_output >= 0:
-                results.append(None)  # views are made after the run
-                continue
-            t = torch.empty_strided(sizes, strides, dtype=_torch_dtype(info.dtype), device=device)
-            results.append(t)
-            outs[i] = _header(t)
+        results = [None] * len(infos)
+        for i, sizes, strides, dtype in allocate:
+            t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
+            results[i] = t
+            outs[i].data = t.data_ptr() or None
         stream, workspace = None, None
         if self.device == "cuda":
             stream = torch.cuda.current_stream().cuda_stream or None
@@ -193,6 +211,7 @@ class CompiledGraph:
             if why and n not in self.eager:
                 self._fall_back(n, why)
         self.steps = self._build()
+        self._get_attrs = None  # the get_attr nodes, found on the first call
 
     def _fall_back(self, node, why):
         """Runs `node` in eager, with the getitems of its results (logged once per node)."""
@@ -293,9 +312,10 @@ class CompiledGraph:
         if len(args) != len(self.placeholders):
             raise TypeError("%s takes %d inputs, got %d" % (self.name, len(self.placeholders), len(args)))
         env = dict(zip(self.placeholders, args))
-        for n in self.gm.graph.nodes:
-            if n.op == "get_attr":
-                env[n] = self.attrs[n.target]
+        if self._get_attrs is None:
+            self._get_attrs = [n for n in self.gm.graph.nodes if n.op == "get_attr"]
+        for n in self._get_attrs:
+            env[n] = self.attrs[n.target]
         for kind, s in self.steps:
             if kind == "eager":
                 a = map_arg(s.args, lambda x: env[x])
