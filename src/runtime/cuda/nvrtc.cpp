@@ -183,8 +183,11 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
                                    "-default-device"};
   if (!api.include_dir.empty()) argv.push_back("-I" + api.include_dir);
   argv.insert(argv.end(), options.options.begin(), options.options.end());
-  std::string identity = "nvrtc " + api.version_string;  // the options name the architecture
-  for (const std::string& o : argv) identity += "\n" + o;
+  // The key names the NVRTC version and the options (the architecture among them), but not
+  // where the toolkit's headers were found: a process whose libnvrtc came from another install of
+  // the same version (PyTorch's wheel, say) shares the cache. The headers ship with that version.
+  std::string identity = "nvrtc " + api.version_string;
+  for (const std::string& o : argv) identity += "\n" + (o.rfind("-I", 0) == 0 ? std::string("-I<toolkit>") : o);
   uint64_t seed = fnv1a64(identity);
 
   std::string dir = cache_dir() + "/cuda";
