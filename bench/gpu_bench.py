@@ -303,8 +303,9 @@ def process_compile_ms(toroidc, tir, name):
         path = os.path.join(d, name + ".tir")
         with open(path, "w") as f:
             f.write(tir)
-        out = subprocess.run([toroidc, "run", path, "--device", "cuda", "--compile-only", "--json"], check=True,
-                             capture_output=True, text=True).stdout
+        major, minor = torch.cuda.get_device_capability()
+        out = subprocess.run([toroidc, "run", path, "--device", "cuda", "--compile-only", "--json",
+                              "--cuda-arch=%d%d" % (major, minor)], check=True, capture_output=True, text=True).stdout
         return json.loads(out.strip().splitlines()[-1])["compile_ms"]
 
 
