@@ -52,4 +52,6 @@ fi
 if has torch; then
   echo "== torch.compile(backend=\"toroid\") against eager and Inductor"
   TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/torch_compile_check.py 2>&1 | tee "$out/torch_compile.log" | tail -60
+  echo "== dynamic shapes, guard recompiles and torch.export"
+  TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/torch_frontend_check.py 2>&1 | tee "$out/torch_frontend.log" | tail -40
 fi
