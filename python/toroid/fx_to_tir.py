@@ -19,6 +19,26 @@ DTYPES = {
 MAX_INLINE_CONSTANT = 16
 
 
+def _hints(env):
+    """Symbol -> example value from a ShapeEnv (torch >= 2.11 names it backed_var_to_val)."""
+    if env is None:
+        return {}
+    for attr in ("backed_var_to_val", "var_to_val"):
+        if hasattr(type(env), attr) or attr in getattr(env, "__dict__", {}):
+            return getattr(env, attr) or {}
+    return {}
+
+
+def _finite_int(v):
+    """A range bound as an int; None for an infinite one (sympy's oo, torch's int_oo)."""
+    if v is None or getattr(v, "is_infinite", False) or getattr(v, "is_finite", True) is False:
+        return None
+    try:
+        return int(v)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
+
+
 class Unsupported(Exception):
     """The graph (or one node) has something .tir cannot express; the message says what."""
 
@@ -107,23 +127,18 @@ class Symbols:
         as torch specializes sizes 0 and 1)."""
         lines = []
         env = self.shape_env
+        values = _hints(env)
         for s, name in self.names.items():
-            hint = None
-            if env is not None and s in getattr(env, "var_to_val", {}):
-                hint = int(env.var_to_val[s])
+            hint = int(values[s]) if s in values else None
             if hint is None:
                 raise Unsupported("symbol %s has no hint" % s)
             lo, hi = 2, "inf"
             r = getattr(env, "var_to_range", {}).get(s) if env is not None else None
             if r is not None:
-                try:
-                    lo = int(r.lower)
-                except (TypeError, ValueError):
-                    lo = 0
-                try:
-                    hi = str(int(r.upper))
-                except (TypeError, ValueError, OverflowError):
-                    hi = "inf"
+                lo = _finite_int(r.lower)
+                lo = 0 if lo is None else lo
+                up = _finite_int(r.upper)
+                hi = "inf" if up is None else str(up)
             lo = min(max(lo, 0), hint)
             lines.append("  sym %s : hint=%d, range=[%d, %s]" % (name, hint, lo, hi))
         return lines
