@@ -57,8 +57,10 @@ class CompileCounter(logging.Handler):
             self.graphs += 1
 
 
-def check_dynamic(torch, device):
-    import toroid  # noqa: F401
+def compiled_runs(torch, device, dynamic, batches):
+    """torch.compile(backend="toroid") of a fresh Block over these batch sizes: whether every
+    output matched eager, and how many graphs toroid compiled."""
+    import toroid  # noqa: F401  registers the backend
     torch._dynamo.reset()
     torch.manual_seed(0)
     m = Block.make(torch)().to(device)
@@ -67,34 +69,22 @@ def check_dynamic(torch, device):
     log.addHandler(counter)
     log.setLevel(logging.INFO)
     try:
-        f = torch.compile(m, backend="toroid", dynamic=True)
-        ok = True
+        f = torch.compile(m, backend="toroid", dynamic=dynamic)
         with torch.no_grad():
-            for batch in (8, 16, 33, 7):
-                x = torch.randn(batch, 64, device=device)
-                ok = ok and close(torch, f(x), m(x))
+            ok = all(close(torch, f(x), m(x)) for x in [torch.randn(b, 64, device=device) for b in batches])
     finally:
         log.removeHandler(counter)
-    return ok and counter.graphs == 1, "4 batch sizes match: %s; toroid graphs compiled: %d (want 1)" % (
-        ok, counter.graphs)
+    return ok, counter.graphs
+
+
+def check_dynamic(torch, device):
+    ok, graphs = compiled_runs(torch, device, True, (8, 16, 33, 7))
+    return ok and graphs == 1, "4 batch sizes match: %s; toroid graphs compiled: %d (want 1)" % (ok, graphs)
 
 
 def check_static(torch, device):
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    m = Block.make(torch)().to(device)
-    counter = CompileCounter()
-    log = logging.getLogger("toroid")
-    log.addHandler(counter)
-    log.setLevel(logging.INFO)
-    try:
-        f = torch.compile(m, backend="toroid", dynamic=False)
-        with torch.no_grad():
-            ok = all(close(torch, f(x), m(x)) for x in [torch.randn(b, 64, device=device) for b in (8, 8, 12)])
-    finally:
-        log.removeHandler(counter)
-    return ok and counter.graphs == 2, "matches: %s; toroid graphs compiled: %d (want 2: batch 8, then 12)" % (
-        ok, counter.graphs)
+    ok, graphs = compiled_runs(torch, device, False, (8, 8, 12))
+    return ok and graphs == 2, "matches: %s; toroid graphs compiled: %d (want 2: batch 8, then 12)" % (ok, graphs)
 
 
 def check_export(torch, device):
