@@ -20,8 +20,8 @@ namespace {
 
 // The type an element of `d` is stored as in device memory.
 std::string storage_type(DType d) {
-  if (d == DType::BFloat16) return "__nv_bfloat16";
-  if (d == DType::Float16) return "__half";
+  if (d == DType::BFloat16) return "t_bf16";
+  if (d == DType::Float16) return "t_f16";
   return compute_type(d);
 }
 

@@ -6,9 +6,7 @@
 namespace toroid::codegen::cuda {
 
 const std::string& cuda_prelude() {
-  static const std::string text = R"(#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#ifdef __CUDACC_RTC__
+  static const std::string text = R"(#ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -61,8 +59,38 @@ template <> struct t_limits<int64_t> {
 T_DEV float t_nan_f() { return __int_as_float(0x7fc00000); }
 T_DEV double t_nan_d() { return __longlong_as_double(0x7ff8000000000000LL); }
 
-T_DEV float t_round_bf16(float f) { return __bfloat162float(__float2bfloat16_rn(f)); }
-T_DEV float t_round_f16(float f) { return __half2float(__float2half_rn(f)); }
+// bf16 and f16 storage: bit patterns converted with the hardware's cvt (round to nearest even),
+// rather than cuda_bf16.h and cuda_fp16.h, which take most of NVRTC's time to parse.
+struct __align__(2) t_bf16 { unsigned short bits; };
+struct __align__(2) t_f16 { unsigned short bits; };
+T_DEV float t_to_float(t_bf16 v) { return __uint_as_float(static_cast<unsigned int>(v.bits) << 16); }
+T_DEV float t_to_float(t_f16 v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+}
+T_DEV t_bf16 t_to_bf16(float f) {
+  t_bf16 r;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(f));
+#else
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    r.bits = static_cast<unsigned short>((u >> 16) | 0x40u);  // NaN stays a (quiet) NaN
+  } else {
+    u += 0x7fffu + ((u >> 16) & 1u);
+    r.bits = static_cast<unsigned short>(u >> 16);
+  }
+#endif
+  return r;
+}
+T_DEV t_f16 t_to_f16(float f) {
+  t_f16 r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(f));
+  return r;
+}
+T_DEV float t_round_bf16(float f) { return t_to_float(t_to_bf16(f)); }
+T_DEV float t_round_f16(float f) { return t_to_float(t_to_f16(f)); }
 
 template <class I> T_DEV I t_floordiv(I a, I b) {
   if (b == 0) return 0;
@@ -114,15 +142,15 @@ T_DEV float t_sigmoid(float a) { return 1.0f / (1.0f + expf(-a)); }
 T_DEV double t_sigmoid(double a) { return 1.0 / (1.0 + exp(-a)); }
 
 // Element conversions between storage and compute types.
-T_DEV float t_load(const __nv_bfloat16& x) { return __bfloat162float(x); }
-T_DEV float t_load(const __half& x) { return __half2float(x); }
+T_DEV float t_load(const t_bf16& x) { return t_to_float(x); }
+T_DEV float t_load(const t_f16& x) { return t_to_float(x); }
 template <class T> T_DEV T t_load(const T& x) { return x; }
 template <class S> struct t_store;
-template <> struct t_store<__nv_bfloat16> {
-  template <class V> static T_DEV __nv_bfloat16 from(V v) { return __float2bfloat16_rn(static_cast<float>(v)); }
+template <> struct t_store<t_bf16> {
+  template <class V> static T_DEV t_bf16 from(V v) { return t_to_bf16(static_cast<float>(v)); }
 };
-template <> struct t_store<__half> {
-  template <class V> static T_DEV __half from(V v) { return __float2half_rn(static_cast<float>(v)); }
+template <> struct t_store<t_f16> {
+  template <class V> static T_DEV t_f16 from(V v) { return t_to_f16(static_cast<float>(v)); }
 };
 template <class S> struct t_store {
   template <class V> static T_DEV S from(V v) { return static_cast<S>(v); }
