@@ -45,11 +45,13 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
   if (o.load && !gpu) user_error("--device cuda needs a GPU: " + why);
   no.arch = o.cuda_arch ? o.cuda_arch : gpu ? cu::device().arch() : 90;
   auto start = std::chrono::steady_clock::now();
-  std::vector<cu::Cubin> cubins = cu::compile_cubins(cu::cubin_requests(s.wrapper), no);
+  // A module that will not run gets both entry points of every kernel compiled (a check);
+  // one that runs gets the 32-bit ones, and 64-bit ones when a launch needs them.
+  std::vector<cu::Cubin> cubins = cu::compile_cubins(cu::cubin_requests(s.wrapper, !o.load), no);
   s.stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.stats.cache_hit = true;
   for (const cu::Cubin& c : cubins) s.stats.cache_hit = s.stats.cache_hit && c.cache_hit;
-  if (o.load) s.cuda_executor = std::make_unique<cu::CudaExecutor>(s.wrapper, cubins);
+  if (o.load) s.cuda_executor = std::make_unique<cu::CudaExecutor>(s.wrapper, cubins, no);
 }
 #endif
 

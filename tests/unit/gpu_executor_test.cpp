@@ -145,4 +145,28 @@ TEST(GpuDeferredChecks, AnOutOfRangeGatherIsReportedByTheNextRun) {
   m->run({RtValue(x), RtValue(good)});
 }
 
+// A launch whose values do not fit 31 bits takes the 64-bit entry point, which is compiled only
+// then (modules load with the 32-bit ones): a size symbol of 2^35 reaches the kernel.
+TEST(GpuWideIndex, The64BitEntryIsCompiledWhenALaunchNeedsIt) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::driver::Target::Cuda;
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @wide functional {
+  sym s1 : hint=5, range=[0, inf]
+  %x = input : i64[16]
+  %n = input : int{value=s1}
+  %y = aten.add.Tensor(%x, %n) : i64[16]
+  output %y
+})",
+                                                   "wide.tir", o);
+  toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Int64, {16});
+  for (int64_t i = 0; i < 16; ++i) x.set_double(i, static_cast<double>(i));
+  for (int64_t n : {int64_t{7}, int64_t{1} << 35, int64_t{9}}) {
+    std::vector<RtValue> out = m->run({RtValue(x), RtValue::integer(n)});
+    const toroid::ops::HostTensor& y = out.at(0).tensor();
+    for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(static_cast<int64_t>(y.get_double(i)), i + n) << "n = " << n;
+  }
+}
+
 }  // namespace

@@ -95,12 +95,15 @@ class Emitter : public ScalarDialect {
     for (const auto& [sym, slot] : used_syms_)
       os << "  const I " << sym_name(sym) << " = static_cast<I>(" << sym_name(sym) << "_p);\n";
     os << body.str() << "}\n";
+    out.definitions = os.str();
     for (const char* I : {"int32_t", "int64_t"}) {
-      if (std::string(I) == "int32_t" && !fits_i32_) continue;
-      os << "extern \"C\" __global__ void __launch_bounds__(1024) " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
-         << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << ");\n}\n";
+      std::ostringstream entry;
+      entry << "extern \"C\" __global__ void __launch_bounds__(1024) " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
+            << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << ");\n}\n";
+      (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
     }
-    out.source = os.str();
+    if (!fits_i32_) out.entry_i32.clear();
+    out.source = out.definitions + out.entry_i32 + out.entry_i64;
     out.args = args_;
     for (const auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);
     out.index_sites = sites_;
@@ -837,5 +840,10 @@ CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const cpu::SymbolSlots&
 }
 
 std::string cuda_translation_unit(const CudaKernel& k) { return cuda_prelude() + "\n" + k.source; }
+
+std::string cuda_translation_unit(const CudaKernel& k, bool i64) {
+  TOROID_CHECK(i64 || k.has_i32, k.name + " has no 32-bit entry point");
+  return cuda_prelude() + "\n" + k.definitions + (i64 ? k.entry_i64 : k.entry_i32);
+}
 
 }  // namespace toroid::codegen::cuda

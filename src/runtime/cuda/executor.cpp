@@ -98,9 +98,12 @@ RtValue to_host(const RtValue& device, Stream s) {
   return HostTensor::from_storage(storage, t.dtype(), t.sizes(), t.strides(), t.offset());
 }
 
-std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w) {
+std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w, bool both_widths) {
   std::vector<CubinRequest> out;
-  for (const CudaKernel& k : w.cuda_kernels) out.push_back({codegen::cuda::cuda_translation_unit(k), k.name});
+  for (const CudaKernel& k : w.cuda_kernels) {
+    out.push_back({codegen::cuda::cuda_translation_unit(k, !k.has_i32), k.name});
+    if (both_widths && k.has_i32) out.push_back({codegen::cuda::cuda_translation_unit(k, true), k.name + "_i64"});
+  }
   return out;
 }
 
@@ -110,13 +113,21 @@ struct CudaExecutor::Impl {
   const ShapeEnv& env;
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<Function> fn_i32, fn_i64;
-  std::vector<void*> index_errors;  // per kernel: its t_index_error, when it checks positions
+  // The t_index_error global of each loaded module whose kernel checks gather positions (a
+  // kernel whose 64-bit entry was compiled later has two).
+  struct ErrorRecord {
+    size_t kernel;
+    void* global;
+  };
+  std::vector<ErrorRecord> error_records;
   // Deferred checks: each run's copies of the error records, oldest first, and spares to reuse.
   struct PendingCheck {
     PinnedBuffer records;
     Event copied;
-    explicit PendingCheck(size_t kernels) : records(kernels * kRecordBytes) {}
+    size_t count;  // records copied
+    explicit PendingCheck(size_t n) : records(n * kRecordBytes), count(n) {}
   };
+  NvrtcOptions nvrtc;  // for the 64-bit entry points compiled when a launch first needs one
   static constexpr size_t kRecordBytes = 3 * sizeof(uint64_t);  // {site, size, value}
   static constexpr size_t kMaxPending = 4;
   std::deque<std::unique_ptr<PendingCheck>> pending, spare_checks;
@@ -135,15 +146,15 @@ struct CudaExecutor::Impl {
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
   char* workspace = nullptr;
 
-  Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins)
-      : w(prog), p(*prog.program), env(prog.program->graph->shape_env()) {
+  Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins, const NvrtcOptions& options)
+      : w(prog), p(*prog.program), env(prog.program->graph->shape_env()), nvrtc(options) {
     TOROID_CHECK(cubins.size() == w.cuda_kernels.size(), "one cubin per kernel");
     for (size_t i = 0; i < cubins.size(); ++i) {
       const CudaKernel& k = w.cuda_kernels[i];
       modules.push_back(std::make_unique<Module>(cubins[i].image, k.name));
       fn_i32.push_back(k.has_i32 ? modules.back()->function(k.name + "_i32") : nullptr);
-      fn_i64.push_back(modules.back()->function(k.name + "_i64"));
-      index_errors.push_back(k.index_sites.empty() ? nullptr : modules.back()->global("t_index_error"));
+      fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(k.name + "_i64"));
+      if (!k.index_sites.empty()) error_records.push_back({i, modules.back()->global("t_index_error")});
     }
     for (const auto& b : p.buffers) num_slots = std::max(num_slots, b->id + 1);
     constants.resize(static_cast<size_t>(num_slots));
@@ -443,21 +454,31 @@ struct CudaExecutor::Impl {
     std::vector<void*> args;
     for (void*& ptr : ptrs) args.push_back(&ptr);
     for (int64_t& v : sym_values) args.push_back(&v);
-    launch(i32 ? fn_i32[ki] : fn_i64[ki], dims, args.data(), stream, k.name.c_str());
+    launch(i32 ? fn_i32[ki] : wide_entry(ki), dims, args.data(), stream, k.name.c_str());
   }
 
-  bool checks_positions() const {
-    for (void* e : index_errors)
-      if (e) return true;
-    return false;
-  }
-
-  // A recorded out of range gather position of kernel ki: a UserError at its op. The device
-  // record is cleared first, so the error is reported once.
-  void report(size_t ki, const uint64_t* rec, Stream s, const char* when) {
-    if (rec[0] == 0) return;
-    memset_zero(index_errors[ki], kRecordBytes, s);
+  // Kernel ki's 64-bit entry point, compiled (through the cubin cache) and loaded on first use.
+  Function wide_entry(size_t ki) {
+    if (fn_i64[ki]) return fn_i64[ki];
     const CudaKernel& k = w.cuda_kernels[ki];
+    std::vector<Cubin> c = compile_cubins({{codegen::cuda::cuda_translation_unit(k, true), k.name + "_i64"}}, nvrtc);
+    modules.push_back(std::make_unique<Module>(c.at(0).image, k.name + "_i64"));
+    fn_i64[ki] = modules.back()->function(k.name + "_i64");
+    if (!k.index_sites.empty()) {
+      error_records.push_back({ki, modules.back()->global("t_index_error")});
+      spare_checks.clear();  // sized for fewer records
+    }
+    return fn_i64[ki];
+  }
+
+  bool checks_positions() const { return !error_records.empty(); }
+
+  // A recorded out of range gather position (record r): a UserError at its op. The device
+  // record is cleared first, so the error is reported once.
+  void report(size_t r, const uint64_t* rec, Stream s, const char* when) {
+    if (rec[0] == 0) return;
+    memset_zero(error_records[r].global, kRecordBytes, s);
+    const CudaKernel& k = w.cuda_kernels[error_records[r].kernel];
     if (rec[0] > k.index_sites.size()) return;
     const auto& site = k.index_sites[rec[0] - 1];
     user_error(site.node->target() + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
@@ -468,11 +489,10 @@ struct CudaExecutor::Impl {
 
   // Waits for this run and reports the first out of range position any kernel recorded.
   void check_index_errors() {
-    for (size_t ki = 0; ki < index_errors.size(); ++ki) {
-      if (!index_errors[ki]) continue;
+    for (size_t r = 0; r < error_records.size(); ++r) {
       uint64_t rec[3] = {0, 0, 0};
-      copy_to_host(rec, index_errors[ki], sizeof rec, stream);
-      report(ki, rec, stream, "");
+      copy_to_host(rec, error_records[r].global, sizeof rec, stream);
+      report(r, rec, stream, "");
     }
   }
 
@@ -483,10 +503,10 @@ struct CudaExecutor::Impl {
       c = std::move(spare_checks.front());
       spare_checks.pop_front();
     } else {
-      c = std::make_unique<PendingCheck>(index_errors.size());
+      c = std::make_unique<PendingCheck>(error_records.size());
     }
-    for (size_t ki = 0; ki < index_errors.size(); ++ki)
-      if (index_errors[ki]) copy_to_pinned_host(c->records, ki * kRecordBytes, index_errors[ki], kRecordBytes, stream);
+    for (size_t r = 0; r < c->count; ++r)
+      copy_to_pinned_host(c->records, r * kRecordBytes, error_records[r].global, kRecordBytes, stream);
     c->copied.record(stream);
     pending.push_back(std::move(c));
   }
@@ -498,15 +518,15 @@ struct CudaExecutor::Impl {
       PendingCheck& c = *pending.front();
       if (!wait && pending.size() <= kMaxPending && !c.copied.done()) break;
       c.copied.synchronize();
-      std::vector<uint64_t> recs(index_errors.size() * 3);
+      std::vector<uint64_t> recs(c.count * 3);
       std::memcpy(recs.data(), c.records.data(), recs.size() * sizeof(uint64_t));
       std::memset(c.records.data(), 0, c.records.size());
-      spare_checks.push_back(std::move(pending.front()));
+      if (c.count == error_records.size()) spare_checks.push_back(std::move(pending.front()));
       pending.pop_front();
-      for (size_t ki = 0; ki < index_errors.size(); ++ki) {
-        if (!index_errors[ki] || recs[ki * 3] == 0) continue;
+      for (size_t r = 0; r < recs.size() / 3; ++r) {
+        if (recs[r * 3] == 0) continue;
         pending.clear();  // later runs' records repeat or follow this error; it is reported once
-        report(ki, &recs[ki * 3], stream, " (found after an earlier run on the GPU had finished; that run's outputs are wrong)");
+        report(r, &recs[r * 3], stream, " (found after an earlier run on the GPU had finished; that run's outputs are wrong)");
       }
     }
   }
@@ -585,8 +605,9 @@ struct CudaExecutor::Impl {
   }
 };
 
-CudaExecutor::CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins)
-    : impl_(std::make_unique<Impl>(program, cubins)) {}
+CudaExecutor::CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins,
+                           const NvrtcOptions& options)
+    : impl_(std::make_unique<Impl>(program, cubins, options)) {}
 CudaExecutor::~CudaExecutor() = default;
 
 std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats,

@@ -30,7 +30,10 @@ ops::HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int6
                               std::vector<int64_t> strides, int64_t offset);
 
 // The NVRTC requests of a program's kernels (one translation unit each).
-std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w);
+// One per kernel: its 32-bit entry point only (the 64-bit one when it has none), as the executor
+// loads them; with both_widths, a second request for the 64-bit entry point (to check that
+// everything compiles; the first ones are the same translation units a run compiles).
+std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w, bool both_widths = false);
 
 struct CudaRunOptions {
   Stream stream = nullptr;  // default_stream()
@@ -50,8 +53,10 @@ struct CudaRunOptions {
 
 class CudaExecutor {
  public:
-  // Loads one module per kernel from `cubins` (in the program's kernel order).
-  CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins);
+  // Loads one module per kernel from `cubins` (cubin_requests' order and entry points). A
+  // launch that needs a kernel's 64-bit entry point compiles it then, with `options`.
+  CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins,
+               const NvrtcOptions& options = {});
   ~CudaExecutor();
   CudaExecutor(const CudaExecutor&) = delete;
   CudaExecutor& operator=(const CudaExecutor&) = delete;
