@@ -9,6 +9,7 @@
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/host_allocator.h"
 #include "toroid/runtime/output_binding.h"
+#include "toroid/runtime/run_slots.h"
 #include "toroid/support/error.h"
 
 namespace toroid::runtime {
@@ -37,12 +38,9 @@ struct Executor::Impl {
   HostAllocator& allocator = HostAllocator::global();
 
   // Per run.
-  std::vector<std::shared_ptr<HostStorage>> slots, freed;
-  std::vector<std::shared_ptr<HostStorage>> bound;  // by slot: the caller's output memory
-  std::vector<bool> reused;  // by buffer id: a Reuse line takes its memory
+  RunSlots rs;
   sym::Binding binding;
   std::vector<int64_t> syms;
-  int64_t live = 0, peak = 0;
 
   Impl(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so)
       : w(prog), p(*prog.program), env(prog.program->graph->shape_env()) {
@@ -62,9 +60,7 @@ struct Executor::Impl {
     for (const auto& b : p.buffers)
       if (b->kind == loop::BufferKind::Constant) load_constant(*b);
     output_slots = bindable_output_slots(p);
-    reused.assign(static_cast<size_t>(num_slots), false);
-    for (const Line& l : w.lines)
-      if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+    rs.init(w, num_slots);
   }
 
   int64_t eval(SymExpr e) const {
@@ -105,20 +101,19 @@ struct Executor::Impl {
     auto it = p.owners.find(v->meta().storage);
     TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
     const TensorMeta& m = v->meta();
-    return HostTensor::from_storage(slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
+    return HostTensor::from_storage(rs.slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
                                     eval(m.strides), eval(m.offset));
   }
 
   void allocate(const Buffer* b, int64_t nbytes) {
     // From the cache: blocks this run or an earlier one freed (or whose outputs the caller
     // dropped) come back with their pages mapped. peak_bytes counts `nbytes`, not the class.
-    if (const auto& mine = bound[static_cast<size_t>(b->id)]) {
-      slots[static_cast<size_t>(b->id)] = mine;
+    if (const auto& mine = rs.bound[static_cast<size_t>(b->id)]) {
+      rs.slots[static_cast<size_t>(b->id)] = mine;
     } else {
-      slots[static_cast<size_t>(b->id)] = allocator.allocate(static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
+      rs.slots[static_cast<size_t>(b->id)] = allocator.allocate(static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
     }
-    live += nbytes;
-    peak = std::max(peak, live);
+    rs.count(nbytes);
   }
 
   ops::ArgumentEvaluator evaluator(const Node* n) {
@@ -155,14 +150,13 @@ struct Executor::Impl {
       int64_t offset = eval(m.offset);
       bool same = t.offset() == offset && t.sizes() == eval(m.sizes);
       for (size_t d = 0; same && d < strides.size(); ++d) same = t.sizes()[d] <= 1 || t.strides()[d] == strides[d];
-      if (same && !bound[static_cast<size_t>(b->id)]) {
-        slots[static_cast<size_t>(b->id)] = t.storage();
-        live += static_cast<int64_t>(t.storage()->nbytes());
-        peak = std::max(peak, live);
+      if (same && !rs.bound[static_cast<size_t>(b->id)]) {
+        rs.slots[static_cast<size_t>(b->id)] = t.storage();
+        rs.count(static_cast<int64_t>(t.storage()->nbytes()));
         continue;
       }
       allocate(b, eval(b->storage_numel) * dtype_size(b->dtype));
-      HostTensor dst = HostTensor::from_storage(slots[static_cast<size_t>(b->id)], m.dtype, t.sizes(), strides, offset);
+      HostTensor dst = HostTensor::from_storage(rs.slots[static_cast<size_t>(b->id)], m.dtype, t.sizes(), strides, offset);
       ops::copy_into(n->target(), dst, t);
     }
   }
@@ -203,49 +197,23 @@ struct Executor::Impl {
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
                            const std::vector<std::shared_ptr<HostStorage>>& outputs) {
     binding = std::move(b);
-    bound = bind_outputs(p, output_slots, outputs, static_cast<size_t>(num_slots), binding);
-    slots.assign(static_cast<size_t>(num_slots), nullptr);
-    freed.assign(static_cast<size_t>(num_slots), nullptr);
-    live = peak = 0;
+    rs.start(p, inputs, constants, bind_outputs(p, output_slots, outputs, static_cast<size_t>(num_slots), binding));
     syms.clear();
     for (SymExpr s : w.symbols) {
       auto it = binding.find(s);
       syms.push_back(it == binding.end() ? 0 : it->second.i);
     }
-    for (const Buffer* in : p.inputs) {
-      if (!in) continue;
-      const RtValue& v = inputs.at(static_cast<size_t>(in->input_index));
-      if (!v.is_tensor()) user_error("input " + std::to_string(in->input_index) + " must be a tensor");
-      slots[static_cast<size_t>(in->id)] = v.tensor().storage();
-    }
-    for (size_t i = 0; i < constants.size(); ++i)
-      if (constants[i]) slots[i] = constants[i];
     std::vector<char*> ptrs;
     for (size_t li = 0; li < w.lines.size(); ++li) {
       const Line& l = w.lines[li];
       switch (l.kind) {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
-        case Line::Kind::Reuse:
-          if (const auto& mine = bound[static_cast<size_t>(l.buffer->id)])
-            slots[static_cast<size_t>(l.buffer->id)] = mine;
-          else
-            slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
-          break;
-        case Line::Kind::Free: {
-          // Memory a later line reuses stays held (and counted); the rest is released.
-          auto& s = slots[static_cast<size_t>(l.buffer->id)];
-          if (reused[static_cast<size_t>(l.buffer->id)]) {
-            freed[static_cast<size_t>(l.buffer->id)] = std::move(s);
-          } else {
-            if (s) live -= static_cast<int64_t>(s->nbytes());
-            s.reset();
-          }
-          break;
-        }
+        case Line::Kind::Reuse: rs.reuse(l); break;
+        case Line::Kind::Free: rs.free(l); break;
         case Line::Kind::KernelCall: {
           ptrs.clear();
-          for (int id : kernel_args[li]) ptrs.push_back(reinterpret_cast<char*>(slots[static_cast<size_t>(id)]->data()));
+          for (int id : kernel_args[li]) ptrs.push_back(reinterpret_cast<char*>(rs.slots[static_cast<size_t>(id)]->data()));
           // Symbols bound since the call started (unbacked sizes from fallbacks).
           for (size_t k = 0; k < w.symbols.size(); ++k) {
             auto it = binding.find(w.symbols[k]);
@@ -275,10 +243,8 @@ struct Executor::Impl {
         out.emplace_back();
       }
     }
-    if (stats) stats->peak_bytes = peak;
-    slots.clear();
-    freed.clear();
-    bound.clear();
+    if (stats) stats->peak_bytes = rs.peak;
+    rs.finish();
     return out;
   }
 };

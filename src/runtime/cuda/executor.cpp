@@ -13,6 +13,7 @@
 #include "toroid/runtime/cuda/cublaslt.h"
 #include "toroid/runtime/cuda/cudnn.h"
 #include "toroid/runtime/output_binding.h"
+#include "toroid/runtime/run_slots.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -132,17 +133,14 @@ struct CudaExecutor::Impl {
   static constexpr size_t kMaxPending = 4;
   std::deque<std::unique_ptr<PendingCheck>> pending, spare_checks;
   std::vector<std::shared_ptr<HostStorage>> constants;
-  std::vector<bool> reused;
   int num_slots = 0;
   std::vector<int> output_slots;  // bindable_output_slots
 
   // Per run.
   Stream stream = nullptr;
-  std::vector<std::shared_ptr<HostStorage>> slots, freed;
-  std::vector<std::shared_ptr<HostStorage>> bound;  // by slot: the caller's output memory
+  RunSlots rs;
   sym::Binding binding;
   std::vector<int64_t> syms;
-  int64_t live = 0, peak = 0;
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
   char* workspace = nullptr;
 
@@ -161,9 +159,7 @@ struct CudaExecutor::Impl {
     for (const auto& b : p.buffers)
       if (b->kind == loop::BufferKind::Constant) upload_constant(*b);
     output_slots = bindable_output_slots(p);
-    reused.assign(static_cast<size_t>(num_slots), false);
-    for (const Line& l : w.lines)
-      if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+    rs.init(w, num_slots);
   }
 
   // An error in a deferred check nobody collected is not dropped silently.
@@ -198,21 +194,20 @@ struct CudaExecutor::Impl {
     auto it = p.owners.find(v->meta().storage);
     TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
     const TensorMeta& m = v->meta();
-    return HostTensor::from_storage(slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
+    return HostTensor::from_storage(rs.slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
                                     eval(m.strides), eval(m.offset));
   }
 
   void allocate(const Buffer* b, int64_t nbytes) {
-    auto& slot = slots[static_cast<size_t>(b->id)];
-    if (const auto& mine = bound[static_cast<size_t>(b->id)]) {
+    auto& slot = rs.slots[static_cast<size_t>(b->id)];
+    if (const auto& mine = rs.bound[static_cast<size_t>(b->id)]) {
       slot = mine;
     } else if (workspace) {
       slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(b->id)), static_cast<size_t>(nbytes), nullptr);
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);
     }
-    live += nbytes;
-    peak = std::max(peak, live);
+    rs.count(nbytes);
   }
 
   // The workspace layout of this run's allocations: first fit over the blocks that Free lines
@@ -241,7 +236,7 @@ struct CudaExecutor::Impl {
       } else if (l.kind == Line::Kind::Reuse) {
         (*offsets)[id] = (*offsets)[static_cast<size_t>(l.from->id)];
         sizes[id] = sizes[static_cast<size_t>(l.from->id)];
-      } else if (l.kind == Line::Kind::Free && !reused[id] && (*offsets)[id] >= 0) {
+      } else if (l.kind == Line::Kind::Free && !rs.reused[id] && (*offsets)[id] >= 0) {
         free_blocks.emplace(sizes[id], static_cast<size_t>((*offsets)[id]));
       }
     }
@@ -287,7 +282,7 @@ struct CudaExecutor::Impl {
       for (size_t d = 0; d < m.sizes.size() && d < t.sizes().size(); ++d)
         if (m.sizes[d].is_symbol() && !binding.count(m.sizes[d]))
           binding[m.sizes[d]] = sym::Scalar{sym::Type::Int, t.sizes()[d], 0};
-      auto& slot = slots[static_cast<size_t>(b->id)];
+      auto& slot = rs.slots[static_cast<size_t>(b->id)];
       size_t nbytes = static_cast<size_t>(eval(b->storage_numel) * static_cast<int64_t>(dtype_size(b->dtype)));
       if (!slot) allocate(b, static_cast<int64_t>(nbytes));
       auto staging = std::make_shared<HostStorage>(slot->nbytes(), true);
@@ -419,7 +414,7 @@ struct CudaExecutor::Impl {
     std::vector<void*> ptrs;
     int64_t largest = std::max(rows, elements);
     for (const Buffer* b : k.args) {
-      const auto& s = slots[static_cast<size_t>(b->id)];
+      const auto& s = rs.slots[static_cast<size_t>(b->id)];
       TOROID_CHECK(s != nullptr, "kernel " + k.name + " argument " + b->name + " has no memory");
       ptrs.push_back(s->data());
       largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(dtype_size(b->dtype), 1)));
@@ -536,10 +531,7 @@ struct CudaExecutor::Impl {
     collect_deferred_checks(false);
     binding = std::move(b);
     stream = o.stream ? o.stream : default_stream();
-    slots.assign(static_cast<size_t>(num_slots), nullptr);
-    freed.assign(static_cast<size_t>(num_slots), nullptr);
-    live = peak = 0;
-    bound = bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding);
+    rs.start(p, inputs, constants, bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding));
     workspace = nullptr;
     if (o.workspace) {
       size_t need = layout_workspace(binding, &workspace_offsets);
@@ -548,35 +540,13 @@ struct CudaExecutor::Impl {
                    std::to_string(need));
       workspace = static_cast<char*>(o.workspace);
     }
-    for (const Buffer* in : p.inputs) {
-      if (!in) continue;
-      const RtValue& v = inputs.at(static_cast<size_t>(in->input_index));
-      if (!v.is_tensor()) user_error("input " + std::to_string(in->input_index) + " must be a tensor");
-      slots[static_cast<size_t>(in->id)] = v.tensor().storage();
-    }
-    for (size_t i = 0; i < constants.size(); ++i)
-      if (constants[i]) slots[i] = constants[i];
     for (size_t li = 0; li < w.lines.size(); ++li) {
       const Line& l = w.lines[li];
       switch (l.kind) {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
-        case Line::Kind::Reuse:
-          if (const auto& mine = bound[static_cast<size_t>(l.buffer->id)])
-            slots[static_cast<size_t>(l.buffer->id)] = mine;
-          else
-            slots[static_cast<size_t>(l.buffer->id)] = std::move(freed[static_cast<size_t>(l.from->id)]);
-          break;
-        case Line::Kind::Free: {
-          auto& s = slots[static_cast<size_t>(l.buffer->id)];
-          if (reused[static_cast<size_t>(l.buffer->id)]) {
-            freed[static_cast<size_t>(l.buffer->id)] = std::move(s);
-          } else {
-            if (s) live -= static_cast<int64_t>(s->nbytes());
-            s.reset();
-          }
-          break;
-        }
+        case Line::Kind::Reuse: rs.reuse(l); break;
+        case Line::Kind::Free: rs.free(l); break;
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::FallbackCall: run_on_host(l.node, l.results); break;
@@ -597,10 +567,8 @@ struct CudaExecutor::Impl {
         out.emplace_back();
       }
     }
-    if (stats) stats->peak_bytes = peak;
-    slots.clear();
-    freed.clear();
-    bound.clear();
+    if (stats) stats->peak_bytes = rs.peak;
+    rs.finish();
     return out;
   }
 };
