@@ -232,17 +232,7 @@ struct Executor::Impl {
         case Line::Kind::FallbackCall: run_fallback(l); break;
       }
     }
-    std::vector<RtValue> out;
-    for (const loop::OutputRef& o : p.outputs) {
-      if (o.value) {
-        out.push_back(view_of(o.value));
-      } else if (o.scalar) {
-        std::optional<sym::Scalar> s = env.evaluate(o.scalar, binding);
-        out.push_back(s ? ops::rt_scalar(*s) : RtValue());
-      } else {
-        out.emplace_back();
-      }
-    }
+    std::vector<RtValue> out = collect_outputs(p, env, binding, [this](const Value* v) { return RtValue(view_of(v)); });
     if (stats) stats->peak_bytes = rs.peak;
     rs.finish();
     return out;

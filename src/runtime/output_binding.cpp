@@ -1,6 +1,9 @@
 #include "toroid/runtime/output_binding.h"
 
 #include <algorithm>
+#include <optional>
+
+#include "toroid/ops/registry.h"
 
 namespace toroid::runtime {
 
@@ -35,6 +38,23 @@ std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const loop::LoopProg
       bound[static_cast<size_t>(slots[i])] = outputs[i];
   }
   return bound;
+}
+
+std::vector<ops::RtValue> collect_outputs(const loop::LoopProgram& p, const sym::ShapeEnv& env,
+                                          const sym::Binding& binding,
+                                          const std::function<ops::RtValue(const Value*)>& view) {
+  std::vector<ops::RtValue> out;
+  for (const loop::OutputRef& o : p.outputs) {
+    if (o.value) {
+      out.push_back(view(o.value));
+    } else if (o.scalar) {
+      std::optional<sym::Scalar> s = env.evaluate(o.scalar, binding);
+      out.push_back(s ? ops::rt_scalar(*s) : ops::RtValue());
+    } else {
+      out.emplace_back();
+    }
+  }
+  return out;
 }
 
 }  // namespace toroid::runtime

@@ -2,6 +2,7 @@
 // which storage slots may take a caller's buffer, shared by the CPU and CUDA executors.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,5 +24,11 @@ std::vector<int> bindable_output_slots(const loop::LoopProgram& p);
 std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const loop::LoopProgram& p, const std::vector<int>& slots,
                                                             const std::vector<std::shared_ptr<ops::HostStorage>>& outputs,
                                                             size_t num_slots, const sym::Binding& binding);
+
+// The program's outputs after a run: each tensor output as `view` makes it (a view of its
+// buffer's storage), scalars evaluated under `binding`, None where the graph returns None.
+std::vector<ops::RtValue> collect_outputs(const loop::LoopProgram& p, const sym::ShapeEnv& env,
+                                          const sym::Binding& binding,
+                                          const std::function<ops::RtValue(const Value*)>& view);
 
 }  // namespace toroid::runtime

@@ -556,17 +556,7 @@ struct CudaExecutor::Impl {
       if (o.deferred_checks) defer_index_check();
       else check_index_errors();
     }
-    std::vector<RtValue> out;
-    for (const loop::OutputRef& r : p.outputs) {
-      if (r.value) {
-        out.push_back(view_of(r.value));
-      } else if (r.scalar) {
-        std::optional<sym::Scalar> s = env.evaluate(r.scalar, binding);
-        out.push_back(s ? ops::rt_scalar(*s) : RtValue());
-      } else {
-        out.emplace_back();
-      }
-    }
+    std::vector<RtValue> out = collect_outputs(p, env, binding, [this](const Value* v) { return RtValue(view_of(v)); });
     if (stats) stats->peak_bytes = rs.peak;
     rs.finish();
     return out;
