@@ -138,7 +138,6 @@ namespace {
 // The in-memory module cache: the compiled state of recent graphs, keyed by their text and the
 // options, least recently used first.
 struct CachedModule {
-  std::string key;
   std::shared_ptr<const Graph> source;
   std::vector<std::shared_ptr<Specialization>> specs;
 };
@@ -154,17 +153,17 @@ class ModuleCache {
   std::optional<CachedModule> find(const std::string& key) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->key != key) continue;
+      if (it->first != key) continue;
       entries_.splice(entries_.end(), entries_, it);
-      return entries_.back();
+      return entries_.back().second;  // the key (the whole text) is not copied
     }
     return std::nullopt;
   }
   // Records `source` and `specs` under `key` (replacing what was there).
   void store(const std::string& key, std::shared_ptr<const Graph> source, std::vector<std::shared_ptr<Specialization>> specs) {
     std::lock_guard<std::mutex> lock(mu_);
-    entries_.remove_if([&](const CachedModule& e) { return e.key == key; });
-    entries_.push_back(CachedModule{key, std::move(source), std::move(specs)});
+    entries_.remove_if([&](const std::pair<std::string, CachedModule>& e) { return e.first == key; });
+    entries_.emplace_back(key, CachedModule{std::move(source), std::move(specs)});
     while (entries_.size() > kCapacity) entries_.pop_front();
   }
 
@@ -175,7 +174,7 @@ class ModuleCache {
   }
   bool enabled_ = true;
   std::mutex mu_;
-  std::list<CachedModule> entries_;
+  std::list<std::pair<std::string, CachedModule>> entries_;  // by key, least recently used first
 };
 
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
