@@ -274,6 +274,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
   }
   for (const Node* n : g.nodes()) {
     if (n->kind() == NodeKind::Constant) {
+      if (!n->result(0)->is_tensor()) continue;  // a scalar constant is used through its value
       std::unique_ptr<Buffer> b = L.new_buffer(n->result(0), BufferKind::Constant);
       b->constant = n;
       L.define_buffer(n->result(0), std::move(b));
