@@ -54,9 +54,11 @@ int toroid_cuda_available(void);
 /* 1 when the operator registry knows `name` (an ATen overload such as "aten.add.Tensor") and can
  * run it: a meta function for its result types and a kernel or decomposition; else 0. */
 int toroid_op_supported(const char* name);
-/* The same, for kernels on `device` ("cpu" or "cuda"): on CUDA, 1 only when the op compiles to
- * device code or a library call (cuBLASLt, cuDNN), not to its reference kernel run on host
- * copies of the operands. -1 (with toroid_last_error) for an unknown device. */
+/* The same, for kernels on `device` ("cpu" or "cuda"): 1 only when the op compiles to generated
+ * code or a library call (OpenBLAS, oneDNN, cuBLASLt, cuDNN) for some dtype, not only to its
+ * reference kernel (slow on the CPU; on host copies on CUDA). Which dtypes have a library call is
+ * known at compile time: reference_kernels = 0 in the compile options makes the rest errors.
+ * -1 (with toroid_last_error) for an unknown device. */
 int toroid_op_supported_on(const char* name, const char* device);
 
 /* Compile options. Set struct_size = sizeof(toroid_compile_options); fields past a caller's
@@ -69,6 +71,10 @@ typedef struct {
                           * the sizes as constants */
   const char* dump_dir;  /* NULL (default) or a directory: each compile writes its graph after
                           * the passes, loop IR, Wrapper IR and kernel source there */
+  int32_t reference_kernels; /* 1 (default): a call with no compiled kernel or library call runs
+                              * its op's exact reference kernel (slow; on CUDA on host copies);
+                              * 0: compiling such a call fails, with the error located at its
+                              * node (a frontend then runs that op itself) */
 } toroid_compile_options;
 
 void toroid_compile_options_init(toroid_compile_options* options);

@@ -75,15 +75,17 @@ int64_t extent(const int64_t* sizes, const int64_t* strides, int ndim) {
   return e;
 }
 
-// Checks a caller tensor's header; `what` names it in messages ("toroid_run: input 2").
+// Checks a caller tensor's header; `what` names it in messages ("toroid_run: input 2"). A tensor
+// with no elements may have a null data pointer (PyTorch gives empty tensors one).
 void check_tensor(const toroid_tensor& t, const std::string& what, bool need_data) {
   if (t.ndim > TOROID_MAX_DIMS)
     user_error(what + ": " + std::to_string(t.ndim) + " dims (at most " + std::to_string(TOROID_MAX_DIMS) + ")");
   if (t.dtype < 0 || t.dtype >= toroid::kNumDTypes) user_error(what + ": unknown dtype code " + std::to_string(t.dtype));
-  if (need_data && !t.data) user_error(what + ": null data pointer");
   if (t.offset < 0) user_error(what + ": negative offset " + std::to_string(t.offset));
   for (int d = 0; d < t.ndim; ++d)
     if (t.sizes[d] < 0 || t.strides[d] < 0) user_error(what + ": negative size or stride in dim " + std::to_string(d));
+  if (need_data && !t.data && extent(t.sizes, t.strides, std::max(t.ndim, 0)) > 0)
+    user_error(what + ": null data pointer for a tensor with elements");
 }
 
 // The caller's tensor as a HostTensor whose storage starts at its first element (so the graph's
@@ -217,7 +219,7 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, const toroid_ou
                  std::to_string(info.strides[d]));
   }
   size_t es = static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype)));
-  auto* base = static_cast<std::byte*>(t.data) + static_cast<size_t>(t.offset) * es;
+  auto* base = t.data ? static_cast<std::byte*>(t.data) + static_cast<size_t>(t.offset) * es : nullptr;
   return std::make_shared<HostStorage>(base, static_cast<size_t>(extent(t.sizes, t.strides, t.ndim)) * es,
                                        std::make_shared<NotOwned>());
 }
@@ -283,7 +285,6 @@ int toroid_op_supported_on(const char* name, const char* device) {
     return -1;
   }
   if (!toroid_op_supported(name)) return 0;
-  if (d == "cpu") return 1;
   try {
     std::vector<std::string> decomposed = toroid::decomposed_ops();
     return toroid::loop::has_lowering(name) || std::binary_search(decomposed.begin(), decomposed.end(), std::string(name))
@@ -301,6 +302,7 @@ void toroid_compile_options_init(toroid_compile_options* options) {
   options->struct_size = sizeof(toroid_compile_options);
   options->device = "cpu";
   options->dynamic = 1;
+  options->reference_kernels = 1;
 }
 
 int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
@@ -321,6 +323,7 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     if (dev == "cuda") co.target = toroid::driver::Target::Cuda;
     else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
     co.dynamic = o.dynamic != 0;
+    co.reference_kernels = o.reference_kernels != 0;
     if (o.dump_dir) co.dump_dir = o.dump_dir;
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);

@@ -102,7 +102,10 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   PassManagerOptions po;
   po.verify_each = options_.verify_each;
   run_compile_pipeline(*s->graph, po, options_.target == Target::Cuda);
-  s->loop = loop::lower(*s->graph, loop::LowerOptions{options_.target == Target::Cuda});
+  loop::LowerOptions lo;
+  lo.cuda = options_.target == Target::Cuda;
+  lo.reference_kernels = options_.reference_kernels;
+  s->loop = loop::lower(*s->graph, lo);
   sched::Schedule schedule = sched::schedule(*s->loop);
   s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule, options_.target);
   codegen::wrapper::plan_memory(s->wrapper);
@@ -179,7 +182,7 @@ class ModuleCache {
 
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return std::string(target_name(o.target)) + "|" + std::to_string(o.cuda_arch) + "|" + (o.verify_each ? "v" : "") +
-         (o.dynamic ? "d" : "s") + "|" + o.dump_dir + "|" + filename + "|" + text;
+         (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
 }  // namespace

@@ -52,6 +52,14 @@ void Lowering::fail(const Node* n, const std::string& message) const {
   user_error("cannot compile " + n->describe() + ": " + message, n->loc());
 }
 
+void Lowering::note_reference_kernel(const Node* n, const std::string& why) const {
+  std::string where = options.cuda ? "cuda" : "cpu";
+  TOROID_LOG("fallback", n->target() + " (" + describe_value(n->result(0)) + ") runs its reference kernel on " + where +
+                             ": " + why);
+  if (!options.reference_kernels)
+    fail(n, "no compiled kernel or library call on " + where + " (" + why + "), and reference kernels are off");
+}
+
 Index Lowering::vars(size_t rank) {
   Index out;
   for (size_t k = 0; k < rank; ++k) out.push_back(index_var(k));
@@ -167,6 +175,7 @@ Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
 void Lowering::fallback(const Node* n) {
   const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
   if (op == nullptr || op->kernel == nullptr) fail(n, "no lowering and no reference kernel");
+  note_reference_kernel(n, "no lowering rule");
   // The op's exact reference kernel, on realized operands.
   for (const Value* in : n->inputs())
     if (in->is_tensor()) realize(in);

@@ -103,6 +103,7 @@ void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
   DType d = out->meta().dtype;
   bool blas = d == DType::Float32 || d == DType::Float64 ||
               (L.options.cuda && (d == DType::BFloat16 || d == DType::Float16));
+  if (!blas) L.note_reference_kernel(n, "no matmul library for " + std::string(dtype_short_name(d)));
   std::unique_ptr<Buffer> b = L.new_buffer(out, blas ? BufferKind::Extern : BufferKind::Fallback);
   b->node = n;
   for (const Value* in : n->inputs())
@@ -119,6 +120,11 @@ void convolution_extern(Lowering& L, const Node* n, const BoundArgs& a) {
                   (L.options.cuda && (d == DType::Float64 || d == DType::BFloat16 || d == DType::Float16));
   bool library = dtype_ok && a.scalar("transposed") == SymExpr::boolean(false) && out->meta().rank() >= 3 &&
                  out->meta().rank() <= 5;
+  if (!library)
+    L.note_reference_kernel(n, a.scalar("transposed") != SymExpr::boolean(false)
+                                   ? "transposed convolution"
+                                   : "no convolution library for " + std::string(dtype_short_name(d)) + " of rank " +
+                                         std::to_string(out->meta().rank()));
   std::unique_ptr<Buffer> b = L.new_buffer(out, library ? BufferKind::Extern : BufferKind::Fallback);
   b->node = n;
   for (const Value* in : n->inputs())

@@ -67,6 +67,9 @@ class Lowering {
                                std::span<const SymExpr> idx);
 
   [[noreturn]] void fail(const Node* n, const std::string& message) const;
+  // A call that will run its reference kernel (`why`: what has no compiled form): logged, and an
+  // error when options.reference_kernels is off.
+  void note_reference_kernel(const Node* n, const std::string& why) const;
 
  private:
   struct Box {

@@ -38,6 +38,9 @@ struct CompileOptions {
   // Debug dumps: each specialization writes its graph after the passes, loop IR, Wrapper IR
   // and kernel source here (created if missing) as <graph>.<n>.{graph.tir,loop,wrapper,cpp|cu}.
   std::string dump_dir;
+  // Calls with no compiled kernel or library call may run their op's reference kernel; off, they
+  // are compile errors at their node (loop::LowerOptions::reference_kernels).
+  bool reference_kernels = true;
 };
 
 struct CompileStats {

@@ -17,6 +17,10 @@ struct LowerOptions {
   bool cuda = false;
   // Run split_reductions (with the target's SplitOptions) at the end.
   bool split_reductions = true;
+  // Calls with no generated code or library call run their op's reference kernel (on host copies
+  // on a GPU). Off: such a call is an error located at its node, so that a frontend can run it
+  // elsewhere (PyTorch eager) instead of slowly. Either way each one is logged (TOROID_LOG=fallback).
+  bool reference_kernels = true;
 };
 std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options = {});
 
