@@ -5,6 +5,7 @@ Importing this package does not import torch; the backend is registered with dyn
 has it (torch >= 2.0).
 """
 from ._capi import ToroidError, op_supported  # noqa: F401
+from . import export  # noqa: F401  (toroid.export.load; imports torch only when called)
 
 __version__ = "0.2.0"
 

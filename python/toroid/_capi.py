@@ -25,7 +25,7 @@ class Tensor(ctypes.Structure):
 
 class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p), ("dynamic", ctypes.c_int32),
-                ("dump_dir", ctypes.c_char_p)]
+                ("dump_dir", ctypes.c_char_p), ("reference_kernels", ctypes.c_int32)]
 
 
 class OutputInfo(ctypes.Structure):
@@ -88,13 +88,15 @@ def check(rc):
 _supported = {}
 
 
-def op_supported(name, device="cpu"):
-    """Whether toroid compiles the ATen overload `name` ("aten.add.Tensor") for `device`: on
-    "cuda", only ops that become device code or a library call (not a reference kernel run on
-    host copies, which PyTorch runs faster)."""
+def op_supported(name, device=None):
+    """Whether toroid's operator registry has the ATen overload `name` ("aten.add.Tensor"); with
+    a `device` ("cpu", "cuda"), whether it compiles for it: only ops that become generated code or
+    a library call for some dtype (not ones that would only run their reference kernel, which
+    PyTorch runs faster)."""
     key = (name, device)
     if key not in _supported:
-        r = lib().toroid_op_supported_on(name.encode(), device.encode())
+        r = lib().toroid_op_supported(name.encode()) if device is None else \
+            lib().toroid_op_supported_on(name.encode(), device.encode())
         if r < 0:
             raise ToroidError(lib().toroid_last_error().decode())
         _supported[key] = bool(r)
@@ -104,10 +106,10 @@ def op_supported(name, device="cpu"):
 class Module:
     """A compiled graph: a toroid_module handle, freed with the object."""
 
-    def __init__(self, text, device="cpu", dynamic=True, dump_dir=None, filename="<python>"):
+    def __init__(self, text, device="cpu", dynamic=True, dump_dir=None, filename="<python>", reference_kernels=True):
         L = lib()
         o = CompileOptions(ctypes.sizeof(CompileOptions), device.encode(), 1 if dynamic else 0,
-                           dump_dir.encode() if dump_dir else None)
+                           dump_dir.encode() if dump_dir else None, 1 if reference_kernels else 0)
         h = ctypes.c_void_p()
         check(L.toroid_compile_with_options(text.encode(), filename.encode(), ctypes.byref(o), ctypes.byref(h)))
         self._h = h

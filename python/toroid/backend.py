@@ -14,26 +14,52 @@ log = logging.getLogger("toroid")
 _counter = itertools.count()
 
 
+# torch.compile's modes: toroid has one compile path, so each is accepted and means the same
+# ("reduce-overhead" will map to CUDA graphs once toroid has them).
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# torch.compile(..., options={...}) keys toroid takes, with what each does.
+OPTIONS = {
+    "dump_dir": "a directory: each compiled partition writes its .tir, loop IR, Wrapper IR and kernels there",
+    "device": "'cpu' or 'cuda': the device to compile for (default: the inputs')",
+}
+
+
 def _compiler(device=None, dump_dir=None):
     def compile_fn(gm, example_inputs):
+        from .fx_to_tir import real_mode
         from .runtime import boxed, compile_graph
         name = "toroid_%d" % next(_counter)
         dynamic = any(type(s).__name__.startswith("SymInt") for x in example_inputs
                       for s in (list(x.shape) if hasattr(x, "shape") else [x]))
-        compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name)
+        with real_mode():
+            compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name)
         log.info("toroid: compiled %s (%d steps, %s shapes, %d fallbacks)", name, len(compiled.steps),
                  "dynamic" if dynamic else "static", len(compiled.fallbacks))
         return boxed(compiled)
     return compile_fn
 
 
-def toroid_backend(gm, example_inputs, dump_dir=None, **kwargs):
-    """The dynamo backend: aot_autograd with core ATen decompositions over compile_graph."""
+def _check_options(mode, options):
+    """The options dict, checked: an unknown mode or key is an error naming what is accepted."""
+    if mode is not None and mode not in MODES:
+        raise ValueError("toroid backend: unknown mode %r (accepted: %s)" % (mode, ", ".join(MODES)))
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError("toroid backend: unknown option(s) %s; accepted: %s" % (
+            ", ".join(map(repr, unknown)), "; ".join("%s (%s)" % kv for kv in OPTIONS.items())))
+    if options.get("device") not in (None, "cpu", "cuda"):
+        raise ValueError("toroid backend: option 'device' must be 'cpu' or 'cuda', got %r" % (options["device"],))
+    return options
+
+
+def toroid_backend(gm, example_inputs, dump_dir=None, mode=None, options=None):
+    """The dynamo backend: aot_autograd with core ATen decompositions over compile_graph.
+    torch.compile passes `mode=` or `options=` through (see MODES and OPTIONS)."""
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
-    if kwargs:
-        raise TypeError("toroid backend: unknown options %s" % sorted(kwargs))
-    compiler = _compiler(dump_dir=dump_dir)
+    options = _check_options(mode, options)
+    compiler = _compiler(device=options.get("device"), dump_dir=options.get("dump_dir", dump_dir))
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
                         decompositions=core_aten_decompositions())(gm, example_inputs)
 

@@ -389,7 +389,8 @@ class Emitter:
         self.storage[name] = name
         import torch
         if t.numel() <= MAX_INLINE_CONSTANT and not isinstance(t, torch.nn.Parameter) and not t.is_complex():
-            flat = t.detach().cpu().contiguous().reshape(-1).tolist()
+            with real_mode():
+                flat = t.detach().cpu().contiguous().reshape(-1).tolist()
             data = self.syms.value(flat[0]) if t.dim() == 0 else "[" + ", ".join(self.syms.value(x) for x in flat) + "]"
             ty = self._type(t, device=self._moved(t))
             self.lines.append("  %s = constant %s : %s" % (name, data, ty))
@@ -537,13 +538,32 @@ def graph_to_tir(gm, example_inputs=None, name="main"):
     return emit_nodes(nodes, flat, values, attr, name).text
 
 
+def real_mode():
+    """A context where no fake tensor mode is active. Backends are called while AOTAutograd's
+    FakeTensorMode may still be current; reading a real constant's data (detach, cpu, tolist)
+    under it raises "Please convert all Tensors to FakeTensors first"."""
+    import contextlib
+    try:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+    except ImportError:  # torch < 2.1 has no such mode around backends
+        return contextlib.nullcontext()
+    return unset_fake_temporarily()
+
+
 def get_attrs(gm):
-    """get_attr target -> the tensor it names."""
+    """get_attr target -> the tensor it names. A fake tensor that stands for a constant (fake
+    modes keep small constants' real values in .constant) is replaced by that value; a fake
+    tensor without one cannot be compiled or run."""
     out = {}
     for n in gm.graph.nodes:
         if n.op == "get_attr":
             obj = gm
             for part in n.target.split("."):
                 obj = getattr(obj, part)
+            if type(obj).__name__ == "FakeTensor":
+                real = getattr(obj, "constant", None)
+                if real is None:
+                    raise Unsupported("get_attr %s is a fake tensor with no real value" % n.target)
+                obj = real
             out[n.target] = obj
     return out

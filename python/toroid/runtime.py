@@ -73,7 +73,10 @@ class Partition:
         self.layouts = [_layout_kind(values.get(n)) for n in self.inputs]
         self.scalar_kinds = [type(values.get(o)).__name__ for o in outputs]
         self.device = device
-        self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name)
+        # No reference kernels: an op toroid has no compiled form for (at this dtype) fails the
+        # compile at its node, and the caller runs it in eager instead (slow fallbacks are visible).
+        self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name,
+                                   reference_kernels=False)
         self._plans = {}  # call signature -> _plan
 
     def _prepare(self, args):
@@ -95,9 +98,10 @@ class Partition:
         return out
 
     def _plan(self, args, key):
-        """What a call with these sizes, strides and scalars needs, made once: the input headers
-        (only data pointers change between calls), the outputs' metadata and headers, and which
-        outputs to allocate."""
+        """What a call with these dtypes, devices, sizes, strides and scalars needs, made once: the
+        input headers (only data pointers change between calls), the outputs' metadata and
+        headers, and which outputs to allocate. Calls copy the headers before writing pointers
+        into them, so that threads calling at once never share them."""
         import torch
         plan = self._plans.get(key)
         if plan is not None:
@@ -122,8 +126,10 @@ class Partition:
     def __call__(self, args):
         import torch
         args = self._prepare(args)
-        key = tuple((tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else x for x in args)
+        key = tuple((x.dtype, x.device, tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else
+                    (type(x), x) for x in args)
         headers, tensors, infos, ws_bytes, outs, allocate = self._plan(args, key)
+        headers, outs = type(headers).from_buffer_copy(headers), type(outs).from_buffer_copy(outs)
         for i in tensors:
             headers[i].data = args[i].data_ptr() or None
         device = torch.device(self.device) if self.device == "cpu" else torch.device("cuda", torch.cuda.current_device())

@@ -1,0 +1,164 @@
+"""Calling compiled graphs as a user would: empty tensors in every op family, calls checked
+against the compiled graph (dtype, device, rank), many threads on one callable, reference-kernel
+ops run in eager (logged), the dynamo backend's options. Runs with torch 1.13 (Debian's
+python3-torch) and newer on the CPU; exits 77 (skip) without torch.
+"""
+import logging
+import os
+import sys
+import threading
+import unittest
+
+try:
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+except ImportError:
+    print("torch is not installed: skipping")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import toroid  # noqa: E402
+from toroid.backend import _check_options  # noqa: E402
+from toroid.runtime import compile_graph  # noqa: E402
+
+F = torch.nn.functional
+
+# One case per op family (as toroid's meta and lowering files group them), each on inputs with
+# zero elements: (name, function, inputs).
+E = torch.randn(0, 5)  # no rows
+W = torch.randn(4, 0)  # no columns
+EMPTY_CASES = [
+    ("unary", lambda x: torch.sin(x).exp().sqrt(), [E]),
+    ("unary_int", lambda x: torch.abs(x).neg(), [torch.zeros(0, 3, dtype=torch.int64)]),
+    ("binary_broadcast", lambda x, y: x * y + 1, [E, torch.randn(5)]),
+    ("compare_where", lambda x: torch.where(x > 0, x, -x), [E]),
+    ("cast", lambda x: x.to(torch.float64) * 2, [E]),
+    ("bf16", lambda x: (x.to(torch.bfloat16) * 3).float(), [W]),
+    ("sum_rows", lambda x: x.sum(-1), [E]),
+    ("sum_empty_dim", lambda x: x.sum(-1), [W]),  # sums over nothing: zeros
+    ("mean_all", lambda x: x.amax(0), [W]),
+    ("softmax", lambda x: torch.softmax(x, -1), [E]),
+    ("layer_norm", lambda x: F.layer_norm(x, [5]), [E]),
+    ("views", lambda x: x.t().reshape(-1, 1).expand(-1, 3), [E]),
+    ("slice_to_empty", lambda x: x[:, 2:2] + 1, [torch.randn(3, 5)]),
+    ("cat", lambda x, y: torch.cat([x, y], 0), [E, torch.randn(2, 5)]),
+    ("index_select", lambda x, i: torch.index_select(x, 0, i), [torch.randn(4, 5), torch.zeros(0, dtype=torch.int64)]),
+    ("gather_empty_source_rows", lambda x, i: torch.gather(x, 1, i), [E, torch.zeros(0, 2, dtype=torch.int64)]),
+    ("embedding", lambda w, i: F.embedding(i, w), [torch.randn(6, 3), torch.zeros(0, 2, dtype=torch.int64)]),
+    ("mm_empty_m", lambda a, b: a @ b, [E, torch.randn(5, 3)]),
+    ("mm_empty_k", lambda a, b: a @ b, [W, torch.randn(0, 3)]),  # a product over nothing: zeros
+    ("linear", lambda x, w, b: F.linear(x, w, b), [E, torch.randn(3, 5), torch.randn(3)]),
+    ("conv2d_batch0", lambda x, w: F.conv2d(x, w, padding=1), [torch.randn(0, 2, 5, 5), torch.randn(3, 2, 3, 3)]),
+    ("pad", lambda x: F.pad(x, [1, 2]), [E]),
+    ("adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 2), [torch.randn(0, 3, 4)]),
+    ("arange0", lambda x: torch.arange(0, dtype=torch.float32) + x.sum(), [torch.randn(3)]),
+    ("zeros0", lambda x: torch.zeros(0, 3) + x, [torch.randn(3)]),
+    ("full_like", lambda x: torch.full_like(x, 2.0) + x, [E]),
+]
+
+
+def close(test, got, want, tol=1e-4, what=""):
+    if isinstance(want, (tuple, list)):
+        for g, w in zip(got, want):
+            close(test, g, w, tol, what)
+        return
+    test.assertEqual(tuple(got.shape), tuple(want.shape), what)
+    test.assertEqual(got.dtype, want.dtype, what)
+    test.assertTrue(torch.allclose(got.double(), want.double(), atol=tol, rtol=tol, equal_nan=True), what)
+
+
+class EmptyTensors(unittest.TestCase):
+    def test_every_family_on_zero_elements(self):
+        failures = []
+        for name, fn, inputs in EMPTY_CASES:
+            try:
+                c = compile_graph(make_fx(fn)(*inputs), inputs, name="empty_" + name)
+                got, want = c(*inputs), fn(*inputs)
+                close(self, got, want, what=name)
+                # toroid compiled it: at least one partition ran
+                self.assertIn("toroid", [k for k, _ in c.steps], name)
+            except Exception as e:  # collect all, report together
+                failures.append("%s: %s: %s" % (name, type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+        self.assertEqual(failures, [])
+
+
+class CheckedCalls(unittest.TestCase):
+    def test_dtype_switch_is_an_error_not_a_misread(self):
+        c = compile_graph(make_fx(lambda x: x * 2 + 1)(torch.ones(4)), [torch.ones(4)])
+        x = torch.tensor([1.0, 2.0, 3.0, 4.0])
+        close(self, c(x), x * 2 + 1)
+        with self.assertRaisesRegex(toroid.ToroidError, "dtype is f64 but the graph expects f32"):
+            c(x.double())  # same shape and strides: the call plan must not be reused
+        close(self, c(x), x * 2 + 1)
+
+    def test_rank_mismatch_is_an_error(self):
+        c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
+        with self.assertRaisesRegex(toroid.ToroidError, "has 1 dims"):
+            c(torch.ones(6))
+
+    def test_threads_share_one_callable(self):
+        fn = lambda x, y: torch.tanh(x) * y + x.sum(-1, keepdim=True)  # noqa: E731
+        c = compile_graph(make_fx(fn)(torch.randn(8, 16), torch.randn(8, 16)), [torch.randn(8, 16), torch.randn(8, 16)])
+        wrong, errors = [], []
+
+        def work(seed):
+            g = torch.Generator().manual_seed(seed)
+            try:
+                for _ in range(100):
+                    x, y = torch.randn(8, 16, generator=g), torch.randn(8, 16, generator=g)
+                    if not torch.allclose(c(x, y), fn(x, y), atol=1e-5):
+                        wrong.append(seed)
+            except Exception as e:
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual((wrong, errors), ([], []))
+
+
+class ReferenceKernelFallbacks(unittest.TestCase):
+    def test_bf16_matmul_runs_in_eager_and_is_logged(self):
+        a = torch.randn(16, 16, dtype=torch.bfloat16)
+        fn = lambda a, b: (a @ b).relu() * 2  # noqa: E731
+        with self.assertLogs("toroid", level="WARNING") as logs:
+            c = compile_graph(make_fx(fn)(a, a), [a, a])
+        self.assertEqual([op for _, op, _ in c.fallbacks], ["aten.mm.default"])
+        self.assertTrue(any("no matmul library for bf16" in m for m in logs.output), logs.output)
+        close(self, c(a, a), fn(a, a), 1e-2)
+
+    def test_ops_with_only_a_reference_kernel_run_in_eager(self):
+        fn = lambda x: torch.sort(x, -1)[0] + torch.cumsum(x, 0)  # noqa: E731
+        x = torch.randn(8, 8)
+        with self.assertLogs("toroid", level="WARNING"):
+            c = compile_graph(make_fx(fn)(x), [x])
+        self.assertEqual(sorted(op for _, op, _ in c.fallbacks), ["aten.cumsum.default", "aten.sort.default"])
+        close(self, c(x), fn(x))
+
+    def test_f32_matmul_and_conv_stay_compiled(self):
+        fn = lambda x, w: F.conv2d(x, w).flatten(1) @ torch.ones(4 * 9, 2)  # noqa: E731
+        x, w = torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3)
+        c = compile_graph(make_fx(fn)(x, w), [x, w])
+        self.assertEqual(c.fallbacks, [])
+        close(self, c(x, w), fn(x, w), 1e-3)
+
+
+class BackendOptions(unittest.TestCase):
+    def test_modes_and_options(self):
+        for mode in (None, "default", "reduce-overhead", "max-autotune"):
+            self.assertEqual(_check_options(mode, None), {})
+        self.assertEqual(_check_options(None, {"dump_dir": "/tmp/x"}), {"dump_dir": "/tmp/x"})
+        with self.assertRaisesRegex(ValueError, "unknown mode 'fast'"):
+            _check_options("fast", None)
+        with self.assertRaisesRegex(ValueError, "unknown option\\(s\\) 'triton.cudagraphs'; accepted: dump_dir"):
+            _check_options(None, {"triton.cudagraphs": True})
+
+    def test_export_is_reachable_from_the_package(self):
+        self.assertTrue(callable(toroid.export.load))
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    unittest.main(verbosity=2)
