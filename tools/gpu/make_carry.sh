@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine needs from a CPU build (it has no Debian libraries and no build of
+# ours): stripped toroidc, libtoroid.so, unit_gpu and unit_capi, and libs.tar.xz with the shared
+# libraries they link that the GPU machine's Ubuntu lacks (OpenBLAS, oneDNN, gfortran, ...).
+#   tools/gpu/make_carry.sh [BUILD_DIR [CARRY_DIR]]     (defaults: build, .cudacarry)
+# Then: run(carry=[".cudacarry"], command="tools/gpu/cuda_checks.sh .cudacarry ...").
+# .cudacarry must be ignored by git (this script adds it to .git/info/exclude).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}; carry=${2:-$root/.cudacarry}
+grep -qx '/.cudacarry/' "$root/.git/info/exclude" 2>/dev/null || echo '/.cudacarry/' >> "$root/.git/info/exclude"
+rm -rf "$carry"; mkdir -p "$carry"
+for f in tools/toroidc/toroidc src/capi/libtoroid.so tests/unit/unit_gpu tests/unit/unit_capi; do
+  [ -e "$build/$f" ] && strip -o "$carry/$(basename "$f")" "$build/$f"
+done
+libs=$(ldd "$build/src/capi/libtoroid.so" "$build/tools/toroidc/toroidc" | awk '/=> \//{print $3}' |
+       grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt)\.so' | sort -u)
+tmp=$(mktemp -d); for l in $libs; do cp -L "$l" "$tmp/"; done
+tar cJf "$carry/libs.tar.xz" -C "$tmp" . && rm -rf "$tmp"
+git -C "$root" rev-parse HEAD > "$carry/COMMIT"
+du -sh "$carry"
