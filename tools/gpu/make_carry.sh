@@ -8,6 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}; carry=${2:-$root/.cudacarry}
+mkdir -p "$root/.git/info"
 grep -qx '/.cudacarry/' "$root/.git/info/exclude" 2>/dev/null || echo '/.cudacarry/' >> "$root/.git/info/exclude"
 rm -rf "$carry"; mkdir -p "$carry"
 for f in tools/toroidc/toroidc src/capi/libtoroid.so tests/unit/unit_gpu tests/unit/unit_capi; do

@@ -11,6 +11,15 @@ Each check prints PASS or FAIL with what it saw; the exit status is 1 when any f
 - export: a module with a buffer it mutates (a running count) is exported, saved, loaded with
   toroid.export.load, run, and matches eager, buffer update included; a second batch size runs
   through the same program when the batch dim was exported as dynamic.
+- constants: tensors created inside forward (captured as get_attr constants, real tensors that
+  reach the backend under AOTAutograd's fake mode: an empty one, a small one, a masked mean)
+  compile and match (issue 12: this raised "Please convert all Tensors to FakeTensors").
+- dtype_switch: one compiled graph called with f32 then f64 of the same shape gives the f64
+  answer (dynamo recompiles) and toroid's own callable refuses the f64 call with a clear error.
+- empty: torch.compile over zero-element inputs of unary, reduction, matmul and cat matches.
+- options: torch.compile(..., mode="max-autotune") and options={"dump_dir": ...} are accepted;
+  an unknown option is an error naming the accepted ones.
+- threads: 8 threads calling one compiled function get only right answers.
 """
 import argparse
 import logging
@@ -114,6 +123,102 @@ def check_export(torch, device):
         ok, counted, [op for _, op, _ in prog.fallbacks])
 
 
+def check_constants(torch, device):
+    import toroid  # noqa: F401
+    torch._dynamo.reset()
+
+    def f(x):
+        empty = torch.tensor([], device=x.device)
+        scale = torch.tensor([1.0, 2.0, 3.0, 4.0], device=x.device)
+        masked = torch.where(x > 0, x, torch.zeros((), device=x.device)).sum(-1) / (x > 0).sum(-1).clamp(min=1)
+        return torch.cat([x.flatten(), empty]) * 2, x * scale, masked
+
+    x = torch.randn(3, 4, device=device)
+    got, want = torch.compile(f, backend="toroid")(x), f(x)
+    ok = all(close(torch, g, w) for g, w in zip(got, want))
+    return ok, "three outputs with captured constants match: %s" % ok
+
+
+def check_dtype_switch(torch, device):
+    import toroid
+    from toroid.runtime import compile_graph
+    from torch.fx.experimental.proxy_tensor import make_fx
+    torch._dynamo.reset()
+    f = torch.compile(lambda x: x * 2 + 1, backend="toroid")
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], device=device)
+    a, b = f(x), f(x.double())
+    ok = close(torch, a, x * 2 + 1) and b.dtype == torch.float64 and torch.equal(b, x.double() * 2 + 1)
+    c = compile_graph(make_fx(lambda x: x * 2 + 1)(x), [x])
+    try:
+        c(x.double())
+        refused = False
+    except toroid.ToroidError as e:
+        refused = "dtype is f64" in str(e)
+    return ok and refused, "torch.compile f32 then f64 right: %s; compile_graph refuses f64 clearly: %s" % (ok, refused)
+
+
+def check_empty(torch, device):
+    import toroid  # noqa: F401
+    torch._dynamo.reset()
+    cases = [(lambda x: torch.sin(x) + 1, [(0, 8)]), (lambda x: x.sum(-1), [(0, 8)]), (lambda x: x.sum(-1), [(4, 0)]),
+             (lambda a, b: a @ b, [(0, 8), (8, 5)]), (lambda a, b: a @ b, [(4, 0), (0, 5)]),
+             (lambda a, b: torch.cat([a, b]), [(0, 8), (3, 8)]), (lambda x: torch.softmax(x, -1), [(0, 8)])]
+    bad = []
+    for i, (fn, shapes) in enumerate(cases):
+        inputs = [torch.randn(s, device=device) for s in shapes]
+        try:
+            if not close(torch, torch.compile(fn, backend="toroid")(*inputs), fn(*inputs)):
+                bad.append("%d: mismatch" % i)
+        except Exception as e:
+            bad.append("%d: %s" % (i, str(e).splitlines()[0][:200]))
+        torch._dynamo.reset()
+    return not bad, "%d zero-element cases; failures: %s" % (len(cases), bad)
+
+
+def check_options(torch, device):
+    import toroid  # noqa: F401
+    torch._dynamo.reset()
+    x = torch.randn(4, 4, device=device)
+    with tempfile.TemporaryDirectory() as d:
+        a = torch.compile(lambda x: x.relu() + 1, backend="toroid", mode="max-autotune")(x)
+        torch._dynamo.reset()
+        b = torch.compile(lambda x: x.relu() + 2, backend="toroid", options={"dump_dir": d})(x)
+        dumped = len(os.listdir(d)) > 0
+    torch._dynamo.reset()
+    try:
+        torch.compile(lambda x: x + 3, backend="toroid", options={"no_such": 1})(x)
+        refused = False
+    except Exception as e:
+        refused = "accepted" in str(e)
+    ok = close(torch, a, x.relu() + 1) and close(torch, b, x.relu() + 2) and dumped and refused
+    return ok, "mode and options accepted, dumps written: %s, unknown option refused: %s" % (dumped, refused)
+
+
+def check_threads(torch, device):
+    import threading
+    import toroid  # noqa: F401
+    torch._dynamo.reset()
+    fn = lambda x, y: torch.tanh(x) * y + x.sum(-1, keepdim=True)  # noqa: E731
+    f = torch.compile(fn, backend="toroid")
+    x0 = torch.randn(8, 16, device=device)
+    f(x0, x0)
+    wrong = []
+
+    def work(seed):
+        g = torch.Generator(device=device).manual_seed(seed)
+        for _ in range(100):
+            x, y = torch.randn(8, 16, device=device, generator=g), torch.randn(8, 16, device=device, generator=g)
+            if not close(torch, f(x, y), fn(x, y)):
+                wrong.append(seed)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return not wrong, "8 threads x 100 calls, wrong results: %d" % len(wrong)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda")
@@ -126,7 +231,10 @@ def main():
         sys.exit("these checks need torch >= 2.1 (dynamo and torch.export); this is torch %s" % torch.__version__)
     print("torch %s, device %s" % (torch.__version__, args.device))
     failed = 0
-    for name, check in (("dynamic", check_dynamic), ("static", check_static), ("export", check_export)):
+    checks = (("dynamic", check_dynamic), ("static", check_static), ("export", check_export),
+              ("constants", check_constants), ("dtype_switch", check_dtype_switch), ("empty", check_empty),
+              ("options", check_options), ("threads", check_threads))
+    for name, check in checks:
         try:
             ok, what = check(torch, args.device)
         except Exception:
