@@ -49,6 +49,12 @@ void cat(Lowering& L, const Node* n, const BoundArgs& a) {
   std::optional<int64_t> dim = a.scalar("dim").as_int();
   if (!dim) L.fail(n, "symbolic cat dim");
   size_t d = static_cast<size_t>(*dim < 0 ? *dim + om.rank() : *dim);
+  // A part with no rows along d takes no part either: its (clamped) read would still be made,
+  // from memory that does not exist (a GPU kernel evaluates both sides of the select).
+  std::vector<Value*> nonempty;
+  for (Value* v : parts)
+    if (v->meta().sizes[d].as_int() != std::optional<int64_t>(0)) nonempty.push_back(v);
+  if (!nonempty.empty()) parts = nonempty;
   Index idx = Lowering::vars(om.sizes.size());
   // Last part first: where(i < end_k, part_k, rest).
   std::vector<SymExpr> starts;

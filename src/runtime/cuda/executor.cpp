@@ -381,6 +381,7 @@ struct CudaExecutor::Impl {
     m.a = matrix(a, batched);
     m.b = matrix(b, batched);
     m.batch = batched ? out.sizes()[0] : 1;
+    if (m.a.cols == 0) return false;  // a product over nothing: the host writes zeros (or the bias)
     int64_t rows = out.sizes()[batched ? 1 : 0], cols = out.sizes()[batched ? 2 : 1];
     // The output: row-major contiguous per batch entry.
     if (out.strides()[batched ? 2 : 1] != 1 && cols > 1) return false;
