@@ -178,6 +178,9 @@ def _supported(n, values, device):
         return "not in toroid's operator registry"
     if not _capi.op_supported(op, device):
         return "no %s kernel in toroid (only the reference kernel)" % device
+    outside = _outside_input(n, values)
+    if outside:
+        return outside
     v = values.get(n)
     for r in (v if isinstance(v, (tuple, list)) else [v]):
         if hasattr(r, "dtype"):
@@ -188,6 +191,29 @@ def _supported(n, values, device):
         elif not isinstance(r, (int, float, bool)):
             return "a result of type %s" % type(r).__name__
     return None
+
+
+def _span(t):
+    """[first, last] storage element a tensor or fake reaches; None when it has no elements."""
+    if t.numel() == 0:
+        return None
+    first = t.storage_offset()
+    return first, first + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+
+
+def _outside_input(n, values):
+    """Why an as_strided view reaches storage outside its input's own elements (PyTorch allows
+    it within the storage; toroid sees an input as its elements only), else None."""
+    if op_name(n.target) != "aten.as_strided.default" or not n.args:
+        return None
+    src, out = values.get(n.args[0]), values.get(n)
+    try:
+        have, want = _span(src), _span(out)
+        if want is None or (have is not None and have[0] <= want[0] and want[1] <= have[1]):
+            return None
+    except Exception:  # symbolic sizes that cannot be decided
+        pass
+    return "as_strided reaches storage outside its input's elements"
 
 
 def _describe(n):

@@ -119,6 +119,20 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual((wrong, errors), ([], []))
 
 
+class Views(unittest.TestCase):
+    def test_as_strided_of_partial_views(self):
+        base = torch.arange(20.0)
+        cases = [(lambda x: torch.as_strided(x, (2, 2), (1, 2)) * 2, base[2:], False),
+                 (lambda x: torch.as_strided(x, (2, 2), (2, 1), 5) + 1, base[2:12], False),
+                 # past the view's own elements (within its storage): PyTorch allows it; eager runs it
+                 (lambda x: torch.as_strided(x, (2,), (1,), 15) + 1, base[2:6], True),
+                 (lambda x: torch.as_strided(x, (2, 2), (1, 2), 0) + 1, base[2:], True)]
+        for fn, x, eager in cases:
+            c = compile_graph(make_fx(fn)(x), [x])
+            self.assertEqual([op for _, op, _ in c.fallbacks], ["aten.as_strided.default"] if eager else [])
+            self.assertTrue(torch.equal(c(x), fn(x)))
+
+
 class ReferenceKernelFallbacks(unittest.TestCase):
     def test_bf16_matmul_runs_in_eager_and_is_logged(self):
         a = torch.randn(16, 16, dtype=torch.bfloat16)
