@@ -212,8 +212,8 @@ void bind_values(const ShapeEnv& env, sym::Binding& b, const std::vector<const V
                        " but the graph expects " + explain(m.sizes[d], *want, b),
                    loc);
     }
-    for (size_t d = 0; d < m.strides.size() && check_strides; ++d) {
-      if (t.sizes()[d] <= 1) continue;  // the stride of a size-0/1 dim is never used
+    for (size_t d = 0; d < m.strides.size() && check_strides && t.numel() > 0; ++d) {
+      if (t.sizes()[d] <= 1) continue;  // the stride of a size-0/1 dim (or of an empty tensor) is never used
       if (may_bind(m.strides[d]))
         bind_symbol(env, b, m.strides[d], sym::Scalar{sym::Type::Int, t.strides()[d], 0},
                     "stride " + std::to_string(d) + " of " + what, loc);

@@ -259,7 +259,8 @@ void Interpreter::Impl::check_tensor(const Value* v, const HostTensor& t, Frame&
   std::string shown = known ? ints_str(want) + (symbolic ? " (" + exprs_str(m.sizes) + ")" : "") : exprs_str(m.sizes);
   if (!known || want != t.sizes())
     node_error(n, what + ": sizes " + ints_str(t.sizes()) + " but meta says " + shown);
-  for (size_t d = 0; d < m.strides.size(); ++d) {
+  // Strides address nothing in a dim of size 1, or in a tensor with no elements.
+  for (size_t d = 0; d < m.strides.size() && t.numel() > 0; ++d) {
     if (t.sizes()[d] <= 1) continue;
     std::optional<int64_t> x = eval_int(env(), m.strides[d], f.binding);
     if (x && *x != t.strides()[d])

@@ -194,10 +194,13 @@ bool same_exprs(Matcher& match, const std::vector<SymExpr>& d, const std::vector
 }
 
 // Strides agree except in dims of size 1, whose stride addresses nothing (PyTorch's kernels and
-// meta functions differ there: a slice of a [1, n] tensor keeps its row stride or not).
+// meta functions differ there: a slice of a [1, n] tensor keeps its row stride or not), and in
+// tensors with no elements, whose strides address nothing at all.
 bool same_strides(Matcher& match, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& d,
                   const std::vector<SymExpr>& a) {
   if (d.size() != a.size() || sizes.size() != a.size()) return false;
+  for (SymExpr s : sizes)
+    if (s == SymExpr::integer(0)) return true;
   bool ok = true;
   for (size_t i = 0; i < d.size(); ++i)
     if (sizes[i] != SymExpr::integer(1)) ok = match(d[i], a[i]) && ok;
