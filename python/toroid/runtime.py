@@ -71,6 +71,12 @@ class Partition:
         self.params = [attrs[n.target] for n in emitter.params]
         self.outputs = outputs
         self.layouts = [_layout_kind(values.get(n)) for n in self.inputs]
+        # Inputs computed in eager before this partition, with their traced dtype: PyTorch's fake
+        # tensors and eager kernels disagree in a few places (CUDA batch norm's saved statistics
+        # in eval mode have the running stats' dtype in eager, float32 in the fake), and this
+        # graph was traced with the fake's. User inputs are never cast: a wrong dtype is an error.
+        self.traced_dtypes = [values[n].dtype if n.op != "placeholder" and hasattr(values.get(n), "dtype") else None
+                              for n in self.inputs]
         self.scalar_kinds = [type(values.get(o)).__name__ for o in outputs]
         self.device = device
         # No reference kernels: an op toroid has no compiled form for (at this dtype) fails the
@@ -83,8 +89,11 @@ class Partition:
         import torch
         out = []
         Tensor, device = torch.Tensor, self.device
-        for x, layout in zip(list(args) + self.params, self.layouts + [None] * len(self.params)):
+        extra = [None] * len(self.params)
+        for x, layout, traced in zip(list(args) + self.params, self.layouts + extra, self.traced_dtypes + extra):
             if isinstance(x, Tensor):
+                if traced is not None and x.dtype != traced:
+                    x = x.to(traced)
                 if x.device.type != device:
                     if device == "cuda" and x.dim() == 0:
                         x = x.to("cuda")  # a CPU scalar tensor (fx_to_tir's Emitter._moved)

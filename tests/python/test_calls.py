@@ -91,6 +91,16 @@ class CheckedCalls(unittest.TestCase):
             c(x.double())  # same shape and strides: the call plan must not be reused
         close(self, c(x), x * 2 + 1)
 
+    def test_eager_result_of_another_dtype_than_traced_is_cast(self):
+        # PyTorch's eager kernels and fake tensors disagree on a few dtypes (CUDA batch norm's
+        # saved statistics in eval mode); a partition after such an op takes the traced dtype.
+        fn = lambda x: torch.cumsum(x, 0) * 2  # noqa: E731  (cumsum runs in eager)
+        x = torch.randn(5)
+        c = compile_graph(make_fx(fn)(x), [x])
+        node = next(s for kind, s in c.steps if kind == "eager")
+        node.target = lambda *a, **k: torch.ops.aten.cumsum.default(*a, **k).double()
+        close(self, c(x), fn(x))
+
     def test_rank_mismatch_is_an_error(self):
         c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
         with self.assertRaisesRegex(toroid.ToroidError, "has 1 dims"):
