@@ -197,7 +197,7 @@ struct Executor::Impl {
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
                            const std::vector<std::shared_ptr<HostStorage>>& outputs) {
     binding = std::move(b);
-    rs.start(p, inputs, constants, bind_outputs(p, output_slots, outputs, static_cast<size_t>(num_slots), binding));
+    rs.start(p, inputs, constants, bind_outputs(p, output_slots, outputs, static_cast<size_t>(num_slots), binding), binding);
     syms.clear();
     for (SymExpr s : w.symbols) {
       auto it = binding.find(s);

@@ -1,6 +1,7 @@
 #include "toroid/runtime/run_slots.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "toroid/support/error.h"
 
@@ -14,9 +15,18 @@ void RunSlots::init(const codegen::wrapper::WrapperProgram& w, int num_slots) {
     if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
 }
 
+namespace {
+// Holds the storage a rebased slot points into, and releases nothing itself.
+struct KeepAlive : ops::HostStorage::Releaser {
+  explicit KeepAlive(std::shared_ptr<ops::HostStorage> s) : storage(std::move(s)) {}
+  void release(std::byte*, size_t) noexcept override {}
+  std::shared_ptr<ops::HostStorage> storage;
+};
+}  // namespace
+
 void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>& inputs,
                      const std::vector<std::shared_ptr<ops::HostStorage>>& constants,
-                     std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs) {
+                     std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs, const sym::Binding& binding) {
   slots.assign(reused.size(), nullptr);
   freed.assign(reused.size(), nullptr);
   bound = std::move(bound_outputs);
@@ -25,7 +35,21 @@ void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>
     if (!in) continue;
     const ops::RtValue& v = inputs.at(static_cast<size_t>(in->input_index));
     if (!v.is_tensor()) user_error("input " + std::to_string(in->input_index) + " must be a tensor");
-    slots[static_cast<size_t>(in->id)] = v.tensor().storage();
+    const ops::HostTensor& t = v.tensor();
+    std::optional<sym::Scalar> want = p.graph->shape_env().evaluate(in->offset, binding);
+    int64_t offset = want ? want->i : t.offset();
+    if (offset == t.offset() || !t.storage()->data()) {
+      slots[static_cast<size_t>(in->id)] = t.storage();
+      continue;
+    }
+    // The slot's memory starts `offset` elements before the tensor's first element: no kernel
+    // reads below that element (every read is at the graph's offset or past it).
+    auto es = static_cast<int64_t>(dtype_size(t.dtype()));
+    std::byte* first = t.storage()->data() + t.offset() * es;
+    auto keep = std::make_shared<KeepAlive>(t.storage());
+    slots[static_cast<size_t>(in->id)] = std::make_shared<ops::HostStorage>(
+        first - offset * es, t.storage()->nbytes() - static_cast<size_t>(t.offset() * es) + static_cast<size_t>(offset * es),
+        keep);
   }
   for (size_t i = 0; i < constants.size() && i < slots.size(); ++i)
     if (constants[i]) slots[i] = constants[i];

@@ -115,6 +115,30 @@ TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
   EXPECT_NE(out[0].tensor().storage(), small);
 }
 
+// An input whose graph type has an offset (a view a partition receives: the value half of a
+// qkv projection) passed as a caller's tensor that starts at its first element: the kernels
+// read it at the graph's offset, so the slot is based that far before the tensor (the CUDA
+// path, which does not lay inputs out again, read 192 elements past them).
+TEST_F(RuntimeExecutor, InputAtAnotherOffsetThanItsGraphType) {
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[3, 2]{strides=[4, 1], offset=2}
+  %y = aten.mul.Tensor(%x, 2.0) : f32[3, 2]
+  output %y
+})", "g.tir");
+  std::vector<RtValue> laid_out = toroid::interp::random_inputs(m->graph(), 5);
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), laid_out);
+  const toroid::ops::HostTensor& x = laid_out[0].tensor();
+  ASSERT_EQ(x.offset(), 2);
+  // The same elements in a storage of their own, starting at the first one.
+  auto first = std::make_shared<toroid::ops::HostStorage>(10 * 4);
+  auto from_first = toroid::ops::HostTensor::from_storage(first, x.dtype(), x.sizes(), x.strides(), 0);
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 2; ++j) from_first.set_double(i * 2 + j, x.get_double(i * 2 + j));
+  toroid::sym::Binding b;
+  toroid::driver::Specialization& s = m->specialize(laid_out, &b);
+  expect_close(s.executor->run({RtValue(from_first)}, b), want);
+}
+
 // A symbol only an argument uses (the size of a new tensor, fused into the sum, so nothing of
 // that size is allocated) and no input binds: an error, not a kernel run with a made-up value.
 TEST_F(RuntimeExecutor, SymbolNoInputBindsIsAnError) {

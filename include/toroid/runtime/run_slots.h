@@ -22,10 +22,12 @@ struct RunSlots {
   // Once per program: which buffers' memory a Reuse line takes.
   void init(const codegen::wrapper::WrapperProgram& w, int num_slots);
   // A run's start: every slot empty but the inputs' and the constants' (by slot; null where
-  // none), and the caller's output memory.
+  // none), and the caller's output memory. Kernels read an input at its graph type's offset
+  // (`binding` evaluates it); an input tensor at another offset in its storage (a caller's
+  // tensor wrapped from its first element) gets a slot based where that offset finds it.
   void start(const loop::LoopProgram& p, const std::vector<ops::RtValue>& inputs,
              const std::vector<std::shared_ptr<ops::HostStorage>>& constants,
-             std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs);
+             std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs, const sym::Binding& binding);
   // Memory `nbytes` long was placed in a slot.
   void count(int64_t nbytes);
   // The Reuse and Free lines.

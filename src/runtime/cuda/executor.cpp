@@ -532,7 +532,7 @@ struct CudaExecutor::Impl {
     collect_deferred_checks(false);
     binding = std::move(b);
     stream = o.stream ? o.stream : default_stream();
-    rs.start(p, inputs, constants, bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding));
+    rs.start(p, inputs, constants, bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding), binding);
     workspace = nullptr;
     if (o.workspace) {
       size_t need = layout_workspace(binding, &workspace_offsets);
