@@ -706,11 +706,15 @@ def child_main(conn, cfg, name, jobs):
 # The parent
 
 def commit():
+    """The commit of the library under test: TOROID_COMMIT when set (the GPU machine's copy of the
+    tree may carry a .git that is not the build's), else the tree's HEAD."""
+    if os.environ.get("TOROID_COMMIT"):
+        return os.environ["TOROID_COMMIT"]
     try:
         return subprocess.check_output(["git", "-C", REPO, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
                                        text=True).strip()
     except Exception:
-        return os.environ.get("TOROID_COMMIT", "unknown")
+        return "unknown"
 
 
 def finish_row(row, meta, name, backends):
