@@ -1,6 +1,8 @@
-// Helpers shared by the on-disk caches (compiled shared objects, cubins): an entry is a file
-// `path` with its checksum in `path.sum`, both written atomically; an entry whose checksum does
-// not match is treated as missing (and logged), so it is rebuilt.
+// Helpers shared by the on-disk caches (compiled shared objects, cubins). An entry's checksum
+// covers its key and its bytes, so a truncated or half-written entry, or one renamed to another
+// key's name, is detected and treated as missing (logged, then rebuilt). Entries are published
+// by one atomic rename, so a reader sees a whole entry or none, and a published entry never
+// changes (a corrupt one is moved aside before its replacement is published).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +13,21 @@
 namespace toroid::runtime::detail {
 
 std::string hex64(uint64_t v);              // 16 lowercase hex digits
-std::string checksum(std::string_view bytes);
 std::string unique_suffix();                // "<pid>-<random>", for temporary names
+std::string keyed_checksum(std::string_view key, std::string_view bytes);
 
-// The entry's contents when it and its checksum exist and agree; nullopt otherwise.
-std::optional<std::string> read_intact_entry(const std::string& path);
-// Writes the entry's checksum file (the entry itself is written or renamed by the caller).
-void write_entry_checksum(const std::string& path, std::string_view contents);
+// A single-file entry: a header line naming the key and the checksum, then the bytes.
+// read_entry_file gives the bytes when the file exists, is for `key`, and is intact.
+std::optional<std::string> read_entry_file(const std::string& path, std::string_view key);
+void write_entry_file(const std::string& path, std::string_view key, std::string_view bytes);
+
+// A directory entry (a file that must keep its own name and form, such as a shared object for
+// dlopen): `dir/<name>` beside `dir/sum`. entry_dir_intact reads both and checks the sum.
+bool entry_dir_intact(const std::string& dir, const std::string& name, std::string_view key);
+void write_entry_dir_sum(const std::string& dir, const std::string& name, std::string_view key);
+// Renames the complete directory `tmp` to `entry`. When `entry` exists already (another
+// process published it first, or it is corrupt or not a directory), an intact one is kept and
+// anything else is moved aside and replaced. `tmp` is gone afterwards either way.
+void publish_entry_dir(const std::string& tmp, const std::string& entry, const std::string& name, std::string_view key);
 
 }  // namespace toroid::runtime::detail

@@ -7,8 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
-#include <random>
 #include <sstream>
 
 #include "toroid/support/error.h"
@@ -46,8 +44,11 @@ std::string compiler_identity(const std::string& compiler) {
   return resolved.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
 }
 
-bool try_load(const std::string& so, SharedObject& out) {
-  if (!detail::read_intact_entry(so)) return false;
+// The entry directory's shared object, loaded when the entry is intact (a published entry never
+// changes, so what was checked is what dlopen reads).
+bool try_load(const std::string& entry, const std::string& key, SharedObject& out) {
+  if (!detail::entry_dir_intact(entry, "kernels.so", key)) return false;
+  std::string so = entry + "/kernels.so";
   void* h = ::dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     TOROID_LOG("cache", "cannot load " + so + " (" + std::string(::dlerror()) + "): rebuilding");
@@ -59,46 +60,6 @@ bool try_load(const std::string& so, SharedObject& out) {
 }
 
 }  // namespace
-
-namespace detail {
-
-std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string checksum(std::string_view bytes) { return hex64(fnv1a64(bytes)); }
-
-std::string unique_suffix() {
-  static std::mutex m;
-  static std::mt19937_64 rng(std::random_device{}());
-  std::lock_guard<std::mutex> lock(m);
-  return std::to_string(::getpid()) + "-" + hex64(rng());
-}
-
-std::optional<std::string> read_intact_entry(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec) || !fs::exists(path + ".sum", ec)) return std::nullopt;
-  std::string want, contents;
-  try {
-    want = read_file(path + ".sum");
-    contents = read_file(path);
-  } catch (const UserError&) {
-    return std::nullopt;
-  }
-  if (want != checksum(contents)) {
-    TOROID_LOG("cache", "corrupt entry " + path + " (checksum mismatch): rebuilding");
-    return std::nullopt;
-  }
-  return contents;
-}
-
-void write_entry_checksum(const std::string& path, std::string_view contents) {
-  write_file_atomic(path + ".sum", checksum(contents));
-}
-
-}  // namespace detail
 
 std::string cache_dir() {
   std::string dir;
@@ -120,37 +81,39 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& f) 
   }
   std::string key = detail::hex64(fnv1a64(source, fnv1a64(compiler_identity(compiler) + "\n" + f.flags)));
   std::string dir = cache_dir();
-  std::string so = dir + "/" + key + ".so";
+  // One directory per entry (kernels.so and its sum), published by one rename.
+  std::string entry = dir + "/so-" + key;
   SharedObject out;
-  if (try_load(so, out)) {
+  if (try_load(entry, key, out)) {
     out.cache_hit = true;
     return out;
   }
   std::string tmp = dir + "/tmp-" + detail::unique_suffix();
-  write_file_atomic(tmp + ".cpp", source);
-  std::string cmd = compiler + " " + f.flags + " -o '" + tmp + ".so' '" + tmp + ".cpp' > '" + tmp + ".log' 2>&1";
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  if (ec) user_error("cannot create " + tmp + " in the kernel cache: " + ec.message());
+  write_file_atomic(tmp + "/kernels.cpp", source);
+  std::string cmd = compiler + " " + f.flags + " -o '" + tmp + "/kernels.so' '" + tmp + "/kernels.cpp' > '" + tmp +
+                    "/log' 2>&1";
   TOROID_LOG("cache", "compiling " + key + ": " + cmd);
   int rc = std::system(cmd.c_str());
   if (rc != 0) {
     std::string log;
     try {
-      log = read_file(tmp + ".log");
+      log = read_file(tmp + "/log");
     } catch (const UserError&) {
     }
     std::string kept = dir + "/failed-" + key + ".cpp";
-    std::error_code ec;
-    fs::rename(tmp + ".cpp", kept, ec);
-    fs::remove(tmp + ".log", ec);
+    fs::rename(tmp + "/kernels.cpp", kept, ec);
+    fs::remove_all(tmp, ec);
     TOROID_INTERNAL_ERROR("the C++ compiler failed on generated code (source kept at " + kept + "):\n" +
                           log.substr(0, 4000));
   }
-  std::error_code ec;
-  detail::write_entry_checksum(so, read_file(tmp + ".so"));
-  fs::rename(tmp + ".so", so, ec);
-  if (ec) TOROID_INTERNAL_ERROR("cannot move the compiled kernels into the cache: " + ec.message());
-  fs::remove(tmp + ".cpp", ec);
-  fs::remove(tmp + ".log", ec);
-  if (!try_load(so, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + so);
+  fs::remove(tmp + "/kernels.cpp", ec);
+  fs::remove(tmp + "/log", ec);
+  detail::write_entry_dir_sum(tmp, "kernels.so", key);
+  detail::publish_entry_dir(tmp, entry, "kernels.so", key);
+  if (!try_load(entry, key, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + entry + "/kernels.so");
   return out;
 }
 

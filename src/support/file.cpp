@@ -1,3 +1,4 @@
+#include <atomic>
 #include "toroid/support/file.h"
 
 #include <unistd.h>
@@ -28,7 +29,9 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file_atomic(const std::string& path, const std::string& contents) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  // Unique per process and call: two threads may publish the same path at once.
+  static std::atomic<uint64_t> calls{0};
+  std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(calls++);
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) user_error("cannot write '" + tmp + "': " + std::strerror(errno));

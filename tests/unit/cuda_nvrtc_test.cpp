@@ -96,6 +96,24 @@ TEST_F(CudaNvrtc, CorruptEntryIsRebuilt) {
   EXPECT_EQ(again.image, first.image);
 }
 
+// Two entries swapped with each other (each a whole, intact file under the other's name): the
+// checksum covers the key, so both are misses and rebuilt, never the other kernel.
+TEST_F(CudaNvrtc, SwappedEntriesAreRebuilt) {
+  CubinRequest a{kernel_source("swap_a"), "swap_a"}, b{kernel_source("swap_b"), "swap_b"};
+  Cubin ca = compile_cubin(a), cb = compile_cubin(b);
+  auto files = cubins_in(cuda_dir());
+  ASSERT_EQ(files.size(), 2u);
+  std::filesystem::path tmp = files[0].string() + ".swap";
+  std::filesystem::rename(files[0], tmp);
+  std::filesystem::rename(files[1], files[0]);
+  std::filesystem::rename(tmp, files[1]);
+  Cubin ra = compile_cubin(a), rb = compile_cubin(b);
+  EXPECT_FALSE(ra.cache_hit);
+  EXPECT_FALSE(rb.cache_hit);
+  EXPECT_EQ(ra.image, ca.image);
+  EXPECT_EQ(rb.image, cb.image);
+}
+
 TEST_F(CudaNvrtc, CompileErrorKeepsTheSourceAndCarriesTheLog) {
   CubinRequest req{"extern \"C\" __global__ void broken(float* p) { p[0] = undeclared_name; }\n", "broken"};
   try {

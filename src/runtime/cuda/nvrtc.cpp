@@ -200,7 +200,7 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
   for (size_t i = 0; i < requests.size(); ++i) {
     keys[i] = runtime::detail::hex64(fnv1a64(requests[i].source, seed));
     if (options.use_cache) {
-      if (auto image = runtime::detail::read_intact_entry(dir + "/" + keys[i] + ".cubin")) {
+      if (auto image = runtime::detail::read_entry_file(dir + "/" + keys[i] + ".cubin", keys[i])) {
         out[i] = Cubin{std::move(*image), true};
         continue;
       }
@@ -222,9 +222,7 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
       try {
         out[i].image = compile_one(api, requests[i], argv, dir, keys[i]);
         if (options.use_cache) {
-          std::string path = dir + "/" + keys[i] + ".cubin";
-          runtime::detail::write_entry_checksum(path, out[i].image);
-          write_file_atomic(path, out[i].image);
+          runtime::detail::write_entry_file(dir + "/" + keys[i] + ".cubin", keys[i], out[i].image);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
