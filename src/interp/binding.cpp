@@ -146,7 +146,7 @@ void bind_values(const ShapeEnv& env, sym::Binding& b, const std::vector<const V
                  const std::vector<ops::RtValue>& inputs, bool rebind_unbacked, bool check_strides) {
   TOROID_CHECK(values.size() == inputs.size(), "bind_values needs one input per value");
   auto may_bind = [&](SymExpr e) {
-    if (!e.is_symbol()) return false;
+    if (e.is_null() || !e.is_symbol()) return false;  // a scalar input without a symbol binds none
     if (!b.count(e)) return true;
     const sym::SymbolInfo* info = env.info(e);
     return rebind_unbacked && info != nullptr && info->unbacked;

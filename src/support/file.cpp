@@ -1,11 +1,12 @@
-#include <atomic>
 #include "toroid/support/file.h"
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -21,9 +22,16 @@ std::string read_file(const std::string& path) {
     buf << std::cin.rdbuf();
     return buf.str();
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) user_error("cannot read '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) user_error("cannot open '" + path + "': " + std::strerror(errno));
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string data;
+  try {
+    data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {  // libstdc++ throws from the stream buffer on some files
+    user_error("cannot read '" + path + "': " + e.what());
+  }
   if (in.bad()) user_error("cannot read '" + path + "'");
   return data;
 }

@@ -82,14 +82,15 @@ struct Options {
   int cuda_arch = 0;
 };
 
-uint64_t parse_seed(const std::string& s) {
+// A non-negative integer option value; the message names the option.
+uint64_t parse_count(const std::string& s, const std::string& option) {
   try {
     size_t pos = 0;
     unsigned long long v = std::stoull(s, &pos, 0);
     if (pos != s.size() || s.empty() || s[0] == '-') throw std::invalid_argument(s);
     return v;
   } catch (const std::exception&) {
-    usage_error("--seed needs a non-negative integer, got '" + s + "'");
+    usage_error(option + " needs a non-negative integer, got '" + s + "'");
   }
 }
 
@@ -128,7 +129,7 @@ Options parse_command_line(int argc, char** argv) {
     } else if (arg == "--normal") {
       o.normal = true;
     } else if (is_opt(arg, "--seed")) {
-      o.seed = parse_seed(value_of(i, arg, "--seed"));
+      o.seed = parse_count(value_of(i, arg, "--seed"), "--seed");
     } else if (is_opt(arg, "--output-dir")) {
       o.output_dir = value_of(i, arg, "--output-dir");
     } else if (arg == "--json") {
@@ -150,7 +151,8 @@ Options parse_command_line(int argc, char** argv) {
       o.compile_only = true;
     } else if (is_opt(arg, "--cuda-arch")) {
       std::string v = value_of(i, arg, "--cuda-arch");
-      o.cuda_arch = static_cast<int>(parse_seed(v));
+      uint64_t arch = parse_count(v, "--cuda-arch");
+      o.cuda_arch = arch > 1000 ? 0 : static_cast<int>(arch);
       if (o.cuda_arch < 50 || o.cuda_arch > 200) usage_error("--cuda-arch takes a compute capability such as 90, got '" + v + "'");
     } else if (arg.size() > 1 && arg[0] == '-') {
       usage_error("unknown option '" + arg + "'");
