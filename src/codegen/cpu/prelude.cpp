@@ -40,22 +40,26 @@ inline uint16_t t_float_to_bf16(float f) {
 }
 inline float t_round_bf16(float f) { return t_bf16_to_float(t_float_to_bf16(f)); }
 inline float t_round_f16(float f) { return static_cast<float>(static_cast<_Float16>(f)); }
+// Dividing by -1 gives -a, which wraps for INT64_MIN (x86's idiv traps there, killing the
+// process), with remainder 0.
+inline int64_t t_neg_wrap(int64_t a) { return static_cast<int64_t>(0ull - static_cast<uint64_t>(a)); }
 inline int64_t t_floordiv(int64_t a, int64_t b) {
   if (b == 0) return 0;
+  if (b == -1) return t_neg_wrap(a);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 inline int64_t t_mod(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+  if (b == 0 || b == -1) return 0;
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
 inline int64_t t_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t t_imax(int64_t a, int64_t b) { return a > b ? a : b; }
-inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
-inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 ? 0 : a % b; }
+inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? t_neg_wrap(a) : a / b; }
+inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
 template <class T> inline T t_floordiv_f(T a, T b) {
   if (b == 0) return a / b;
   T m = std::fmod(a, b);

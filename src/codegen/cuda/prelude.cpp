@@ -92,22 +92,25 @@ T_DEV t_f16 t_to_f16(float f) {
 T_DEV float t_round_bf16(float f) { return t_to_float(t_to_bf16(f)); }
 T_DEV float t_round_f16(float f) { return t_to_float(t_to_f16(f)); }
 
+// Dividing by -1 gives -a, wrapping for the most negative value, with remainder 0 (as on the CPU).
+template <class I> T_DEV I t_neg_wrap(I a) { return static_cast<I>(0ull - static_cast<unsigned long long>(a)); }
 template <class I> T_DEV I t_floordiv(I a, I b) {
   if (b == 0) return 0;
+  if (b == -1) return t_neg_wrap(a);
   I q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 template <class I> T_DEV I t_mod(I a, I b) {
-  if (b == 0) return 0;
+  if (b == 0 || b == -1) return 0;
   I r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
 template <class I> T_DEV I t_imin(I a, I b) { return a < b ? a : b; }
 template <class I> T_DEV I t_imax(I a, I b) { return a > b ? a : b; }
-template <class I> T_DEV I t_truncdiv(I a, I b) { return b == 0 ? I(0) : I(a / b); }
-template <class I> T_DEV I t_fmod(I a, I b) { return b == 0 ? I(0) : I(a % b); }
+template <class I> T_DEV I t_truncdiv(I a, I b) { return b == 0 ? I(0) : b == -1 ? t_neg_wrap(a) : I(a / b); }
+template <class I> T_DEV I t_fmod(I a, I b) { return b == 0 || b == -1 ? I(0) : I(a % b); }
 template <class T> T_DEV T t_floordiv_f(T a, T b) {
   if (b == 0) return a / b;
   T m = fmod(a, b);
