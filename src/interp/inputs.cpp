@@ -74,7 +74,7 @@ std::vector<RtValue> random_inputs(const Graph& g, uint64_t seed, RandomDist dis
     if (v->is_tensor() && given[i].is_tensor() && given[i].tensor().dim() == v->meta().rank()) {
       for (size_t d = 0; d < v->meta().sizes.size(); ++d)
         if (v->meta().sizes[d].is_symbol()) b.emplace(v->meta().sizes[d], sym::Scalar{sym::Type::Int, given[i].tensor().sizes()[d], 0});
-    } else if (!v->is_tensor() && given[i].is_number() && v->scalar_value().is_symbol()) {
+    } else if (!v->is_tensor() && given[i].is_number() && !v->scalar_value().is_null() && v->scalar_value().is_symbol()) {
       sym::Scalar s;
       if (v->type() == ValueType::Float) {
         s.type = sym::Type::Float;

@@ -1,5 +1,6 @@
 #include "toroid/loop/lower.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "lowering.h"
@@ -324,7 +325,12 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
       } else if (a.is_value() && a.value()->is_tensor()) {
         prog->outputs.push_back(OutputRef{a.value(), L.realize(a.value()), SymExpr()});
       } else if (a.is_value()) {
-        prog->outputs.push_back(OutputRef{nullptr, nullptr, a.value()->scalar_value()});
+        OutputRef r{nullptr, nullptr, a.value()->scalar_value()};
+        if (r.scalar.is_null()) {  // a scalar input known only at run time: returned as given
+          auto it = std::find(inputs.begin(), inputs.end(), a.value());
+          if (it != inputs.end()) r.input_index = static_cast<int>(it - inputs.begin());
+        }
+        prog->outputs.push_back(r);
       } else {
         prog->outputs.push_back(OutputRef{nullptr, nullptr, a.is_scalar() ? a.scalar() : SymExpr()});
       }

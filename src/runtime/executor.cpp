@@ -232,7 +232,7 @@ struct Executor::Impl {
         case Line::Kind::FallbackCall: run_fallback(l); break;
       }
     }
-    std::vector<RtValue> out = collect_outputs(p, env, binding, [this](const Value* v) { return RtValue(view_of(v)); });
+    std::vector<RtValue> out = collect_outputs(p, env, binding, inputs, [this](const Value* v) { return RtValue(view_of(v)); });
     if (stats) stats->peak_bytes = rs.peak;
     rs.finish();
     return out;

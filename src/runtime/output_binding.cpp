@@ -41,12 +41,14 @@ std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const loop::LoopProg
 }
 
 std::vector<ops::RtValue> collect_outputs(const loop::LoopProgram& p, const sym::ShapeEnv& env,
-                                          const sym::Binding& binding,
+                                          const sym::Binding& binding, const std::vector<ops::RtValue>& inputs,
                                           const std::function<ops::RtValue(const Value*)>& view) {
   std::vector<ops::RtValue> out;
   for (const loop::OutputRef& o : p.outputs) {
     if (o.value) {
       out.push_back(view(o.value));
+    } else if (o.input_index >= 0) {
+      out.push_back(inputs.at(static_cast<size_t>(o.input_index)));
     } else if (o.scalar) {
       std::optional<sym::Scalar> s = env.evaluate(o.scalar, binding);
       out.push_back(s ? ops::rt_scalar(*s) : ops::RtValue());

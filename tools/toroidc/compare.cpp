@@ -78,6 +78,9 @@ Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<Rt
       fail(c, name + ": tensor and non-tensor");
     } else if (w.is_tensor()) {
       compare_tensor(c, name, g.tensor(), w.tensor());
+    } else if (w.is_number() != g.is_number() || w.is_none() != g.is_none()) {
+      fail(c, name + ": got " + (g.is_number() ? num(g.to_double()) : "a non-number") + ", expected " +
+                  (w.is_number() ? num(w.to_double()) : "a non-number"));
     } else if (w.is_number() && g.is_number() && w.to_double() != g.to_double()) {
       fail(c, name + ": got " + num(g.to_double()) + ", expected " + num(w.to_double()));
     }

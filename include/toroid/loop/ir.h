@@ -72,6 +72,7 @@ struct OutputRef {
   const Value* value = nullptr;  // null for a None or scalar output
   Buffer* buffer = nullptr;      // owner of the value's storage
   SymExpr scalar;                // a scalar output's value
+  int input_index = -1;          // a scalar output that is graph input #k, with no symbolic value
 };
 
 struct LoopProgram {

@@ -26,9 +26,10 @@ std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const loop::LoopProg
                                                             size_t num_slots, const sym::Binding& binding);
 
 // The program's outputs after a run: each tensor output as `view` makes it (a view of its
-// buffer's storage), scalars evaluated under `binding`, None where the graph returns None.
+// buffer's storage), scalars evaluated under `binding` (or the scalar input returned as it came),
+// None where the graph returns None.
 std::vector<ops::RtValue> collect_outputs(const loop::LoopProgram& p, const sym::ShapeEnv& env,
-                                          const sym::Binding& binding,
+                                          const sym::Binding& binding, const std::vector<ops::RtValue>& inputs,
                                           const std::function<ops::RtValue(const Value*)>& view);
 
 }  // namespace toroid::runtime

@@ -557,7 +557,7 @@ struct CudaExecutor::Impl {
       if (o.deferred_checks) defer_index_check();
       else check_index_errors();
     }
-    std::vector<RtValue> out = collect_outputs(p, env, binding, [this](const Value* v) { return RtValue(view_of(v)); });
+    std::vector<RtValue> out = collect_outputs(p, env, binding, inputs, [this](const Value* v) { return RtValue(view_of(v)); });
     if (stats) stats->peak_bytes = rs.peak;
     rs.finish();
     return out;
