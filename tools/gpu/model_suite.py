@@ -73,6 +73,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, HERE)
+from suite_common import FallbackCounter, first_line  # noqa: E402
 
 LR = 1e-3
 TOL = {("inference", "float32"): 1e-3, ("inference", "bfloat16"): 5e-2, ("training", "float32"): 1e-2}
@@ -317,27 +319,6 @@ def rows_of(modes, dtypes, model_modes):
 # ---------------------------------------------------------------------------------------------
 # Measuring (in the child process)
 
-class FallbackCounter(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.ops = []
-
-    def emit(self, record):
-        msg = record.getMessage()
-        if "falls back" in msg:
-            self.ops.append(msg.split(" ")[1])
-
-
-def first_line(e):
-    seen = set()
-    while id(e) not in seen:
-        seen.add(id(e))
-        inner = getattr(e, "inner_exception", None) or e.__cause__
-        if inner is None:
-            break
-        e = inner
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    return ("%s: %s" % (type(e).__name__, lines[0] if lines else ""))[:300]
 
 
 def sync(device):

@@ -74,6 +74,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, HERE)
+from suite_common import FallbackCounter, first_line  # noqa: E402
 
 ALL_DTYPES = ("float32", "bfloat16", "float16")
 TOLERANCES = {"float32": (1e-3, 1e-3), "bfloat16": (2e-2, 2e-2), "float16": (1e-2, 1e-2)}  # atol, rtol
@@ -206,28 +208,6 @@ def select(op_db, only):
 # ---------------------------------------------------------------------------------------------
 # One (op, dtype) unit, in a worker
 
-class FallbackCounter(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.ops = []
-
-    def emit(self, record):
-        msg = record.getMessage()
-        if "falls back" in msg:
-            self.ops.append(msg.split(" ")[1])
-
-
-def first_line(e):
-    """The innermost cause's type and first line (BackendCompilerFailed wraps the real error)."""
-    seen = set()
-    while id(e) not in seen:
-        seen.add(id(e))
-        inner = getattr(e, "inner_exception", None) or e.__cause__
-        if inner is None:
-            break
-        e = inner
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    return ("%s: %s" % (type(e).__name__, lines[0] if lines else ""))[:300]
 
 
 def squash(msg, limit=300):

@@ -1,0 +1,29 @@
+"""Shared by the GPU suites (opinfo_suite.py, model_suite.py): the toroid logger's fallback
+lines, and an exception's innermost cause in one line."""
+import logging
+
+
+class FallbackCounter(logging.Handler):
+    """Collects the ATen op of each "falls back" warning of the "toroid" logger."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.ops = []
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if "falls back" in msg:
+            self.ops.append(msg.split(" ")[1])
+
+
+def first_line(e):
+    """The innermost cause's type and first line (BackendCompilerFailed wraps the real error)."""
+    seen = set()
+    while id(e) not in seen:
+        seen.add(id(e))
+        inner = getattr(e, "inner_exception", None) or e.__cause__
+        if inner is None:
+            break
+        e = inner
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return ("%s: %s" % (type(e).__name__, lines[0] if lines else ""))[:300]
