@@ -74,7 +74,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
-from suite_common import FallbackCounter, first_line  # noqa: E402
+from suite_common import FallbackCounter, commit, first_line  # noqa: E402
 
 LR = 1e-3
 TOL = {("inference", "float32"): 1e-3, ("inference", "bfloat16"): 5e-2, ("training", "float32"): 1e-2}
@@ -685,17 +685,6 @@ def child_main(conn, cfg, name, jobs):
 
 # ---------------------------------------------------------------------------------------------
 # The parent
-
-def commit():
-    """The commit of the library under test: TOROID_COMMIT when set (the GPU machine's copy of the
-    tree may carry a .git that is not the build's), else the tree's HEAD."""
-    if os.environ.get("TOROID_COMMIT"):
-        return os.environ["TOROID_COMMIT"]
-    try:
-        return subprocess.check_output(["git", "-C", REPO, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
-                                       text=True).strip()
-    except Exception:
-        return "unknown"
 
 
 def finish_row(row, meta, name, backends):

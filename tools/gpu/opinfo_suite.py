@@ -75,7 +75,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
-from suite_common import FallbackCounter, first_line  # noqa: E402
+from suite_common import FallbackCounter, commit, first_line  # noqa: E402
 
 ALL_DTYPES = ("float32", "bfloat16", "float16")
 TOLERANCES = {"float32": (1e-3, 1e-3), "bfloat16": (2e-2, 2e-2), "float16": (1e-2, 1e-2)}  # atol, rtol
@@ -698,18 +698,6 @@ def print_table(summary):
     if summary["fallback_ops"]:
         top = list(summary["fallback_ops"].items())[:20]
         print("\ntoroid fallbacks ((op, dtype) units): " + ", ".join("%s %d" % kv for kv in top))
-
-
-def commit():
-    """The commit of the library under test: TOROID_COMMIT when set (the GPU machine's copy of the
-    tree may carry a .git that is not the build's), else the tree's HEAD."""
-    if os.environ.get("TOROID_COMMIT"):
-        return os.environ["TOROID_COMMIT"]
-    try:
-        return subprocess.check_output(["git", "-C", REPO, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
-                                       text=True).strip()
-    except Exception:
-        return "unknown"
 
 
 def parse_shard(s):

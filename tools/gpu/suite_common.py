@@ -1,6 +1,10 @@
 """Shared by the GPU suites (opinfo_suite.py, model_suite.py): the toroid logger's fallback
-lines, and an exception's innermost cause in one line."""
+lines, an exception's innermost cause in one line, and the commit under test."""
 import logging
+import os
+import subprocess
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 class FallbackCounter(logging.Handler):
@@ -27,3 +31,15 @@ def first_line(e):
         e = inner
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     return ("%s: %s" % (type(e).__name__, lines[0] if lines else ""))[:300]
+
+
+def commit():
+    """The commit of the library under test: TOROID_COMMIT when set (the GPU machine's copy of the
+    tree may carry a .git that is not the build's), else the tree's HEAD."""
+    if os.environ.get("TOROID_COMMIT"):
+        return os.environ["TOROID_COMMIT"]
+    try:
+        return subprocess.check_output(["git", "-C", REPO, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
+                                       text=True).strip()
+    except Exception:
+        return "unknown"
