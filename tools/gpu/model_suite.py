@@ -65,7 +65,6 @@ import json
 import logging
 import os
 import statistics
-import subprocess
 import sys
 import time
 import traceback

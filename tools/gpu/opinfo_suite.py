@@ -66,7 +66,6 @@ import itertools
 import json
 import logging
 import os
-import subprocess
 import sys
 import time
 import traceback
