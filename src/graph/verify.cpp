@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -338,12 +339,17 @@ class Verifier {
       for (size_t i = 0; i < es.size(); ++i) {
         if (es[i].is_null() || !es[i].is_int()) {
           err(&n, std::string(kind) + " " + std::to_string(i) + " of " + what + " is not an integer expression");
+        } else if (std::optional<int64_t> c = es[i].as_int(); c && *c < 0) {
+          err(&n, std::string(kind) + " " + std::to_string(i) + " of " + what + " is " + std::to_string(*c) +
+                      " (sizes and strides are never negative)");
         }
       }
     };
     check_exprs(m.sizes, "size");
     check_exprs(m.strides, "stride");
     if (m.offset.is_null() || !m.offset.is_int()) err(&n, "storage offset of " + what + " is not an integer expression");
+    else if (std::optional<int64_t> c = m.offset.as_int(); c && *c < 0)
+      err(&n, "storage offset of " + what + " is " + std::to_string(*c) + " (offsets are never negative)");
     if (m.storage == nullptr) {
       err(&n, "tensor value " + what + " has no storage");
     } else if (!storages_.contains(m.storage)) {
