@@ -1,5 +1,6 @@
 #include "compare.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace toroidc {
@@ -31,13 +32,14 @@ void fail(Comparison& c, const std::string& what) {
   c.match = false;
 }
 
-void compare_tensor(Comparison& c, const std::string& name, const HostTensor& got, const HostTensor& want) {
+void compare_tensor(Comparison& c, const std::string& name, const HostTensor& got, const HostTensor& want,
+                    DType computed_in) {
   if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) {
     fail(c, name + ": got " + got.describe() + ", expected " + want.describe());
     return;
   }
   bool floating = toroid::is_floating(want.dtype());
-  double tol = tolerance(want.dtype());
+  double tol = std::max(tolerance(want.dtype()), floating ? tolerance(computed_in) : 0.0);
   for (int64_t i = 0; i < want.numel(); ++i) {
     std::string at = name + "[" + std::to_string(i) + "]";
     if (!floating) {
@@ -64,7 +66,17 @@ void compare_tensor(Comparison& c, const std::string& name, const HostTensor& go
 
 }  // namespace
 
-Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<RtValue>& want) {
+DType least_precise_float(const toroid::Graph& g) {
+  DType least = DType::Float64;
+  for (const toroid::Node* n : g.nodes())
+    for (const toroid::Value* v : n->results())
+      if (v->is_tensor() && v->has_meta() && toroid::is_floating(v->meta().dtype) &&
+          tolerance(v->meta().dtype) > tolerance(least))
+        least = v->meta().dtype;
+  return least;
+}
+
+Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<RtValue>& want, DType computed_in) {
   Comparison c;
   if (got.size() != want.size()) {
     fail(c, std::to_string(got.size()) + " outputs, expected " + std::to_string(want.size()));
@@ -77,7 +89,7 @@ Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<Rt
     if (w.is_tensor() != g.is_tensor()) {
       fail(c, name + ": tensor and non-tensor");
     } else if (w.is_tensor()) {
-      compare_tensor(c, name, g.tensor(), w.tensor());
+      compare_tensor(c, name, g.tensor(), w.tensor(), computed_in);
     } else if (w.is_number() != g.is_number() || w.is_none() != g.is_none()) {
       fail(c, name + ": got " + (g.is_number() ? num(g.to_double()) : "a non-number") + ", expected " +
                   (w.is_number() ? num(w.to_double()) : "a non-number"));
