@@ -73,7 +73,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
-from suite_common import FallbackCounter, commit, first_line  # noqa: E402
+from suite_common import FallbackCounter, commit, cuda_healthy, first_line  # noqa: E402
 
 LR = 1e-3
 TOL = {("inference", "float32"): 1e-3, ("inference", "bfloat16"): 5e-2, ("training", "float32"): 1e-2}
@@ -604,17 +604,6 @@ def result(row, b, status, err, msg):
         row[b + "_status"], row[b + "_max_err"] = status, err
         if msg:
             row[b + "_error"] = msg
-
-
-def cuda_healthy(device):
-    import torch
-    if not device.startswith("cuda"):
-        return True
-    try:
-        torch.cuda.synchronize()
-        return (torch.ones(1, device=device) + 1).item() == 2
-    except Exception:
-        return False
 
 
 def child_main(conn, cfg, name, jobs):

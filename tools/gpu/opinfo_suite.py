@@ -74,7 +74,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(REPO, "python"))
 sys.path.insert(0, HERE)
-from suite_common import FallbackCounter, commit, first_line  # noqa: E402
+from suite_common import FallbackCounter, commit, cuda_healthy, first_line  # noqa: E402
 
 ALL_DTYPES = ("float32", "bfloat16", "float16")
 TOLERANCES = {"float32": (1e-3, 1e-3), "bfloat16": (2e-2, 2e-2), "float16": (1e-2, 1e-2)}  # atol, rtol
@@ -289,18 +289,6 @@ def run_fn(fn, tensors, device):
         torch.cuda.synchronize()
     detach = lambda x: x.detach() if isinstance(x, torch.Tensor) else x  # noqa: E731
     return [detach(x) for x in leaves(out)], ins
-
-
-def cuda_healthy(device):
-    """False once the CUDA context is unusable (a sticky error: illegal address, device assert)."""
-    import torch
-    if not device.startswith("cuda"):
-        return True
-    try:
-        torch.cuda.synchronize()
-        return (torch.ones(1, device=device) + 1).item() == 2
-    except Exception:
-        return False
 
 
 def graph_count():

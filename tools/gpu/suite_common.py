@@ -43,3 +43,15 @@ def commit():
                                        text=True).strip()
     except Exception:
         return "unknown"
+
+
+def cuda_healthy(device):
+    """False once the CUDA context is unusable (a sticky error: illegal address, device assert)."""
+    import torch
+    if not device.startswith("cuda"):
+        return True
+    try:
+        torch.cuda.synchronize()
+        return (torch.ones(1, device=device) + 1).item() == 2
+    except Exception:
+        return False
