@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "toroid/graph/graph.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen {
@@ -96,6 +97,11 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
     return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + a(0) + " " + op + " " + a(1) + ")";
   };
   bool boolean = e.dtype() == DType::Bool;
+  // A checked integer division's divisor records an error at its op when it is 0.
+  auto divisor = [&] {
+    if (!e.site()) return a(1);
+    return "t_nonzero(" + a(1) + ", " + std::to_string(d.error_site(e.site(), kZeroDivisorDim)) + ")";
+  };
   switch (e.op()) {
     case Op::Load: return d.load(e);
     case Op::Const:
@@ -143,15 +149,15 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
     case Op::Add: return boolean ? bin("||") : bin("+");
     case Op::Sub: return bin("-");
     case Op::Mul: return boolean ? bin("&&") : bin("*");
-    case Op::Div: return fp ? bin("/") : "t_truncdiv(" + a(0) + ", " + a(1) + ")";
-    case Op::FloorDiv: return fp ? "t_floordiv_f(" + a(0) + ", " + a(1) + ")" : cast_T + "(t_floordiv(" + a(0) + ", " + a(1) + "))";
-    case Op::TruncDiv: return cast_T + "(t_truncdiv(" + a(0) + ", " + a(1) + "))";
+    case Op::Div: return fp ? bin("/") : "t_truncdiv(" + a(0) + ", " + divisor() + ")";
+    case Op::FloorDiv: return fp ? "t_floordiv_f(" + a(0) + ", " + a(1) + ")" : cast_T + "(t_floordiv(" + a(0) + ", " + divisor() + "))";
+    case Op::TruncDiv: return cast_T + "(t_truncdiv(" + a(0) + ", " + divisor() + "))";
     case Op::Pow: return fp ? call2("pow") : "t_ipow(" + a(0) + ", " + a(1) + ")";
     case Op::Maximum: return fp ? "t_maximum(" + a(0) + ", " + a(1) + ")" : call2("max");
     case Op::Minimum: return fp ? "t_minimum(" + a(0) + ", " + a(1) + ")" : call2("min");
     case Op::Atan2: return call2("atan2");
-    case Op::Fmod: return fp ? call2("fmod") : cast_T + "(t_fmod(" + a(0) + ", " + a(1) + "))";
-    case Op::Remainder: return fp ? "t_remainder_f(" + a(0) + ", " + a(1) + ")" : cast_T + "(t_mod(" + a(0) + ", " + a(1) + "))";
+    case Op::Fmod: return fp ? call2("fmod") : cast_T + "(t_fmod(" + a(0) + ", " + divisor() + "))";
+    case Op::Remainder: return fp ? "t_remainder_f(" + a(0) + ", " + a(1) + ")" : cast_T + "(t_mod(" + a(0) + ", " + divisor() + "))";
     case Op::Eq: return bin("==");
     case Op::Ne: return bin("!=");
     case Op::Lt: return bin("<");
@@ -169,16 +175,18 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
   TOROID_INTERNAL_ERROR("unhandled loop op");
 }
 
-namespace {
-
-int64_t site_id(std::vector<IndexSite>& sites, const Node* n, int64_t dim) {
+int64_t site_number(std::vector<IndexSite>& sites, const Node* n, int64_t dim) {
   for (size_t k = 0; k < sites.size(); ++k)
     if (sites[k].node == n && sites[k].dim == dim) return static_cast<int64_t>(k) + 1;
   sites.push_back({n, dim});
   return static_cast<int64_t>(sites.size());
 }
 
-}  // namespace
+std::string site_error(const IndexSite& s, int64_t size, int64_t value) {
+  if (s.dim == kZeroDivisorDim) return s.node->target() + ": ZeroDivisionError: integer division or modulo by zero";
+  return s.node->target() + ": index " + std::to_string(value) + " is out of bounds for dimension " +
+         std::to_string(s.dim) + " with size " + std::to_string(size);
+}
 
 std::string indirect_load_code(loop::Expr e, const IndirectLoadCode& c) {
   std::string at = c.dialect.index(e.index()), ok;
@@ -186,7 +194,7 @@ std::string indirect_load_code(loop::Expr e, const IndirectLoadCode& c) {
     std::string t = c.fresh_name();
     c.os << c.indent << "const int64_t " << t << " = t_index_check(static_cast<int64_t>(" << c.operand(k)
          << "), static_cast<int64_t>(" << c.dialect.index(e.size(k)) << "), " << (e.wraps() ? "true" : "false") << ", "
-         << site_id(c.sites, e.site(), e.indirect_dim(k)) << ");\n";
+         << site_number(c.sites, e.site(), e.indirect_dim(k)) << ");\n";
     at += " + static_cast<" + std::string(c.index_type) + ">(" + t + ") * " + c.dialect.index(e.stride(k));
     ok += (k ? " && " : "") + t + " >= 0";
   }

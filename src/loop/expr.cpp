@@ -208,6 +208,15 @@ Expr binary(Op op, Expr a, Expr b) {
   return intern(std::move(n));
 }
 
+Expr checked_binary(Op op, Expr a, Expr b, const Node* op_site) {
+  Expr plain = binary(op, a, b);
+  bool division = op == Op::Div || op == Op::FloorDiv || op == Op::TruncDiv || op == Op::Fmod || op == Op::Remainder;
+  if (!division || !is_integral(plain.dtype()) || plain.dtype() == DType::Bool || !op_site) return plain;
+  ExprNode n{op, plain.dtype(), {a, b}, nullptr, SymExpr()};
+  n.site = op_site;
+  return intern(std::move(n));
+}
+
 Expr where(Expr cond, Expr a, Expr b) {
   TOROID_CHECK(cond.dtype() == DType::Bool && a.dtype() == b.dtype(), "where operands");
   ExprNode n{Op::Where, a.dtype(), {cond, a, b}, nullptr, SymExpr()};

@@ -54,6 +54,13 @@ void binary_op(Lowering& L, const Node* n, const BoundArgs& a) {
             [](const std::vector<Expr>& x, DType) { return binary(O, x[0], x[1]); });
 }
 
+// Integer division ops: a zero divisor is an error at n.
+template <Op O>
+void division_op(Lowering& L, const Node* n, const BoundArgs& a) {
+  pointwise(L, n, a, {"self", "other"}, out_compute(n),
+            [n](const std::vector<Expr>& x, DType) { return checked_binary(O, x[0], x[1], n); });
+}
+
 template <Op O>
 void compare_op(Lowering& L, const Node* n, const BoundArgs& a) {
   pointwise(L, n, a, {"self", "other"}, common_dtype(a, {"self", "other"}),
@@ -94,9 +101,9 @@ void rsub(Lowering& L, const Node* n, const BoundArgs& a) {
 void div_mode(Lowering& L, const Node* n, const BoundArgs& a) {
   std::string mode = a.is_none("rounding_mode") ? "" : a.str("rounding_mode");
   pointwise(L, n, a, {"self", "other"}, out_compute(n), [&](const std::vector<Expr>& x, DType d) {
-    if (mode == "floor") return binary(Op::FloorDiv, x[0], x[1]);
-    if (mode == "trunc") return is_floating(d) ? unary(Op::Trunc, binary(Op::Div, x[0], x[1])) : binary(Op::TruncDiv, x[0], x[1]);
-    return binary(Op::Div, x[0], x[1]);
+    if (mode == "floor") return checked_binary(Op::FloorDiv, x[0], x[1], n);
+    if (mode == "trunc") return is_floating(d) ? unary(Op::Trunc, binary(Op::Div, x[0], x[1])) : checked_binary(Op::TruncDiv, x[0], x[1], n);
+    return checked_binary(Op::Div, x[0], x[1], n);
   });
 }
 
@@ -286,17 +293,17 @@ constexpr LowerRule kRules[] = {
     {"aten.rsub.Scalar", rsub},
     {"aten.mul.Tensor", binary_op<Op::Mul>},
     {"aten.mul.Scalar", binary_op<Op::Mul>},
-    {"aten.div.Tensor", binary_op<Op::Div>},
-    {"aten.div.Scalar", binary_op<Op::Div>},
+    {"aten.div.Tensor", division_op<Op::Div>},
+    {"aten.div.Scalar", division_op<Op::Div>},
     {"aten.div.Tensor_mode", div_mode},
     {"aten.div.Scalar_mode", div_mode},
     {"aten.maximum.default", binary_op<Op::Maximum>},
     {"aten.minimum.default", binary_op<Op::Minimum>},
     {"aten.atan2.default", binary_op<Op::Atan2>},
-    {"aten.fmod.Tensor", binary_op<Op::Fmod>},
-    {"aten.fmod.Scalar", binary_op<Op::Fmod>},
-    {"aten.remainder.Tensor", binary_op<Op::Remainder>},
-    {"aten.remainder.Scalar", binary_op<Op::Remainder>},
+    {"aten.fmod.Tensor", division_op<Op::Fmod>},
+    {"aten.fmod.Scalar", division_op<Op::Fmod>},
+    {"aten.remainder.Tensor", division_op<Op::Remainder>},
+    {"aten.remainder.Scalar", division_op<Op::Remainder>},
     {"aten.bitwise_and.Tensor", binary_op<Op::BitAnd>},
     {"aten.bitwise_and.Scalar", binary_op<Op::BitAnd>},
     {"aten.bitwise_or.Tensor", binary_op<Op::BitOr>},

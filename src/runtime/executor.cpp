@@ -161,7 +161,8 @@ struct Executor::Impl {
     }
   }
 
-  // An out of range gather/index position makes the run a user error naming the op.
+  // An out of range gather/index position or a zero integer divisor makes the run a user error
+  // naming the op.
   void check_index_error(const codegen::cpu::CppKernel& k) {
     if (k.index_sites.empty()) return;
     int64_t size = 0;
@@ -169,9 +170,7 @@ struct Executor::Impl {
     int64_t site = take_index_error(&size, &value);
     if (site <= 0 || static_cast<size_t>(site) > k.index_sites.size()) return;
     const codegen::cpu::CppKernel::IndexSite& s = k.index_sites[static_cast<size_t>(site - 1)];
-    user_error(s.node->target() + ": index " + std::to_string(value) + " is out of bounds for dimension " +
-                   std::to_string(s.dim) + " with size " + std::to_string(size),
-               s.node->loc());
+    user_error(codegen::site_error(s, size, value), s.node->loc());
   }
 
   void run_extern(const Line& l) {

@@ -29,6 +29,8 @@ class ScalarDialect {
   virtual std::string load(loop::Expr load) = 0;
   // An index expression as integer code.
   virtual std::string index(SymExpr e) = 0;
+  // The number of the kernel's error site (see IndexSite) for `op` at `dim`.
+  virtual int64_t error_site(const Node* op, int64_t dim) = 0;
 };
 
 // The expression computing `e` from its operands' names (operand(i)); every op but
@@ -42,10 +44,17 @@ std::string index_code(SymExpr e, const std::function<std::string(SymExpr)>& sym
 
 // The gather sites a kernel checks, numbered from 1 in the order first met: the generated code's
 // error record names a site by its number.
+// A site whose dim is kZeroDivisorDim is an integer division that met a zero divisor.
 struct IndexSite {
   const Node* node = nullptr;
   int64_t dim = 0;
 };
+constexpr int64_t kZeroDivisorDim = -1;
+// The number of (node, dim) in `sites`, appended when new.
+int64_t site_number(std::vector<IndexSite>& sites, const Node* node, int64_t dim);
+// The user error a kernel's record {site, size, value} describes: "<op>: index 7 is out of
+// bounds for dimension 0 with size 4", or "<op>: ZeroDivisionError: ..." (as PyTorch says).
+std::string site_error(const IndexSite& site, int64_t size, int64_t value);
 
 // An IndirectLoad: statements (written to os) that check each position (an out of range one
 // records an error with t_index_check and reads nothing), and the expression of its value.

@@ -68,7 +68,9 @@ class Expr {
   SymExpr stride(size_t k) const;
   SymExpr size(size_t k) const;
   int64_t indirect_dim(size_t k) const;  // the indexed dimension, for the error message
-  const Node* site() const;              // the op that indexes, for the error message
+  // IndirectLoad: the op that indexes; an integer division from checked_binary: the op
+  // dividing. For the error message.
+  const Node* site() const;
   bool wraps() const;                    // negative positions count from the end
   double float_value() const;  // Const of a floating dtype
   int64_t int_value() const;   // Const of an integral or bool dtype
@@ -98,6 +100,9 @@ Expr indirect_load(Buffer* buffer, SymExpr base, std::span<const IndirectIndex> 
 Expr cast(Expr a, DType dtype);  // no-op when a already has dtype
 Expr unary(Op op, Expr a);
 Expr binary(Op op, Expr a, Expr b);
+// An integer division (Div, FloorDiv, TruncDiv, Fmod, Remainder) whose zero divisor raises the
+// generated code's error naming `op` (PyTorch's ZeroDivisionError); other ops as binary().
+Expr checked_binary(Op op, Expr a, Expr b, const Node* op_site);
 Expr where(Expr cond, Expr a, Expr b);
 
 // Rebuilds `e` with every index (Load, Index; an IndirectLoad's base, strides and sizes) passed

@@ -110,6 +110,11 @@ inline int64_t t_index_check(int64_t i, int64_t n, bool wrap, int64_t site) {
   }
   return i;
 }
+// A zero integer divisor is recorded at its site; the division then yields 0 (and the run fails).
+template <class I> inline I t_nonzero(I b, int64_t site) {
+  if (__builtin_expect(b == 0, 0)) t_index_fail(site, 0, 0);
+  return b;
+}
 }  // namespace
 
 extern "C" int64_t toroid_take_index_error(int64_t* size, int64_t* value) {

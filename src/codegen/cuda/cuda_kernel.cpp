@@ -137,6 +137,7 @@ class Emitter : public ScalarDialect {
     return std::string(to == DType::BFloat16 ? "t_round_bf16" : "t_round_f16") + "(static_cast<float>(" + x + "))";
   }
   std::string load(Expr e) override { return element(e.buffer()->storage, index(e.index())); }
+  int64_t error_site(const Node* op, int64_t dim) override { return site_number(sites_, op, dim); }
   std::string index(SymExpr e) override {
     return index_code(env_.simplify(e), [this](SymExpr s) { return name_of(s); },
                       [this](int64_t v) {

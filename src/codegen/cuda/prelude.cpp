@@ -336,6 +336,11 @@ T_DEV int64_t t_index_check(int64_t i, int64_t n, bool wrap, int64_t site) {
   }
   return i;
 }
+// A zero integer divisor is recorded at its site; the division then yields 0 (and the run fails).
+template <class I> T_DEV I t_nonzero(I b, int64_t site) {
+  if (b == 0) t_index_fail(site, 0, 0);
+  return b;
+}
 )";
   return text;
 }

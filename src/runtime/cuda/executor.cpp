@@ -469,7 +469,7 @@ struct CudaExecutor::Impl {
 
   bool checks_positions() const { return !error_records.empty(); }
 
-  // A recorded out of range gather position (record r): a UserError at its op. The device
+  // A recorded out of range gather position or zero divisor (record r): a UserError at its op. The device
   // record is cleared first, so the error is reported once.
   void report(size_t r, const uint64_t* rec, Stream s, const char* when) {
     if (rec[0] == 0) return;
@@ -477,9 +477,7 @@ struct CudaExecutor::Impl {
     const CudaKernel& k = w.cuda_kernels[error_records[r].kernel];
     if (rec[0] > k.index_sites.size()) return;
     const auto& site = k.index_sites[rec[0] - 1];
-    user_error(site.node->target() + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
-                   " is out of bounds for dimension " + std::to_string(site.dim) + " with size " +
-                   std::to_string(static_cast<int64_t>(rec[1])) + when,
+    user_error(codegen::site_error(site, static_cast<int64_t>(rec[1]), static_cast<int64_t>(rec[2])) + when,
                site.node->loc());
   }
 
