@@ -214,23 +214,50 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
   return m;
 }
 
-Specialization& CompiledModule::specialization_for(const sym::Binding& binding, sym::Binding* rekeyed) {
-  for (auto it = specs_.rbegin(); it != specs_.rend(); ++it) {
+const Specialization& CompiledModule::current() const {
+  std::lock_guard<std::mutex> lock(specs_mutex_);
+  return *specs_.back();
+}
+
+size_t CompiledModule::num_specializations() const {
+  std::lock_guard<std::mutex> lock(specs_mutex_);
+  return specs_.size();
+}
+
+std::vector<std::shared_ptr<Specialization>> CompiledModule::specializations() const {
+  std::lock_guard<std::mutex> lock(specs_mutex_);
+  return specs_;
+}
+
+Specialization* CompiledModule::find_specialization(const sym::Binding& binding, sym::Binding* rekeyed) const {
+  std::vector<std::shared_ptr<Specialization>> specs = specializations();
+  for (auto it = specs.rbegin(); it != specs.rend(); ++it) {
     Specialization& s = **it;
     sym::Binding b = rekey(binding, s.graph->shape_env());
     if (s.graph->shape_env().first_failing_guard(b)) continue;
     *rekeyed = std::move(b);
-    return s;
+    return &s;  // specializations live as long as the module
   }
+  return nullptr;
+}
+
+Specialization& CompiledModule::specialization_for(const sym::Binding& binding, sym::Binding* rekeyed) {
+  if (Specialization* s = find_specialization(binding, rekeyed)) return *s;
+  // One compile at a time per module: a thread that waited finds what the other compiled.
+  std::lock_guard<std::mutex> building(build_mutex_);
+  if (Specialization* s = find_specialization(binding, rekeyed)) return *s;
   TOROID_LOG("driver", "a guard of every compiled specialization fails for these sizes: compiling again");
-  specs_.push_back(build(&binding));
+  std::shared_ptr<Specialization> fresh = build(&binding);
+  {
+    std::lock_guard<std::mutex> lock(specs_mutex_);
+    specs_.push_back(fresh);
+  }
   if (options_.compile && options_.load && ModuleCache::global().enabled())
-    ModuleCache::global().store(cache_key(text_, filename_, options_), source_graph_, specs_);
-  Specialization& s = *specs_.back();
-  *rekeyed = rekey(binding, s.graph->shape_env());
-  if (std::optional<size_t> g = s.graph->shape_env().first_failing_guard(*rekeyed))
+    ModuleCache::global().store(cache_key(text_, filename_, options_), source_graph_, specializations());
+  *rekeyed = rekey(binding, fresh->graph->shape_env());
+  if (std::optional<size_t> g = fresh->graph->shape_env().first_failing_guard(*rekeyed))
     TOROID_INTERNAL_ERROR("a fresh specialization fails its own guard " + std::to_string(*g));
-  return s;
+  return *fresh;
 }
 
 Specialization& CompiledModule::specialize(const std::vector<ops::RtValue>& inputs, sym::Binding* binding) {
@@ -281,7 +308,7 @@ std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtVa
 
 void CompiledModule::check_device_errors() {
 #ifdef TOROID_WITH_CUDA
-  for (const auto& s : specs_) {
+  for (const auto& s : specializations()) {
     std::lock_guard<std::mutex> lock(s->run_mutex);
     if (s->cuda_executor) s->cuda_executor->check_errors();
   }

@@ -1,7 +1,7 @@
 """Calling compiled graphs as a user would: empty tensors in every op family, calls checked
 against the compiled graph (dtype, device, rank), many threads on one callable, reference-kernel
-ops run in eager (logged), the dynamo backend's options. Runs with torch 1.13 (Debian's
-python3-torch) and newer on the CPU; exits 77 (skip) without torch.
+ops run in eager (logged), integer division by zero, the dynamo backend's options. Runs with
+torch 1.13 (Debian's python3-torch) and newer on the CPU; exits 77 (skip) without torch.
 """
 import logging
 import os
@@ -107,17 +107,22 @@ class CheckedCalls(unittest.TestCase):
             c(torch.ones(6))
 
     def test_threads_share_one_callable(self):
+        # Eight threads, one callable over symbolic sizes, shapes changing every call (new call
+        # plans are made while other threads run older ones).
         fn = lambda x, y: torch.tanh(x) * y + x.sum(-1, keepdim=True)  # noqa: E731
-        c = compile_graph(make_fx(fn)(torch.randn(8, 16), torch.randn(8, 16)), [torch.randn(8, 16), torch.randn(8, 16)])
+        example = [torch.randn(8, 16), torch.randn(8, 16)]
+        c = compile_graph(make_fx(fn, tracing_mode="symbolic")(*example), example)
+        shapes = [(8, 16), (3, 5), (2, 2), (33, 7), (8, 16), (2, 64), (17, 3)]
         wrong, errors = [], []
 
         def work(seed):
             g = torch.Generator().manual_seed(seed)
             try:
-                for _ in range(100):
-                    x, y = torch.randn(8, 16, generator=g), torch.randn(8, 16, generator=g)
+                for k in range(100):
+                    shape = shapes[(seed + k) % len(shapes)]
+                    x, y = torch.randn(*shape, generator=g), torch.randn(*shape, generator=g)
                     if not torch.allclose(c(x, y), fn(x, y), atol=1e-5):
-                        wrong.append(seed)
+                        wrong.append((seed, shape))
             except Exception as e:
                 errors.append(repr(e))
 
@@ -126,7 +131,40 @@ class CheckedCalls(unittest.TestCase):
             t.start()
         for t in threads:
             t.join()
+        self.maxDiff = None
         self.assertEqual((wrong, errors), ([], []))
+
+
+class IntegerDivision(unittest.TestCase):
+    def test_division_by_zero_raises_like_eager(self):
+        x = torch.tensor([7, -7, 9, 5])
+        y = torch.tensor([2, 3, 0, 1])
+        cases = [("floor", lambda a, b: torch.div(a, b, rounding_mode="floor")),
+                 ("trunc", lambda a, b: torch.div(a, b, rounding_mode="trunc")),
+                 ("remainder", torch.remainder), ("fmod", torch.fmod)]
+        for name, fn in cases:
+            for dtype in (torch.int32, torch.int64):
+                with self.subTest(op=name, dtype=dtype):
+                    a, b = x.to(dtype), y.to(dtype)
+                    with self.assertRaisesRegex(RuntimeError, "ZeroDivisionError"):
+                        fn(a, b)  # eager, for comparison
+                    ones = torch.ones_like(b)  # make_fx runs the ops: trace on safe values
+                    c = compile_graph(make_fx(fn)(a, ones), [a, ones])
+                    with self.assertRaisesRegex(toroid.ToroidError, "ZeroDivisionError"):
+                        c(a, b)
+                    close(self, c(a, ones), fn(a, ones), what=name)  # the callable still works
+
+    def test_most_negative_by_minus_one_wraps(self):
+        for dtype in (torch.int32, torch.int64):
+            low = torch.iinfo(dtype).min
+            a = torch.tensor([low, 7], dtype=dtype)
+            b = torch.tensor([-1, -1], dtype=dtype)
+            fn = lambda a, b: (torch.div(a, b, rounding_mode="floor"), torch.remainder(a, b))  # noqa: E731
+            safe = torch.ones_like(a)  # eager (and so make_fx) traps on the most negative value // -1
+            c = compile_graph(make_fx(fn)(safe, b), [safe, b])
+            q, r = c(a, b)
+            self.assertEqual(q.tolist(), [low, -7])
+            self.assertEqual(r.tolist(), [0, 0])
 
 
 class Views(unittest.TestCase):

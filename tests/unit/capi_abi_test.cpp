@@ -3,6 +3,8 @@
 // a message naming the problem).
 #include "toroid/c_api.h"
 
+#include "capi_test_util.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -39,30 +41,14 @@ constexpr const char* kViews = R"(graph @views functional {
   output %t, %s
 })";
 
-toroid_tensor tensor(float* data, std::vector<int64_t> sizes) {
-  toroid_tensor t{};
-  t.data = data;
-  t.dtype = TOROID_FLOAT32;
-  t.ndim = static_cast<int32_t>(sizes.size());
-  int64_t stride = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    t.sizes[d] = sizes[static_cast<size_t>(d)];
-    t.strides[d] = stride;
-    stride *= sizes[static_cast<size_t>(d)];
-  }
-  return t;
-}
+using toroid_test::tensor;
 
 std::string error() { return toroid_last_error(); }
 
 class CApi : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = std::filesystem::temp_directory_path() / ("toroid-capi-test-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-    ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
-  }
-  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static void SetUpTestSuite() { cache_ = new toroid_test::PrivateKernelCache("toroid-capi-test"); }
+  static void TearDownTestSuite() { delete cache_; }
 
   toroid_module* compile(const char* text, int dynamic = 1, const char* dump = nullptr) {
     toroid_compile_options o;
@@ -73,9 +59,9 @@ class CApi : public ::testing::Test {
     EXPECT_EQ(toroid_compile_with_options(text, "test.tir", &o, &m), 0) << error();
     return m;
   }
-  static std::filesystem::path dir_;
+  static toroid_test::PrivateKernelCache* cache_;
 };
-std::filesystem::path CApi::dir_;
+toroid_test::PrivateKernelCache* CApi::cache_ = nullptr;
 
 TEST_F(CApi, VersionAndOps) {
   EXPECT_EQ(toroid_abi_version(), TOROID_ABI_VERSION);
@@ -191,7 +177,7 @@ TEST_F(CApi, DynamicOffSpecializesPerSize) {
 }
 
 TEST_F(CApi, DebugDumps) {
-  std::filesystem::path dump = dir_ / "dumps";
+  std::filesystem::path dump = cache_->dir() / "dumps";
   toroid_module* m = compile(kGraph, 1, dump.c_str());
   ASSERT_NE(m, nullptr);
   for (const char* f : {"g.0.graph.tir", "g.0.loop", "g.0.wrapper", "g.0.cpp"})

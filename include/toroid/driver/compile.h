@@ -101,18 +101,24 @@ class CompiledModule {
   Specialization& specialize(const std::vector<ops::RtValue>& inputs, sym::Binding* binding);
 
   const Graph& graph() const { return *source_graph_; }  // as parsed
-  const Specialization& current() const { return *specs_.back(); }
-  size_t num_specializations() const { return specs_.size(); }
+  const Specialization& current() const;  // the newest
+  size_t num_specializations() const;
 
  private:
   CompiledModule() = default;
   std::unique_ptr<Specialization> build(const sym::Binding* sizes) const;
   Specialization& specialization_for(const sym::Binding& binding, sym::Binding* rekeyed);
+  Specialization* find_specialization(const sym::Binding& binding, sym::Binding* rekeyed) const;
+  std::vector<std::shared_ptr<Specialization>> specializations() const;
 
   std::string text_, filename_;
   CompileOptions options_;
   std::shared_ptr<const Graph> source_graph_;
+  // Calls come from many threads: specs_ is read under specs_mutex_, and grown (after a
+  // compile) under build_mutex_ as well, so that one size is compiled once.
   std::vector<std::shared_ptr<Specialization>> specs_;
+  mutable std::mutex specs_mutex_;
+  std::mutex build_mutex_;
   double compile_ms_ = 0;
   bool reused_ = false;
 };
