@@ -8,6 +8,8 @@
 #   opinfo-cuda             OpInfo, float32/bfloat16/float16, toroid and Inductor (about 5 min)
 #   opinfo-cpu [K/N]        OpInfo on the CPU, float32 (shard K of N; the CPU compile is slower)
 #   models K/N              model_suite.py shard K of N (8 shards fit 8 calls), both backends
+#   models-toroid N [FROM]  shards FROM..FROM+N-1 of 8 (default all 8), toroid only, run at once
+#                           (pass/fail for every row in one call; times are taken under contention)
 # Results carry TOROID_COMMIT (the carried build's commit, from .cudacarry/COMMIT).
 set -uo pipefail
 stage=${1:?stage}; shift || true
@@ -18,7 +20,8 @@ export TOROID_LIBRARY=$PWD/.cudacarry/libtoroid.so TOROID_COMMIT=$(cat .cudacarr
 case "$stage" in
   checks)
     timeout 150 python3 tools/gpu/torch_frontend_check.py 2>&1 | grep -E "PASS|FAIL" | cut -c1-300
-    timeout 300 python3 tools/gpu/bisect_model.py swin_t --depth 4 2>&1 | grep -E "^FAIL|submodules" ;;
+    timeout 300 python3 tools/gpu/bisect_model.py swin_t --depth 4 2>&1 | grep -E "^FAIL|submodules"
+    PATH=$PWD/.cudacarry:$PATH python3 tests/lit/compile/Inputs/divide_by_zero.py cuda /tmp/divzero ;;
   opinfo-cuda)
     timeout 560 python3 tools/gpu/opinfo_suite.py --device cuda --jobs 14 --time-budget 450 --op-timeout 120 \
       --out "$out/opinfo-cuda.json" > "$out/opinfo-cuda.log" 2>&1; tail -12 "$out/opinfo-cuda.log" ;;
@@ -32,5 +35,13 @@ case "$stage" in
     timeout 560 python3 tools/gpu/model_suite.py --shard "$shard" --time-budget 420 --row-timeout 150 --reps 5 \
       --out "$out/models-cuda.${shard/\//of}.jsonl" > "$out/models.log" 2>&1
     grep -E "^\| |falls back|not run" "$out/models.log" | cut -c1-300 ;;
+  models-toroid)
+    n=${1:-8}; from=${2:-0}
+    for ((k = from; k < from + n; k++)); do
+      timeout 560 python3 tools/gpu/model_suite.py --shard "$k/8" --backends toroid --time-budget 480 \
+        --row-timeout 200 --reps 3 --out "$out/models-cuda-toroid.${k}of8.jsonl" > "$out/models.$k.log" 2>&1 &
+    done
+    wait
+    cat "$out"/models.*.log | grep -E "^\| |falls back|not run|Error" | cut -c1-300 ;;
   *) echo "unknown stage $stage"; exit 2 ;;
 esac
