@@ -273,8 +273,8 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
 #ifdef TOROID_WITH_CUDA
     std::vector<ops::RtValue> on_device;
     for (const ops::RtValue& v : laid_out) on_device.push_back(runtime::cuda::to_device(v));
-    std::vector<ops::RtValue> out = run_device(on_device, stats);
-    check_device_errors();
+    check_device_errors();  // earlier run_device calls' checks first
+    std::vector<ops::RtValue> out = run_on_device(on_device, stats, nullptr, false);
     for (ops::RtValue& v : out) v = runtime::cuda::to_host(v);
     return out;
 #endif
@@ -287,6 +287,11 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
 
 std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats,
                                                     void* stream) {
+  return run_on_device(inputs, stats, stream, true);
+}
+
+std::vector<ops::RtValue> CompiledModule::run_on_device(const std::vector<ops::RtValue>& inputs,
+                                                       runtime::RunStats* stats, void* stream, bool deferred_checks) {
   if (options_.target != Target::Cuda || !options_.compile || !options_.load)
     user_error("run_device needs a module compiled and loaded for CUDA");
 #ifdef TOROID_WITH_CUDA
@@ -295,13 +300,14 @@ std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtVa
   Specialization& s = specialization_for(binding, &b);
   runtime::cuda::CudaRunOptions o;
   o.stream = stream;
-  o.deferred_checks = true;
+  o.deferred_checks = deferred_checks;
   std::lock_guard<std::mutex> lock(s.run_mutex);
   return s.cuda_executor->run(inputs, std::move(b), stats, o);
 #else
   (void)inputs;
   (void)stats;
   (void)stream;
+  (void)deferred_checks;
   return {};
 #endif
 }

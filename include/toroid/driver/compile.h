@@ -108,6 +108,9 @@ class CompiledModule {
   CompiledModule() = default;
   std::unique_ptr<Specialization> build(const sym::Binding* sizes) const;
   Specialization& specialization_for(const sym::Binding& binding, sym::Binding* rekeyed);
+  // run_device's body; run() checks its own run's gather and division records before returning.
+  std::vector<ops::RtValue> run_on_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats,
+                                          void* stream, bool deferred_checks);
   Specialization* find_specialization(const sym::Binding& binding, sym::Binding* rekeyed) const;
   std::vector<std::shared_ptr<Specialization>> specializations() const;
 
