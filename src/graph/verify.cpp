@@ -301,7 +301,7 @@ class Verifier {
           err(&n, "use list of " + describe_value(r) + " names a node that no longer exists");
         } else if (broken_.contains(u)) {
           continue;
-        } else if (std::vector<Value*> uses = u->inputs(); std::find(uses.begin(), uses.end(), r) == uses.end()) {
+        } else if (!inputs_of(u).contains(r)) {
           err(&n, "use list of " + describe_value(r) + " names " + u->describe() + ", which does not use it");
         }
       }
@@ -409,6 +409,15 @@ class Verifier {
   std::unordered_set<const Value*> values_;
   std::unordered_set<const Storage*> storages_;
   std::unordered_set<const Node*> broken_;  // nodes with an argument that is not a live value
+  // Each user's inputs as a set, built once: the output node of a graph with n outputs is a
+  // user of n values, and re-listing its inputs for each made verification quadratic.
+  std::unordered_map<const Node*, std::unordered_set<const Value*>> input_sets_;
+  const std::unordered_set<const Value*>& inputs_of(const Node* u) {
+    auto [it, fresh] = input_sets_.try_emplace(u);
+    if (fresh)
+      for (const Value* v : u->inputs()) it->second.insert(v);
+    return it->second;
+  }
 };
 
 // Flattened output arguments (lists expanded), by position.

@@ -17,6 +17,10 @@ namespace {
 // is large; as Inductor's realize_opcount_threshold / realize_reads_threshold.
 constexpr int kRealizeOpCount = 30;
 constexpr size_t kRealizeReads = 4;
+// A value read once is inlined into its reader, unless its body has grown past this many ops:
+// then it is stored, which bounds every inlined body (so lowering a chain of n ops is linear,
+// not quadratic) and every C++ statement the kernels hold.
+constexpr int kRealizeSingleUseOpCount = 200;
 
 const LowerRule* find_rule(const std::string& op) {
   static const std::unordered_map<std::string, const LowerRule*> table = [] {
@@ -47,7 +51,10 @@ bool has_tensor_result(const Node* n) {
 
 }  // namespace
 
-Lowering::Lowering(const Graph& g, LoopProgram& p, const LowerOptions& o) : graph(g), prog(p), options(o) {}
+Lowering::Lowering(const Graph& g, LoopProgram& p, const LowerOptions& o) : graph(g), prog(p), options(o) {
+  for (const Value* v : graph.output_values())
+    if (v->is_tensor()) output_storages_.insert(v->meta().storage);
+}
 
 void Lowering::fail(const Node* n, const std::string& message) const {
   user_error("cannot compile " + n->describe() + ": " + message, n->loc());
@@ -115,9 +122,8 @@ void Lowering::define_view(const Value* v, const Value* base, IndexFn fn) {
 bool Lowering::should_realize(const Value* v, Expr body) const {
   if (v->meta().storage == nullptr) return true;
   size_t users = v->users().size();
-  for (const Value* o : graph.output_values())
-    if (o->is_tensor() && o->meta().storage == v->meta().storage) return true;
-  if (users <= 1) return false;
+  if (output_storages_.count(v->meta().storage)) return true;
+  if (users <= 1) return op_count(body) > kRealizeSingleUseOpCount;
   std::unordered_set<Buffer*> reads;
   for (Expr l : loads(body)) reads.insert(l.buffer());
   return op_count(body) > kRealizeOpCount || reads.size() > kRealizeReads;
@@ -165,6 +171,9 @@ Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
   if (box.base) return load(box.base, box.view(idx));
   Buffer* b = box.virtual_buffer;
   TOROID_CHECK(b != nullptr, "value without a buffer: " + describe_value(v));
+  bool identity = true;
+  for (size_t k = 0; k < idx.size(); ++k) identity = identity && idx[k] == index_var(k);
+  if (identity) return b->body;  // read where it is computed: nothing to rewrite
   ShapeEnv& env = graph.shape_env();
   return substitute(b->body, [&](SymExpr s) -> SymExpr {
     for (size_t k = 0; k < idx.size(); ++k)

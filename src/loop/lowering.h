@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "toroid/graph/graph.h"
@@ -78,6 +79,7 @@ class Lowering {
     IndexFn view;
   };
   std::unordered_map<const Value*, Box> boxes_;
+  std::unordered_set<const Storage*> output_storages_;  // the graph's outputs' storages
   std::unordered_map<Buffer*, std::unique_ptr<Buffer>> virtuals_;  // unrealized pointwise bodies
   int next_id_ = 0;
 

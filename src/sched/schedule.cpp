@@ -14,6 +14,10 @@ using loop::Expr;
 
 namespace {
 
+// A kernel takes at most this many buffers (as Inductor's max_fusion_size): past it, the
+// kernel's C++ grows faster to compile than the fusion saves, and the checks below stay cheap.
+constexpr size_t kMaxKernelMembers = 64;
+
 bool is_one(SymExpr s) { return s.as_int() == std::optional<int64_t>(1); }
 
 std::vector<SymExpr> squeezed(const std::vector<SymExpr>& sizes) {
@@ -187,6 +191,7 @@ class Scheduler {
         if (out_.steps[s].kind != Step::Kind::Kernel) continue;
         Kernel& k = *out_.steps[s].kernel;
         if (k.closed) break;
+        if (k.members.size() >= kMaxKernelMembers) continue;
         std::optional<Member> m = place(b, k);
         if (!m) continue;
         std::string why;

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "toroid/codegen/scalar.h"
 #include "toroid/support/error.h"
@@ -20,6 +22,8 @@ namespace {
 
 // Kernels with fewer elements than this run on one thread (OpenMP start-up costs microseconds).
 constexpr int64_t kParallelThreshold = 32768;
+// Ops in one loop body that several pointwise members share.
+constexpr int kMaxLoopOps = 256;
 // Elements per Welford block of a var reduction (4 KiB of f32: stays in L1 for the second pass).
 constexpr int64_t kWelfordBlock = 1024;
 
@@ -238,13 +242,27 @@ class KernelEmitter : public ScalarDialect {
       os << ind << "const int64_t n_inner = " << n_inner << ";\n";
     }
     bool parallel_inner = !has_outer;
-    for (const sched::Member& m : k_.members) {
-      os << ind << "{  // " << m.buffer->name << "\n";
+    const std::vector<sched::Member>& ms = k_.members;
+    for (size_t i = 0; i < ms.size();) {
+      // A run of inner-level pointwise members shares one loop: each reads the others only at
+      // the element they store in the same iteration (the scheduler's rule). A loop body stays
+      // under kMaxLoopOps: g++'s time grows faster than linearly with it.
+      size_t end = i + 1;
+      if (inner_pointwise(ms[i])) {
+        int ops = loop::op_count(ms[i].buffer->body);
+        while (end < ms.size() && inner_pointwise(ms[end]) &&
+               (ops += loop::op_count(ms[end].buffer->body)) <= kMaxLoopOps)
+          ++end;
+      }
+      os << ind << "{  //";
+      for (size_t j = i; j < end; ++j) os << " " << ms[j].buffer->name;
+      os << "\n";
       std::string in2 = ind + "  ";
-      if (m.buffer->kind == BufferKind::Reduction) emit_reduction(os, in2, m, parallel_inner);
-      else if (m.inner) emit_inner_pointwise(os, in2, m, parallel_inner && pointwise_only);
-      else emit_outer_pointwise(os, in2, m);
+      if (ms[i].buffer->kind == BufferKind::Reduction) emit_reduction(os, in2, ms[i], parallel_inner);
+      else if (ms[i].inner) emit_inner_pointwise(os, in2, {ms.begin() + static_cast<std::ptrdiff_t>(i), ms.begin() + static_cast<std::ptrdiff_t>(end)}, parallel_inner && pointwise_only);
+      else emit_outer_pointwise(os, in2, ms[i]);
       os << ind << "}\n";
+      i = end;
     }
     if (has_outer) os << "  }\n";
   }
@@ -259,13 +277,14 @@ class KernelEmitter : public ScalarDialect {
   // Loads whose index does not depend on the inner loop variables (per-row scalars such as a
   // mean or a max that this kernel stored just before) are read once before the inner loop: g++
   // does not vectorize a loop that re-loads them ("latch block not empty"). Loads of the
-  // member's own storage stay in the loop, and nothing is read when the inner loop is empty.
-  void hoist_invariant_loads(std::ostream& os, const std::string& ind, Expr root, const Buffer* self,
+  // storages the loop writes stay in the loop, and nothing is read when the inner loop is empty.
+  void hoist_invariant_loads(std::ostream& os, const std::string& ind, Expr root,
+                             const std::unordered_set<const Buffer*>& stored_here,
                              std::unordered_map<Expr, std::string>& names) {
     if (k_.inner.empty()) return;
     loop::visit(root, [&](Expr e) {
       if (e.op() != Op::Load || names.count(e)) return;
-      if (self && e.buffer()->storage == self->storage) return;
+      if (stored_here.count(e.buffer()->storage)) return;
       for (SymExpr s : env_.simplify(e.index()).free_symbols())
         for (size_t k = 0; k < k_.inner.size(); ++k)
           if (s == sched::inner_var(k)) return;
@@ -276,19 +295,25 @@ class KernelEmitter : public ScalarDialect {
     });
   }
 
-  void emit_inner_pointwise(std::ostream& os, const std::string& ind, const sched::Member& m, bool parallel) {
+  static bool inner_pointwise(const sched::Member& m) { return m.inner && m.buffer->kind != BufferKind::Reduction; }
+
+  void emit_inner_pointwise(std::ostream& os, const std::string& ind, std::span<const sched::Member> group, bool parallel) {
     std::string pragma = parallel ? "#pragma omp parallel for simd schedule(static) if(n_inner >= " +
                                         std::to_string(kParallelThreshold) + ")"
                                   : "#pragma omp simd";
     std::unordered_map<Expr, std::string> names;
-    hoist_invariant_loads(os, ind, sched::member_body(m), m.buffer, names);
+    std::unordered_set<const Buffer*> stored;  // loads of these stay in the loop
+    for (const sched::Member& m : group) stored.insert(m.buffer->storage);
+    for (const sched::Member& m : group) hoist_invariant_loads(os, ind, sched::member_body(m), stored, names);
     if (k_.inner.empty()) {
       os << ind << "for (int64_t q_flat = 0; q_flat < 1; ++q_flat) {\n";
     } else {
       inner_loop_header(os, ind, pragma);
     }
-    std::string v = value(os, ind + "  ", sched::member_body(m), names);
-    os << ind << "  " << store(m.buffer, index(sched::member_store_position(m)), v);
+    for (const sched::Member& m : group) {
+      std::string v = value(os, ind + "  ", sched::member_body(m), names);
+      os << ind << "  " << store(m.buffer, index(sched::member_store_position(m)), v);
+    }
     os << ind << "}\n";
   }
 
@@ -419,7 +444,7 @@ class KernelEmitter : public ScalarDialect {
                                         std::to_string(kParallelThreshold) + ")"
                                   : "#pragma omp simd " + clause;
     std::unordered_map<Expr, std::string> names;
-    hoist_invariant_loads(os, ind, body, b, names);
+    hoist_invariant_loads(os, ind, body, {b->storage}, names);
     inner_loop_header(os, ind, pragma);
     std::string v = value(os, ind + "  ", body, names);
     std::string u = update;
