@@ -1,5 +1,6 @@
 #include "toroid/driver/compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <list>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
@@ -134,7 +136,9 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   clock.lap("codegen");
   if (options_.compile && options_.target == Target::Cpu) {
     auto kstart = std::chrono::steady_clock::now();
-    s->so = runtime::compile_and_load(s->source);
+    // Large modules compile in parts, one g++ per core (at most 8), linked into one object.
+    size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+    s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores));
     s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();
     s->stats.cache_hit = s->so.cache_hit;
     clock.lap("cxx");

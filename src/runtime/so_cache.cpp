@@ -74,12 +74,19 @@ std::string cache_dir() {
 }
 
 SharedObject compile_and_load(const std::string& source, const CompileFlags& f) {
+  return compile_and_load(std::vector<std::string>{source}, f);
+}
+
+SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& f) {
+  TOROID_CHECK(!sources.empty(), "compile_and_load without sources");
   std::string compiler = f.compiler;
   if (compiler.empty()) {
     const char* cxx = std::getenv("CXX");
     compiler = cxx && *cxx ? cxx : "c++";
   }
-  std::string key = detail::hex64(fnv1a64(source, fnv1a64(compiler_identity(compiler) + "\n" + f.flags)));
+  uint64_t h = fnv1a64(compiler_identity(compiler) + "\n" + f.flags);
+  for (size_t i = 0; i < sources.size(); ++i) h = fnv1a64(sources[i], i == 0 ? h : fnv1a64("\n--part--\n", h));
+  std::string key = detail::hex64(h);
   std::string dir = cache_dir();
   // One directory per entry (kernels.so and its sum), published by one rename.
   std::string entry = dir + "/so-" + key;
@@ -92,9 +99,26 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& f) 
   std::error_code ec;
   fs::create_directories(tmp, ec);
   if (ec) user_error("cannot create " + tmp + " in the kernel cache: " + ec.message());
-  write_file_atomic(tmp + "/kernels.cpp", source);
-  std::string cmd = compiler + " " + f.flags + " -o '" + tmp + "/kernels.so' '" + tmp + "/kernels.cpp' > '" + tmp +
-                    "/log' 2>&1";
+  auto q = [](const std::string& p) { return "'" + p + "'"; };
+  std::string cmd;
+  if (sources.size() == 1) {
+    write_file_atomic(tmp + "/kernels.cpp", sources[0]);
+    cmd = compiler + " " + f.flags + " -o " + q(tmp + "/kernels.so") + " " + q(tmp + "/kernels.cpp") + " > " +
+          q(tmp + "/log") + " 2>&1";
+  } else {
+    // Each part compiles to an object in the background; the link waits for every one.
+    std::string objects, waits;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      std::string base = tmp + "/kernels" + std::to_string(i);
+      write_file_atomic(base + ".cpp", sources[i]);
+      cmd += compiler + " " + f.flags + " -c -o " + q(base + ".o") + " " + q(base + ".cpp") + " > " + q(base + ".log") +
+             " 2>&1 & p" + std::to_string(i) + "=$!; ";
+      waits += "wait $p" + std::to_string(i) + " || ok=1; ";
+      objects += " " + q(base + ".o");
+    }
+    cmd = "ok=0; " + cmd + waits + "cat " + q(tmp) + "/kernels*.log > " + q(tmp + "/log") + "; [ $ok = 0 ] && " +
+          compiler + " " + f.flags + " -o " + q(tmp + "/kernels.so") + objects + " >> " + q(tmp + "/log") + " 2>&1";
+  }
   TOROID_LOG("cache", "compiling " + key + ": " + cmd);
   int rc = std::system(cmd.c_str());
   if (rc != 0) {
@@ -103,14 +127,14 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& f) 
       log = read_file(tmp + "/log");
     } catch (const UserError&) {
     }
-    std::string kept = dir + "/failed-" + key + ".cpp";
-    fs::rename(tmp + "/kernels.cpp", kept, ec);
+    std::string kept = dir + "/failed-" + key + (sources.size() == 1 ? ".cpp" : "");
+    fs::rename(sources.size() == 1 ? tmp + "/kernels.cpp" : tmp, kept, ec);
     fs::remove_all(tmp, ec);
-    TOROID_INTERNAL_ERROR("the C++ compiler failed on generated code (source kept at " + kept + "):\n" +
+    TOROID_INTERNAL_ERROR("the C++ compiler failed on generated code (sources kept in " + kept + "):\n" +
                           log.substr(0, 4000));
   }
-  fs::remove(tmp + "/kernels.cpp", ec);
-  fs::remove(tmp + "/log", ec);
+  for (const fs::directory_entry& e : fs::directory_iterator(tmp, ec))
+    if (e.path().filename() != "kernels.so") fs::remove(e.path(), ec);
   detail::write_entry_dir_sum(tmp, "kernels.so", key);
   detail::publish_entry_dir(tmp, entry, "kernels.so", key);
   if (!try_load(entry, key, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + entry + "/kernels.so");

@@ -17,6 +17,9 @@ namespace {
 // A kernel takes at most this many buffers (as Inductor's max_fusion_size): past it, the
 // kernel's C++ grows faster to compile than the fusion saves, and the checks below stay cheap.
 constexpr size_t kMaxKernelMembers = 64;
+// ... and at most this many ops (unless it is a single buffer): one kernel is one C++ function,
+// and a large module's kernels compile in parallel.
+constexpr int kMaxKernelOps = 1024;
 
 bool is_one(SymExpr s) { return s.as_int() == std::optional<int64_t>(1); }
 
@@ -191,7 +194,7 @@ class Scheduler {
         if (out_.steps[s].kind != Step::Kind::Kernel) continue;
         Kernel& k = *out_.steps[s].kernel;
         if (k.closed) break;
-        if (k.members.size() >= kMaxKernelMembers) continue;
+        if (k.members.size() >= kMaxKernelMembers || k.ops + loop::op_count(b->body) > kMaxKernelOps) continue;
         std::optional<Member> m = place(b, k);
         if (!m) continue;
         std::string why;
@@ -202,6 +205,7 @@ class Scheduler {
         }
         TOROID_LOG("fusion", "fusing " + b->name + " into " + k.name + " (" + (m->inner ? "inner loop" : b->kind == BufferKind::Reduction ? "reduction" : "outer level") + ")");
         k.members.push_back(std::move(*m));
+        k.ops += loop::op_count(b->body);
         step_of_[b] = s;
         return;
       }
@@ -212,6 +216,7 @@ class Scheduler {
     std::optional<Member> m = place(b, *k);
     TOROID_CHECK(m.has_value(), "a buffer does not fit its own kernel");
     k->members.push_back(std::move(*m));
+    k->ops = loop::op_count(b->body);
     k->closed = epilogue;
     TOROID_LOG("fusion", "new " + k->name + " for " + b->name + (epilogue ? " (writes into input " + b->storage->name + ")" : ""));
     out_.steps.push_back(Step{Step::Kind::Kernel, k.get(), nullptr});

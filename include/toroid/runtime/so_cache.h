@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace toroid::runtime {
 
@@ -23,6 +24,9 @@ struct CompileFlags {
 };
 
 SharedObject compile_and_load(const std::string& source, const CompileFlags& flags = {});
+// Several translation units (codegen::wrapper::kernels_sources), compiled in parallel and
+// linked into one shared object; one cache entry keyed by all of them.
+SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& flags = {});
 
 // The cache directory in use (created on demand).
 std::string cache_dir();

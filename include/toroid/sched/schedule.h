@@ -29,6 +29,7 @@ struct Kernel {
   std::vector<SymExpr> outer, inner;  // sizes
   std::vector<Member> members;
   bool closed = false;  // takes no more members (a later write into an input follows)
+  int ops = 0;          // loop ops in its members' bodies (bounded, as the member count)
 };
 
 // Kernel variables: o<k> for the outer domain, q<k> for the inner.

@@ -90,9 +90,25 @@ template <class T> inline T t_ipow(T base, T exp) {
   return r;
 }
 template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
-// Out of range positions of indirect loads: the first one recorded (by any thread) is kept
-// until the executor takes it after the kernel returns.
-int64_t t_index_error = 0, t_index_error_size = 0, t_index_error_value = 0;
+}  // namespace
+// Out of range positions of indirect loads (and zero divisors): the first one recorded (by any
+// thread) is kept until the executor takes it after the kernel returns. One record per shared
+// object: a module compiled in several parts defines it in the first (see kernels_sources).
+extern "C" {
+__attribute__((visibility("hidden"))) extern int64_t t_index_error, t_index_error_size, t_index_error_value;
+}
+#ifndef TOROID_KERNELS_EXTRA_PART
+extern "C" {
+__attribute__((visibility("hidden"))) int64_t t_index_error = 0, t_index_error_size = 0, t_index_error_value = 0;
+int64_t toroid_take_index_error(int64_t* size, int64_t* value) {
+  // Called after the kernel's threads joined, so the size and value are written.
+  *size = __atomic_load_n(&t_index_error_size, __ATOMIC_ACQUIRE);
+  *value = __atomic_load_n(&t_index_error_value, __ATOMIC_ACQUIRE);
+  return __atomic_exchange_n(&t_index_error, 0, __ATOMIC_ACQ_REL);
+}
+}
+#endif
+namespace {
 __attribute__((noinline, cold)) void t_index_fail(int64_t site, int64_t size, int64_t value) {
   int64_t none = 0;
   if (__atomic_compare_exchange_n(&t_index_error, &none, site, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
@@ -116,13 +132,6 @@ template <class I> inline I t_nonzero(I b, int64_t site) {
   return b;
 }
 }  // namespace
-
-extern "C" int64_t toroid_take_index_error(int64_t* size, int64_t* value) {
-  // Called after the kernel's threads joined, so the size and value are written.
-  *size = __atomic_load_n(&t_index_error_size, __ATOMIC_ACQUIRE);
-  *value = __atomic_load_n(&t_index_error_value, __ATOMIC_ACQUIRE);
-  return __atomic_exchange_n(&t_index_error, 0, __ATOMIC_ACQ_REL);
-}
 
 #pragma omp declare reduction(t_max : float : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(t_max : double : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)

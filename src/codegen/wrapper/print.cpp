@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <sstream>
 
 #include "toroid/codegen/wrapper/wrapper.h"
@@ -55,6 +56,35 @@ std::string kernels_source(const WrapperProgram& w) {
   std::string s = cpu::cpp_prelude();
   for (const cpu::CppKernel& k : w.kernels) s += "\n" + k.source;
   return s;
+}
+
+std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts) {
+  // Below this many bytes of kernels, one g++ process is quicker than starting several.
+  constexpr size_t kSplitBytes = 64 * 1024;
+  size_t total = 0;
+  for (const cpu::CppKernel& k : w.kernels) total += k.source.size();
+  parts = std::min(parts, w.kernels.size());
+  if (w.target == Target::Cuda || parts < 2 || total < kSplitBytes) return {kernels_source(w)};
+  // Greedy: each kernel, largest first, goes to the smallest part so far.
+  std::vector<size_t> order(w.kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return w.kernels[a].source.size() > w.kernels[b].source.size(); });
+  std::vector<size_t> bytes(parts, 0);
+  std::vector<std::vector<size_t>> members(parts);
+  for (size_t i : order) {
+    size_t p = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
+    bytes[p] += w.kernels[i].source.size();
+    members[p].push_back(i);
+  }
+  std::vector<std::string> out;
+  for (size_t p = 0; p < parts; ++p) {
+    std::sort(members[p].begin(), members[p].end());  // program order, so the text is stable
+    std::string s = (p == 0 ? "" : "#define TOROID_KERNELS_EXTRA_PART 1\n") + cpu::cpp_prelude();
+    for (size_t i : members[p]) s += "\n" + w.kernels[i].source;
+    out.push_back(std::move(s));
+  }
+  return out;
 }
 
 }  // namespace toroid::codegen::wrapper

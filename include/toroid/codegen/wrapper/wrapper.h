@@ -58,5 +58,9 @@ std::string print_wrapper(const WrapperProgram& w);
 // The translation unit of every kernel: C++ for the CPU; CUDA C++ for the GPU (the prelude
 // once, then every kernel: it compiles on its own with nvcc -c).
 std::string kernels_source(const WrapperProgram& w);
+// The CPU kernels split into at most `parts` translation units of similar size, to compile in
+// parallel and link into one shared object (each holds the prelude; the first defines the
+// error record). One part when there is one kernel or the source is small.
+std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts);
 
 }  // namespace toroid::codegen::wrapper
