@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Every test: a clang build (warnings are errors), the g++ build's unit and lit tests, then the
-# same tests under AddressSanitizer + UndefinedBehaviorSanitizer. ctest prints the counts.
+# Every test: a clang build (warnings are errors) under ThreadSanitizer with the C ABI's tests,
+# the g++ build's unit, lit and Python tests, then the same tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer. ctest prints the counts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${TOROID_JOBS:-$(nproc)}
 # python3-torch (1.13): the PyTorch frontend's tests (tests/python) run on the CPU with it.
 "$root/scripts/setup.sh" python3-torch
 
-echo "== build (clang++ 14, -Werror)"
-"$root/scripts/build.sh" "$root/build-clang" -DCMAKE_CXX_COMPILER=clang++ -DTOROID_TESTS=OFF
+echo "== build (clang++ 14, -Werror, ThreadSanitizer) and the C ABI's tests (8 threads, mixed sizes)"
+# Every target but the tests, plus unit_capi: the warnings of clang and TSan's race checks in one
+# build. TSan needs a fixed address layout on kernels with many random mmap bits (setarch -R).
+"$root/scripts/build.sh" "$root/build-clang" -DCMAKE_CXX_COMPILER=clang++ -DTOROID_SANITIZE_THREAD=ON -DTOROID_TESTS=ON \
+  -DTOROID_TEST_KERNEL_CACHE="$root/build/kernel-cache"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OMP_NUM_THREADS=1 \
+  setarch "$(uname -m)" -R ctest --test-dir "$root/build-clang" --output-on-failure -j "$jobs"
 
 echo "== build and test (g++ 12, RelWithDebInfo)"
 "$root/scripts/build.sh" "$root/build"

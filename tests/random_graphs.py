@@ -21,6 +21,7 @@ import random
 import subprocess
 import sys
 import tempfile
+import time
 
 # ---------------------------------------------------------------------------------------------
 # Symbolic sizes: polynomials over the graph's symbols with non-negative integer coefficients.
@@ -751,8 +752,10 @@ def run_one(args, index, tmp):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, required=True)
+    ap.add_argument("--seed", required=True, help="an integer, or 'random' (a fuzzing run; the seed is printed)")
     ap.add_argument("--count", type=int, required=True)
+    ap.add_argument("--time-budget", type=float, default=0,
+                    help="start no graph after this many seconds (a bounded fuzzing run)")
     ap.add_argument("--toroidc", required=True)
     ap.add_argument("--keep", help="write the graphs into this directory (kept)")
     ap.add_argument("--jobs", type=int, default=2)
@@ -763,6 +766,8 @@ def main():
                     help="run on the CPU or a GPU (--check against the reference either way), or only "
                          "compile the CUDA kernels with NVRTC (cuda-compile)")
     args = ap.parse_args()
+    args.seed = int.from_bytes(os.urandom(4), "little") if args.seed == "random" else int(args.seed)
+    print(f"seed {args.seed}", flush=True)
     indices = [args.only] if args.only is not None else list(range(args.count))
     if args.print:
         for i in indices:
@@ -775,13 +780,28 @@ def main():
         os.makedirs(args.keep, exist_ok=True)
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="toroid-rand-") as tmp:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            for index, ok, text, out, cmd in pool.map(lambda i: run_one(args, i, tmp), indices):
-                if ok:
-                    passed += 1
-                    continue
-                failed += 1
-                print(f"FAIL: graph {index} (seed {args.seed}): {cmd}\n{text}{out.rstrip()}\n", flush=True)
+        deadline = time.monotonic() + args.time_budget if args.time_budget > 0 else None
+        jobs = max(1, args.jobs)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            pending, next_graph = set(), iter(indices)
+            while True:
+                # Keep `jobs` graphs in flight until the indices or the time budget run out.
+                while len(pending) < jobs and (deadline is None or time.monotonic() < deadline):
+                    i = next(next_graph, None)
+                    if i is None:
+                        break
+                    pending.add(pool.submit(run_one, args, i, tmp))
+                if not pending:
+                    break
+                done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                for f in done:
+                    index, ok, text, out, cmd = f.result()
+                    if ok:
+                        passed += 1
+                        continue
+                    failed += 1
+                    print(f"FAIL: graph {index} (seed {args.seed}; again: random_graphs.py --seed {args.seed} "
+                          f"--count {index + 1} --only {index} --toroidc ...): {cmd}\n{text}{out.rstrip()}\n", flush=True)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 
