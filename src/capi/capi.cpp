@@ -4,6 +4,7 @@
 #include "toroid/c_api.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -65,14 +66,43 @@ int count_outputs(const std::vector<toroid::Argument>& args) {
 
 bool is_cuda(const toroid_module* m) { return m->module->options().target == toroid::driver::Target::Cuda; }
 
-// Elements from a strided tensor's first element to one past its last (0 when empty).
-int64_t extent(const int64_t* sizes, const int64_t* strides, int ndim) {
+// Elements from a strided tensor's first element to one past its last (0 when empty), for
+// sizes and strides already checked non-negative; a caller's hostile values that overflow int64
+// are an error, not a wrapped extent.
+int64_t extent(const int64_t* sizes, const int64_t* strides, int ndim, const std::string& what) {
+  for (int d = 0; d < ndim; ++d)
+    if (sizes[d] == 0) return 0;
   int64_t e = 1;
   for (int d = 0; d < ndim; ++d) {
-    if (sizes[d] == 0) return 0;
-    e += (sizes[d] - 1) * strides[d];
+    int64_t step = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &step) || __builtin_add_overflow(e, step, &e))
+      user_error(what + ": sizes and strides reach past 2^63 elements");
   }
   return e;
+}
+
+// A tensor's bytes from its first element (its extent times the element size), checked.
+size_t extent_bytes(const toroid_tensor& t, size_t element_size, const std::string& what) {
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(extent(t.sizes, t.strides, t.ndim, what)), element_size, &bytes))
+    user_error(what + ": the tensor's bytes overflow the address space");
+  return bytes;
+}
+
+// The byte offset of a tensor's first element, checked.
+size_t offset_bytes(const toroid_tensor& t, size_t element_size, const std::string& what) {
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<size_t>(t.offset), element_size, &bytes))
+    user_error(what + ": offset " + std::to_string(t.offset) + " overflows the address space");
+  return bytes;
+}
+
+// A scalar input for an int argument: a whole number in int64's range (a cast of anything else
+// is undefined behaviour).
+int64_t int_scalar(double v, const std::string& what) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != std::trunc(v))
+    user_error(what + ": " + std::to_string(v) + " is not an int64 value");
+  return static_cast<int64_t>(v);
 }
 
 // Checks a caller tensor's header; `what` names it in messages ("toroid_run: input 2"). A tensor
@@ -84,7 +114,7 @@ void check_tensor(const toroid_tensor& t, const std::string& what, bool need_dat
   if (t.offset < 0) user_error(what + ": negative offset " + std::to_string(t.offset));
   for (int d = 0; d < t.ndim; ++d)
     if (t.sizes[d] < 0 || t.strides[d] < 0) user_error(what + ": negative size or stride in dim " + std::to_string(d));
-  if (need_data && !t.data && extent(t.sizes, t.strides, std::max(t.ndim, 0)) > 0)
+  if (need_data && !t.data && extent(t.sizes, t.strides, std::max(t.ndim, 0), what) > 0)
     user_error(what + ": null data pointer for a tensor with elements");
 }
 
@@ -94,7 +124,7 @@ RtValue wrap_input(const toroid_tensor& t, const toroid::Value* v, const std::st
   if (t.ndim < 0) {
     switch (v->type()) {
       case toroid::ValueType::Bool: return RtValue::boolean(t.scalar != 0);
-      case toroid::ValueType::Int: return RtValue::integer(static_cast<int64_t>(t.scalar));
+      case toroid::ValueType::Int: return RtValue::integer(int_scalar(t.scalar, what));
       default: return RtValue::floating(t.scalar);
     }
   }
@@ -102,8 +132,8 @@ RtValue wrap_input(const toroid_tensor& t, const toroid::Value* v, const std::st
   auto dtype = static_cast<toroid::DType>(t.dtype);
   size_t es = static_cast<size_t>(toroid::dtype_size(dtype));
   std::vector<int64_t> sizes(t.sizes, t.sizes + t.ndim), strides(t.strides, t.strides + t.ndim);
-  auto* base = t.data ? static_cast<std::byte*>(t.data) + static_cast<size_t>(t.offset) * es : nullptr;
-  size_t nbytes = static_cast<size_t>(extent(t.sizes, t.strides, t.ndim)) * es;
+  auto* base = t.data ? static_cast<std::byte*>(t.data) + offset_bytes(t, es, what) : nullptr;
+  size_t nbytes = extent_bytes(t, es, what);
   auto storage = std::make_shared<HostStorage>(base, nbytes, std::make_shared<NotOwned>());
   return HostTensor::from_storage(storage, dtype, sizes, strides, 0);
 }
@@ -193,7 +223,8 @@ std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specializ
       const toroid_output_info& o = out[j];
       if (o.is_scalar || o.alias_input >= 0 || o.alias_output >= 0 || !p.outputs[j].buffer) continue;
       if (p.outputs[j].buffer->storage != owner || eval(env, b, p.outputs[j].value->meta().offset, "offset") != 0) continue;
-      if (offset + extent(info.sizes, info.strides, info.ndim) > extent(o.sizes, o.strides, o.ndim)) continue;
+      if (offset + extent(info.sizes, info.strides, info.ndim, "output") > extent(o.sizes, o.strides, o.ndim, "output"))
+        continue;
       info.alias_output = static_cast<int32_t>(j);
       info.offset = offset;
     }
@@ -219,9 +250,8 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, const toroid_ou
                  std::to_string(info.strides[d]));
   }
   size_t es = static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype)));
-  auto* base = t.data ? static_cast<std::byte*>(t.data) + static_cast<size_t>(t.offset) * es : nullptr;
-  return std::make_shared<HostStorage>(base, static_cast<size_t>(extent(t.sizes, t.strides, t.ndim)) * es,
-                                       std::make_shared<NotOwned>());
+  auto* base = t.data ? static_cast<std::byte*>(t.data) + offset_bytes(t, es, what) : nullptr;
+  return std::make_shared<HostStorage>(base, extent_bytes(t, es, what), std::make_shared<NotOwned>());
 }
 
 // The inputs of a call, the specialization that runs them (compiled first if needed), its
@@ -418,7 +448,7 @@ int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_input
       if (!dst || t.data() == dst->data()) continue;
       // Computed elsewhere (a view into a larger buffer, a constant, a fallback's result): the
       // caller's memory has the same strides, so the span copies over as it is.
-      size_t n = static_cast<size_t>(extent(t.sizes().data(), t.strides().data(), static_cast<int>(t.dim()))) *
+      size_t n = static_cast<size_t>(extent(t.sizes().data(), t.strides().data(), static_cast<int>(t.dim()), "output")) *
                  static_cast<size_t>(t.element_size());
       if (is_cuda(m)) {
 #ifdef TOROID_WITH_CUDA

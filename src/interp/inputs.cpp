@@ -35,8 +35,9 @@ HostTensor lay_out(const HostTensor& logical, const TensorMeta& m, const ShapeEn
   if (same) return logical;
   int64_t extent = offset;
   if (logical.numel() > 0) {
-    extent += 1;
-    for (int64_t d = 0; d < logical.dim(); ++d) extent += (logical.sizes()[d] - 1) * strides[d];
+    extent = ops::checked_add("input " + what, extent, 1);
+    for (int64_t d = 0; d < logical.dim(); ++d)
+      extent = ops::checked_add("input " + what, extent, ops::checked_mul("input " + what, logical.sizes()[d] - 1, strides[d]));
   }
   HostTensor base = HostTensor::zeros(logical.dtype(), {extent});
   HostTensor t = base.as_strided(logical.sizes(), strides, offset);

@@ -60,7 +60,8 @@ bool foldable_results(const Node& n) {
     std::optional<std::vector<int64_t>> sizes = static_sizes(m);
     if (!sizes || !m.is_contiguous() || m.offset != SymExpr::integer(0)) return false;
     int64_t numel = 1;
-    for (int64_t s : *sizes) numel *= s;
+    for (int64_t s : *sizes)
+      if (__builtin_mul_overflow(numel, s, &numel)) return false;  // hostile sizes: far too large anyway
     if (numel > kConstantFoldMaxElements) return false;
   }
   return true;

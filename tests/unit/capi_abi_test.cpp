@@ -247,6 +247,55 @@ TEST_F(CApi, BadRunArguments) {
   toroid_module_free(m);
 }
 
+// Hostile sizes, strides, offsets and scalars: an error naming the argument, never wrapped
+// arithmetic (undefined behaviour, which the UBSan build would stop on).
+TEST_F(CApi, HostileHeadersOverflowNothing) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  auto fails_with = [](int rc, const std::string& what) {
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(error().find(what), std::string::npos) << error();
+  };
+  std::vector<float> x(40), y(40), a(40);
+  toroid_tensor in[2] = {tensor(x.data(), {5, 8}), tensor(y.data(), {5, 8})};
+  toroid_tensor out[3] = {tensor(a.data(), {5, 8}), {}, {}};
+  toroid_tensor bad[2] = {in[0], in[1]};
+  bad[0].strides[0] = INT64_MAX;
+  fails_with(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), "input 0: sizes and strides reach past 2^63");
+  bad[0] = in[0];
+  bad[0].sizes[1] = INT64_MAX;
+  bad[0].strides[0] = INT64_MAX;
+  fails_with(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), "reach past 2^63");
+  bad[0] = in[0];
+  bad[0].offset = INT64_MAX;
+  fails_with(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), "offset 9223372036854775807 overflows");
+  bad[0] = in[0];
+  bad[0].strides[0] = INT64_MAX / 5;  // an extent that fits int64 but not in bytes
+  fails_with(toroid_run_into(m, bad, 2, out, 3, nullptr, 0, nullptr), "bytes overflow the address space");
+  toroid_tensor wrong[3] = {tensor(a.data(), {5, 8}), {}, {}};
+  wrong[0].strides[1] = INT64_MAX;
+  wrong[0].sizes[1] = 8;
+  fails_with(toroid_run_into(m, in, 2, wrong, 3, nullptr, 0, nullptr), "output 0");
+  toroid_module_free(m);
+
+  toroid_module* s = compile("graph @main functional {\n  %n = input : int\n  output %n\n}\n");
+  ASSERT_NE(s, nullptr);
+  for (double v : {1e30, -1e30, 0.5, std::nan("")}) {
+    toroid_tensor n{};
+    n.ndim = -1;
+    n.scalar = v;
+    toroid_tensor r[1] = {{}};
+    fails_with(toroid_run_into(s, &n, 1, r, 1, nullptr, 0, nullptr), "is not an int64 value");
+  }
+  toroid_tensor n{};
+  n.ndim = -1;
+  n.scalar = -7;
+  toroid_tensor r[1] = {{}};
+  ASSERT_EQ(toroid_run_into(s, &n, 1, r, 1, nullptr, 0, nullptr), 0) << error();
+  EXPECT_EQ(r[0].scalar, -7.0);
+  toroid_module_free(s);
+}
+
 #ifdef TOROID_WITH_CUDA
 // On a GPU: outputs written into the caller's device memory, with and without a workspace, and
 // an output sliced out of a larger buffer copied over on the device.
