@@ -1,11 +1,15 @@
 #include "cache_entry.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <random>
+#include <set>
 
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
@@ -102,4 +106,51 @@ void publish_entry_dir(const std::string& tmp, const std::string& entry, const s
   fs::remove_all(tmp, ec);
 }
 
+namespace {
+
+// The pid a temporary name carries ("tmp-123-ab..", "trash-123-..", "x.tmp.123.4"), or -1.
+long owner_pid(const std::string& name) {
+  size_t at = name.rfind(".tmp.");
+  if (name.rfind("tmp-", 0) == 0) at = 4;
+  else if (name.rfind("trash-", 0) == 0) at = 6;
+  else if (at != std::string::npos) at += 5;
+  else return -1;
+  size_t end = at;
+  while (end < name.size() && name[end] >= '0' && name[end] <= '9') ++end;
+  if (end == at || end - at > 9) return -1;
+  return std::stol(name.substr(at, end - at));
+}
+
+bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH; }
+
+}  // namespace
+
+int sweep_stale(const std::string& dir) {
+  static std::mutex m;
+  static std::set<std::string> swept;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (!swept.insert(dir).second) return 0;
+  }
+  int removed = 0;
+  std::error_code ec;
+  auto now = fs::file_time_type::clock::now();
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    long pid = owner_pid(name);
+    if (pid <= 0 || pid == static_cast<long>(::getpid())) continue;
+    std::error_code tec;
+    auto age = now - fs::last_write_time(e.path(), tec);
+    if (tec) continue;
+    bool orphan = !process_alive(pid) && age > std::chrono::minutes(1);
+    if (!orphan && age < std::chrono::hours(24)) continue;
+    std::error_code rec;
+    fs::remove_all(e.path(), rec);
+    if (!rec) ++removed;
+  }
+  if (removed) TOROID_LOG("cache", "removed " + std::to_string(removed) + " leftovers of killed compiles in " + dir);
+  return removed;
+}
+
 }  // namespace toroid::runtime::detail
+

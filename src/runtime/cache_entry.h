@@ -30,4 +30,10 @@ void write_entry_dir_sum(const std::string& dir, const std::string& name, std::s
 // anything else is moved aside and replaced. `tmp` is gone afterwards either way.
 void publish_entry_dir(const std::string& tmp, const std::string& entry, const std::string& name, std::string_view key);
 
+// Removes what killed compiles left in a cache directory: `tmp-<pid>-*` and `trash-<pid>-*`
+// directories and `*.tmp.<pid>.*` files whose process is gone (and that are a minute old), or
+// that are a day old whatever their pid says (another machine's, or a reused pid). Once per
+// directory per process; returns how many it removed.
+int sweep_stale(const std::string& dir);
+
 }  // namespace toroid::runtime::detail

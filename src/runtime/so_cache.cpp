@@ -95,6 +95,7 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
     out.cache_hit = true;
     return out;
   }
+  detail::sweep_stale(dir);
   std::string tmp = dir + "/tmp-" + detail::unique_suffix();
   std::error_code ec;
   fs::create_directories(tmp, ec);

@@ -208,6 +208,7 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
     misses.push_back(i);
   }
 
+  if (!misses.empty() && options.use_cache) runtime::detail::sweep_stale(dir);
   // Workers take misses in turn; the first exception stops the others from starting more and is
   // rethrown here.
   std::atomic<size_t> next{0};
