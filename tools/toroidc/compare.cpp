@@ -33,7 +33,7 @@ void fail(Comparison& c, const std::string& what) {
 }
 
 void compare_tensor(Comparison& c, const std::string& name, const HostTensor& got, const HostTensor& want,
-                    DType computed_in) {
+                    DType computed_in, double magnitude) {
   if (got.dtype() != want.dtype() || got.sizes() != want.sizes()) {
     fail(c, name + ": got " + got.describe() + ", expected " + want.describe());
     return;
@@ -60,7 +60,7 @@ void compare_tensor(Comparison& c, const std::string& name, const HostTensor& go
     double rel_err = abs_err / std::max(std::fabs(w), 1e-30);
     c.max_abs_err = std::max(c.max_abs_err, abs_err);
     if (std::fabs(w) > tol) c.max_rel_err = std::max(c.max_rel_err, rel_err);
-    if (abs_err > tol + tol * std::fabs(w)) fail(c, at + ": got " + num(g) + ", expected " + num(w));
+    if (abs_err > tol * magnitude + tol * std::fabs(w)) fail(c, at + ": got " + num(g) + ", expected " + num(w));
   }
 }
 
@@ -76,7 +76,19 @@ DType least_precise_float(const toroid::Graph& g) {
   return least;
 }
 
-Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<RtValue>& want, DType computed_in) {
+double input_magnitude(const std::vector<RtValue>& inputs) {
+  double m = 1.0;
+  for (const RtValue& v : inputs) {
+    if (!v.is_tensor() || !toroid::is_floating(v.tensor().dtype())) continue;
+    const HostTensor& t = v.tensor();
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (double x = std::fabs(t.get_double(i)); std::isfinite(x)) m = std::max(m, x);
+  }
+  return m;
+}
+
+Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<RtValue>& want, DType computed_in,
+                           double magnitude) {
   Comparison c;
   if (got.size() != want.size()) {
     fail(c, std::to_string(got.size()) + " outputs, expected " + std::to_string(want.size()));
@@ -89,7 +101,7 @@ Comparison compare_outputs(const std::vector<RtValue>& got, const std::vector<Rt
     if (w.is_tensor() != g.is_tensor()) {
       fail(c, name + ": tensor and non-tensor");
     } else if (w.is_tensor()) {
-      compare_tensor(c, name, g.tensor(), w.tensor(), computed_in);
+      compare_tensor(c, name, g.tensor(), w.tensor(), computed_in, std::max(magnitude, 1.0));
     } else if (w.is_number() != g.is_number() || w.is_none() != g.is_none()) {
       fail(c, name + ": got " + (g.is_number() ? num(g.to_double()) : "a non-number") + ", expected " +
                   (w.is_number() ? num(w.to_double()) : "a non-number"));

@@ -353,7 +353,9 @@ int run(const Options& o) {
     else std::cout << toroidc::summary_line(info, outputs[i]) << "\n";
   }
   toroidc::Comparison cmp;
-  if (o.compare) cmp = toroidc::compare_outputs(outputs, reference, toroidc::least_precise_float(*graph));
+  if (o.compare)
+    cmp = toroidc::compare_outputs(outputs, reference, toroidc::least_precise_float(*graph),
+                                   toroidc::input_magnitude(inputs));
   if (o.json && !module) {
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [" << outputs_json << "]}\n";
   } else if (o.json) {

@@ -1,15 +1,16 @@
-# Writes a little-endian integer .npy: write_npy.py FILE SHAPE VALUES [i8|i4] (comma-separated
-# lists; int64 unless i4 says int32). VALUES "iota" fills the shape with i % 97 - 48.
+# Writes a little-endian .npy: write_npy.py FILE SHAPE VALUES [i8|i4|f4] (comma-separated lists;
+# int64 unless i4 says int32 or f4 float32). VALUES "iota" fills the shape with i % 97 - 48.
 import struct
 import sys
 
 path, shape, values = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], sys.argv[3]
 width = sys.argv[4] if len(sys.argv) > 4 else "i8"
-code = {"i8": "q", "i4": "i"}[width]
+code = {"i8": "q", "i4": "i", "f4": "f"}[width]
 count = 1
 for s in shape:
     count *= s
-values = [i % 97 - 48 for i in range(count)] if values == "iota" else [int(v) for v in values.split(",")]
+number = float if width == "f4" else int
+values = [i % 97 - 48 for i in range(count)] if values == "iota" else [number(v) for v in values.split(",")]
 header = "{'descr': '<%s'," % width + " 'fortran_order': False, 'shape': (%s), }" % "".join("%d, " % s for s in shape)
 header += " " * (63 - (10 + len(header)) % 64) + "\n"
 with open(path, "wb") as f:
