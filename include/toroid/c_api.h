@@ -84,6 +84,9 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
                                 toroid_module** out);
 /* toroid_compile_with_options with defaults but for the device ("cpu" or "cuda"). */
 int toroid_compile(const char* text, const char* filename, const char* device, toroid_module** out);
+/* Frees a module (NULL: nothing). Handles are checked: freeing one twice, or calling any function
+ * with a freed handle, is an error (toroid_last_error says so; the accessors return -1 or 0) and
+ * never touches freed memory. Freeing a module while another thread runs it is the caller's bug. */
 void toroid_module_free(toroid_module* m);
 /* Inputs count the graph's `input`s, then its `param`s, in order. -1 for a NULL module. */
 int toroid_num_inputs(const toroid_module* m);
@@ -132,6 +135,8 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
  * intermediate of a CUDA run; without one toroid's caching allocator is used. No `owner` is set. */
 int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
                     int num_outputs, void* workspace, size_t workspace_bytes, void* stream);
+/* Releases an output of toroid_run (its `owner`; NULL owner: nothing). Releasing a copy of a
+ * tensor whose owner was released already is detected and ignored (toroid_last_error says so). */
 void toroid_tensor_release(toroid_tensor* t);
 
 /* CUDA runs never make the host wait for the GPU, so an out of range gather position (an

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 
 #include "toroid/driver/compile.h"
 #include "toroid/loop/lower.h"
@@ -152,8 +153,31 @@ std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_
   return in;
 }
 
+// Module handles: every live one is in a table. A freed module's shell stays allocated (its
+// compiled state is released), so its address is never handed out again and a stale handle
+// (freed twice, or used after toroid_module_free) is always recognised, not a use after free.
+struct Handles {
+  std::mutex mu;
+  std::unordered_set<const toroid_module*> live;
+  std::vector<std::unique_ptr<toroid_module>> freed;
+  std::unordered_set<const void*> owners;  // toroid_tensor.owner of outputs not yet released
+};
+Handles& handles() {
+  static Handles* h = new Handles();  // never destroyed: calls may come from exit handlers
+  return *h;
+}
+bool is_live(const toroid_module* m) {
+  std::lock_guard<std::mutex> lock(handles().mu);
+  return handles().live.count(m) != 0;
+}
+// The module behind a handle: a UserError for NULL, a freed handle or a pointer that never was one.
+void check_handle(const toroid_module* m, const std::string& fn) {
+  if (!m) user_error(fn + ": null module");
+  if (!is_live(m)) user_error(fn + ": not a live module (freed already, or not from toroid_compile)");
+}
+
 void check_module(const toroid_module* m, const char* fn, int num_outputs, const void* outputs) {
-  if (!m) user_error(std::string(fn) + ": null module");
+  check_handle(m, fn);
   if (num_outputs != m->num_outputs)
     user_error(std::string(fn) + ": the graph has " + std::to_string(m->num_outputs) + " outputs, got room for " +
                std::to_string(num_outputs));
@@ -177,6 +201,10 @@ void fill_output(const RtValue& v, toroid_tensor* out) {
   }
   out->offset = t.offset();
   out->owner = new std::shared_ptr<HostStorage>(t.storage());
+  {
+    std::lock_guard<std::mutex> lock(handles().mu);
+    handles().owners.insert(out->owner);
+  }
 }
 
 int64_t eval(const toroid::ShapeEnv& env, const toroid::sym::Binding& b, toroid::SymExpr e, const std::string& what) {
@@ -360,6 +388,8 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     m->num_inputs = static_cast<int>(toroid::interp::graph_inputs(m->module->graph()).size());
     const toroid::Node* output = m->module->graph().output_node();
     m->num_outputs = output ? count_outputs(output->args()) : 0;
+    std::lock_guard<std::mutex> lock(handles().mu);
+    handles().live.insert(m.get());
     *out = m.release();
   });
 }
@@ -371,22 +401,34 @@ int toroid_compile(const char* text, const char* filename, const char* device, t
   return toroid_compile_with_options(text, filename, &o, out);
 }
 
-void toroid_module_free(toroid_module* m) { delete m; }
-int toroid_num_inputs(const toroid_module* m) { return m ? m->num_inputs : -1; }
-int toroid_num_outputs(const toroid_module* m) { return m ? m->num_outputs : -1; }
-double toroid_compile_ms(const toroid_module* m) { return m ? m->module->compile_ms() : 0.0; }
+void toroid_module_free(toroid_module* m) {
+  if (!m) return;
+  std::unique_ptr<toroid::driver::CompiledModule> state;
+  {
+    std::lock_guard<std::mutex> lock(handles().mu);
+    if (!handles().live.erase(m)) {
+      last_error = "toroid_module_free: not a live module (freed already, or not from toroid_compile)";
+      return;
+    }
+    state = std::move(m->module);
+    handles().freed.emplace_back(m);
+  }
+}
+int toroid_num_inputs(const toroid_module* m) { return is_live(m) ? m->num_inputs : -1; }
+int toroid_num_outputs(const toroid_module* m) { return is_live(m) ? m->num_outputs : -1; }
+double toroid_compile_ms(const toroid_module* m) { return is_live(m) ? m->module->compile_ms() : 0.0; }
 int toroid_cache_hit(const toroid_module* m) {
-  return m && (m->module->reused() || m->module->current().stats.cache_hit) ? 1 : 0;
+  return is_live(m) && (m->module->reused() || m->module->current().stats.cache_hit) ? 1 : 0;
 }
 int toroid_check_errors(toroid_module* m) {
   return guarded([&] {
-    if (!m) toroid::user_error("toroid_check_errors: null module");
+    check_handle(m, "toroid_check_errors");
     m->module->check_device_errors();
   });
 }
 
 int toroid_num_specializations(const toroid_module* m) {
-  return m ? static_cast<int>(m->module->num_specializations()) : -1;
+  return is_live(m) ? static_cast<int>(m->module->num_specializations()) : -1;
 }
 
 int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
@@ -463,6 +505,13 @@ int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_input
 
 void toroid_tensor_release(toroid_tensor* t) {
   if (!t || !t->owner) return;
+  {
+    std::lock_guard<std::mutex> lock(handles().mu);
+    if (!handles().owners.erase(t->owner)) {  // a copy of a tensor released already
+      last_error = "toroid_tensor_release: not a live output (released already through a copy?)";
+      return;
+    }
+  }
   delete static_cast<std::shared_ptr<HostStorage>*>(t->owner);
   t->owner = nullptr;
   t->data = nullptr;

@@ -247,6 +247,32 @@ TEST_F(CApi, BadRunArguments) {
   toroid_module_free(m);
 }
 
+// Stale handles are recognised: a double free, calls on a freed module, and a second release
+// of an output through a copy of its tensor are errors, not uses of freed memory.
+TEST_F(CApi, StaleHandlesAreErrors) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  std::vector<float> x(40, 1.0f), y(40, 1.0f);
+  toroid_tensor in[2] = {tensor(x.data(), {5, 8}), tensor(y.data(), {5, 8})};
+  toroid_tensor own[3];
+  ASSERT_EQ(toroid_run(m, in, 2, own, 3, nullptr), 0) << error();
+  toroid_tensor copy = own[0];
+  toroid_tensor_release(&own[0]);
+  toroid_tensor_release(&copy);
+  EXPECT_NE(error().find("toroid_tensor_release: not a live output"), std::string::npos) << error();
+  toroid_tensor_release(&own[2]);
+  toroid_module_free(m);
+  EXPECT_EQ(toroid_num_inputs(m), -1);
+  EXPECT_EQ(toroid_num_specializations(m), -1);
+  toroid_tensor out[3] = {{}, {}, {}};
+  EXPECT_NE(toroid_run(m, in, 2, out, 3, nullptr), 0);
+  EXPECT_NE(error().find("toroid_run: not a live module"), std::string::npos) << error();
+  toroid_module_free(m);
+  EXPECT_NE(error().find("toroid_module_free: not a live module"), std::string::npos) << error();
+  int not_a_module = 0;
+  EXPECT_NE(toroid_check_errors(reinterpret_cast<toroid_module*>(&not_a_module)), 0);
+}
+
 // Hostile sizes, strides, offsets and scalars: an error naming the argument, never wrapped
 // arithmetic (undefined behaviour, which the UBSan build would stop on).
 TEST_F(CApi, HostileHeadersOverflowNothing) {
