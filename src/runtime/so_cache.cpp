@@ -1,9 +1,13 @@
 #include "toroid/runtime/so_cache.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -57,6 +61,50 @@ bool try_load(const std::string& entry, const std::string& key, SharedObject& ou
   out.handle = h;
   out.path = so;
   return true;
+}
+
+// Runs `cmd` with /bin/sh in a process group of its own, under a keeper process that kills the
+// group when this process dies: a toroid killed mid-compile leaves no compiler running (its
+// temporary directory is swept later). Returns the command's exit status (-1 if it could not run).
+int run_compiler(const std::string& cmd) {
+  const pid_t parent = ::getpid();
+  const char* text = cmd.c_str();
+  pid_t keeper = ::fork();
+  if (keeper < 0) return -1;
+  if (keeper == 0) {
+    // Only async-signal-safe calls from here: the parent may have other threads.
+    sigset_t set;
+    ::sigemptyset(&set);
+    ::sigaddset(&set, SIGUSR1);
+    ::sigaddset(&set, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGUSR1);
+    if (::getppid() != parent) ::_exit(127);  // died before the request took hold
+    pid_t child = ::fork();
+    if (child < 0) ::_exit(127);
+    if (child == 0) {
+      ::setpgid(0, 0);
+      ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+      ::execl("/bin/sh", "sh", "-c", text, static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::setpgid(child, child);
+    for (;;) {
+      int sig = 0;
+      ::sigwait(&set, &sig);
+      if (sig == SIGUSR1) {
+        ::kill(-child, SIGKILL);
+        ::_exit(128 + SIGKILL);
+      }
+      int status = 0;
+      if (::waitpid(child, &status, WNOHANG) == child)
+        ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    }
+  }
+  int status = 0;
+  while (::waitpid(keeper, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace
@@ -121,7 +169,7 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
           compiler + " " + f.flags + " -o " + q(tmp + "/kernels.so") + objects + " >> " + q(tmp + "/log") + " 2>&1";
   }
   TOROID_LOG("cache", "compiling " + key + ": " + cmd);
-  int rc = std::system(cmd.c_str());
+  int rc = run_compiler(cmd);
   if (rc != 0) {
     std::string log;
     try {
