@@ -145,7 +145,7 @@ std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_
     user_error(std::string(fn) + ": the graph takes " + std::to_string(m->num_inputs) + " inputs (inputs, then params), got " +
                std::to_string(num_inputs));
   if (num_inputs > 0 && !inputs) user_error(std::string(fn) + ": null inputs array");
-  std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(m->module->graph());
+  std::vector<const toroid::Value*> values = toroid::graph_inputs(m->module->graph());
   std::vector<RtValue> in;
   for (int i = 0; i < num_inputs; ++i)
     in.push_back(wrap_input(inputs[i], values[static_cast<size_t>(i)], std::string(fn) + ": input " + std::to_string(i),
@@ -217,7 +217,7 @@ int64_t eval(const toroid::ShapeEnv& env, const toroid::sym::Binding& b, toroid:
 std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specialization& s, const toroid::sym::Binding& b) {
   const toroid::loop::LoopProgram& p = *s.loop;
   const toroid::ShapeEnv& env = s.graph->shape_env();
-  std::vector<const toroid::Value*> inputs = toroid::interp::graph_inputs(*s.graph);
+  std::vector<const toroid::Value*> inputs = toroid::graph_inputs(*s.graph);
   std::vector<toroid_output_info> out;
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const toroid::loop::OutputRef& r = p.outputs[i];
@@ -385,7 +385,7 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     if (o.dump_dir) co.dump_dir = o.dump_dir;
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);
-    m->num_inputs = static_cast<int>(toroid::interp::graph_inputs(m->module->graph()).size());
+    m->num_inputs = static_cast<int>(toroid::graph_inputs(m->module->graph()).size());
     const toroid::Node* output = m->module->graph().output_node();
     m->num_outputs = output ? count_outputs(output->args()) : 0;
     std::lock_guard<std::mutex> lock(handles().mu);

@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "lowering.h"
-#include "toroid/interp/interpreter.h"
+#include "toroid/graph/inputs.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
@@ -280,7 +280,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
   auto prog = std::make_unique<LoopProgram>();
   prog->graph = &g;
   Lowering L(g, *prog, options);
-  std::vector<const Value*> inputs = interp::graph_inputs(g);
+  std::vector<const Value*> inputs = graph_inputs(g);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value* v = inputs[i];
     if (!v->is_tensor()) {

@@ -166,7 +166,7 @@ std::string run_case(const fs::path& dir) {
     if (print_graph(*g) != text) return "graph.tir is not in canonical form (print(parse(file)) differs)";
     Diagnostics diags = verify(*g);
     if (!diags.empty()) return "verify: " + diags.str();
-    std::vector<const Value*> values = interp::graph_inputs(*g);
+    std::vector<const Value*> values = graph_inputs(*g);
     std::vector<RtValue> inputs;
     for (size_t i = 0; i < values.size(); ++i)
       inputs.emplace_back(ops::read_npy((dir / ("in" + std::to_string(i) + ".npy")).string()));

@@ -134,7 +134,7 @@ TEST_P(DecomposeGolden, MatchesReference) {
     if (!fs::exists(e.path() / "graph.tir")) continue;
     std::string path = (e.path() / "graph.tir").string();
     std::unique_ptr<Graph> g = parse_graph(read_file(path), path);
-    size_t n = interp::graph_inputs(*g).size();
+    size_t n = graph_inputs(*g).size();
     fs::path d = e.path();
     Loader inputs = [n, d] {
       std::vector<RtValue> in;

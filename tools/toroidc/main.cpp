@@ -185,7 +185,7 @@ std::optional<size_t> find_input(const std::vector<const toroid::Value*>& values
 }
 
 RtValue scalar_from_text(const toroid::Value* v, const std::string& text) {
-  const std::string what = "input " + toroid::interp::describe_input(v);
+  const std::string what = "input " + toroid::describe_input(v);
   if (v->type() == toroid::ValueType::Bool) {
     if (text == "true" || text == "True" || text == "1") return RtValue::boolean(true);
     if (text == "false" || text == "False" || text == "0") return RtValue::boolean(false);
@@ -210,7 +210,7 @@ RtValue scalar_from_text(const toroid::Value* v, const std::string& text) {
 // A scalar input given as a 0-dim (or one-element) .npy file.
 RtValue scalar_from_tensor(const toroid::Value* v, const HostTensor& t, const std::string& path) {
   if (t.numel() != 1)
-    toroid::user_error(path + ": input " + toroid::interp::describe_input(v) + " is a scalar but the file holds " +
+    toroid::user_error(path + ": input " + toroid::describe_input(v) + " is a scalar but the file holds " +
                        t.describe());
   if (v->type() == toroid::ValueType::Float) return RtValue::floating(t.get_double(0));
   if (v->type() == toroid::ValueType::Bool) return RtValue::boolean(t.get_int(0) != 0);
@@ -240,7 +240,7 @@ HostTensor scalar_tensor(const RtValue& v) {
 // Bytes of every storage the reference interpreter creates (it keeps all values to the end).
 int64_t reference_peak_bytes(const toroid::Graph& g, const toroid::sym::Binding& binding) {
   std::set<const toroid::Storage*> inputs, seen;
-  for (const toroid::Value* v : toroid::interp::graph_inputs(g))
+  for (const toroid::Value* v : toroid::graph_inputs(g))
     if (v->is_tensor()) inputs.insert(v->meta().storage);
   int64_t total = 0;
   for (const toroid::Node* n : g.nodes()) {
@@ -294,7 +294,7 @@ int run(const Options& o) {
     }
   }
 
-  std::vector<const toroid::Value*> values = toroid::interp::graph_inputs(*graph);
+  std::vector<const toroid::Value*> values = toroid::graph_inputs(*graph);
   std::vector<RtValue> given(values.size());
   for (const auto& [input_name, value] : o.inputs) {
     std::optional<size_t> i = find_input(values, input_name);
@@ -310,7 +310,7 @@ int run(const Options& o) {
   }
   for (size_t i = 0; i < values.size(); ++i)
     if (given[i].is_none() && !o.random)
-      toroid::user_error("no value for input " + toroid::interp::describe_input(values[i]) + " (give --input " +
+      toroid::user_error("no value for input " + toroid::describe_input(values[i]) + " (give --input " +
                              values[i]->name() + "=FILE.npy or --random-inputs)",
                          values[i]->node()->loc());
   std::vector<RtValue> inputs = toroid::interp::random_inputs(

@@ -82,7 +82,7 @@ class CompiledModule {
   double compile_ms() const { return compile_ms_; }
   bool reused() const { return reused_; }
 
-  // Runs on inputs ordered as interp::graph_inputs(graph()) orders them. Host inputs and
+  // Runs on inputs ordered as graph_inputs(graph()) orders them. Host inputs and
   // outputs; a CUDA module copies them to the device and back.
   std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr);
   // A CUDA module on device-resident inputs (runtime/cuda/executor.h), laid out as the graph's

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "toroid/graph/graph.h"
+#include "toroid/graph/inputs.h"
 #include "toroid/ops/rt_value.h"
 #include "toroid/sym/shape_env.h"
 
@@ -48,10 +49,6 @@ class Interpreter {
 std::vector<ops::RtValue> interpret(const Graph& g, const std::vector<ops::RtValue>& inputs,
                                     const InterpreterOptions& opts = {});
 
-// The values interpret() takes, in order: Input nodes, then Param nodes.
-std::vector<const Value*> graph_inputs(const Graph& g);
-// "%x", or for a parameter its qualified name in quotes: "%w (param \"fc.weight\")".
-std::string describe_input(const Value* v);
 
 // Binds the symbols that the inputs' sizes, strides and scalar values determine, then checks
 // every size and stride (where the size is > 1), the symbol ranges and divisors, and every guard

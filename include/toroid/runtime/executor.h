@@ -26,7 +26,7 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Runs with `binding` (every backed symbol bound from the inputs; the caller checked the
-  // guards). Inputs as interp::graph_inputs orders them. Returns the outputs as interpret() does.
+  // guards). Inputs as graph_inputs orders them. Returns the outputs as interpret() does.
   // `outputs` (indexed like the graph's outputs, entries may be null) is caller memory that an
   // output's buffer is placed in where output_binding.h allows; the returned views show where
   // each output ended up.
