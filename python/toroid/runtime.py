@@ -2,7 +2,7 @@
 
 compile_graph(gm, example_inputs) splits the graph into runs of nodes toroid can compile
 (partitions, each one .tir graph and one toroid module) and the nodes between them, which run in
-PyTorch eager (graph partitions, seed 001). A node falls back when its op is not an ATen op that
+PyTorch eager (graph partitions). A node falls back when its op is not an ATen op that
 toroid's registry supports (toroid_op_supported), when .tir cannot express it, or when compiling
 its partition fails at that node; each fallback is logged, naming the op.
 """

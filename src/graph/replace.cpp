@@ -1,4 +1,4 @@
-// replace_by_example (seed 000): splice a copy of a replacement graph over matched nodes.
+// replace_by_example (Inductor's pattern replacement): splice a copy of a replacement graph over matched nodes.
 #include "toroid/graph/replace.h"
 
 #include <algorithm>

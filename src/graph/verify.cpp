@@ -1,4 +1,4 @@
-// The verifier: structure, metas, subgraph signatures, and the seed 002 invariants.
+// The verifier: structure, metas, subgraph signatures, and the functional-graph invariants.
 #include "toroid/graph/verify.h"
 
 #include <algorithm>
@@ -357,7 +357,7 @@ class Verifier {
     }
   }
 
-  // Seed 002: no mutation except a trailing copy_ epilogue into graph inputs (root graph only;
+  // A functional graph: no mutation except a trailing copy_ epilogue into graph inputs (root graph only;
   // a subgraph of a functional graph may not mutate at all).
   void check_functional(const Graph& g) {
     bool root = g.parent_node() == nullptr;

@@ -21,7 +21,7 @@ constexpr PassInfo kPasses[] = {
     {"dce", "erase unused calls and constants without side effects", &dce},
     {"cse", "merge identical pure calls and constants", &cse},
     {"decompose", "rewrite composite ops (softmax, norms, linear, ...) into the lowerable set", &decompose},
-    {"remove_noops", "remove clones, same-shape views and identity arithmetic (seed 002 aliasing rules)", &remove_noops},
+    {"remove_noops", "remove clones, same-shape views and identity arithmetic (never creating new aliasing)", &remove_noops},
     {"constant_fold", "evaluate small calls of constants with the reference kernels", &constant_fold},
     {"fuse_addmm_activation", "relu / tanh-gelu of an addmm -> _addmm_activation (cuBLASLt epilogues; CUDA pipeline)",
      &fuse_addmm_activation},

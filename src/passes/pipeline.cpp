@@ -16,7 +16,7 @@ std::vector<const PassInfo*> build(bool cuda) {
     passes.push_back(p);
   };
   add("decompose");      // composite ops -> the lowerable set
-  add("remove_noops");   // clones, same-shape views, x * 1 ... (seed 002 aliasing rules)
+  add("remove_noops");   // clones, same-shape views, x * 1 ... (no new aliasing)
   add("constant_fold");  // small all-constant calls -> constants
   add("cse");            // merge what the rewrites made identical
   if (cuda) add("fuse_addmm_activation");  // on sole users only, so after cse

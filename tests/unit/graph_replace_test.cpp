@@ -1,4 +1,4 @@
-// replace_by_example (seed 000).
+// replace_by_example: splicing a replacement graph over matched nodes.
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
@@ -104,7 +104,7 @@ TEST(GraphReplace, InsertsCopiesRedirectsUsesAndReturnsNodes) {
   EXPECT_EQ(t.x->users().size(), 1u);
   EXPECT_EQ(t.g.size(), 7u);
   EXPECT_TRUE(verify(t.g).empty()) << verify(t.g).str();
-  // The caller can attach metadata to what was inserted (the point of seed 000).
+  // The caller can attach metadata to what was inserted (the point of replacing by example).
   inserted[2]->result()->set_name("b");
   EXPECT_EQ(t.n->describe(), "%n = aten.neg.default(%b)");
 }

@@ -1,4 +1,4 @@
-// The verifier and the aliasing checks (seed 002).
+// The verifier and the aliasing checks (no new aliasing between outputs and inputs).
 #include <gtest/gtest.h>
 
 #include "graph_test_util.h"
@@ -431,7 +431,7 @@ TEST(GraphAlias, SnapshotByStorage) {
   EXPECT_EQ(snap.output_output, (std::set<std::pair<size_t, size_t>>{{2, 4}}));
 }
 
-// A fake "no-op removal" that replaces a clone of an input by the input (seed 002) is caught.
+// A fake "no-op removal" that replaces a clone of an input by the input (new aliasing) is caught.
 TEST(GraphAlias, NoopRemovalOfCloneIsCaught) {
   Graph g;
   g.set_functional(true);

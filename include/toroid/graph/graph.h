@@ -240,7 +240,7 @@ class Graph {
 
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
-  // A functional graph has no mutation except a trailing copy_ into a graph input (seed 002).
+  // A functional graph has no mutation except a trailing copy_ into a graph input.
   bool functional() const { return functional_; }
   void set_functional(bool f) { functional_ = f; }
 

@@ -1,4 +1,4 @@
-// replace_by_example (seed 000): replace a matched set of nodes by a copy of a replacement
+// replace_by_example (Inductor's pattern replacement): replace a matched set of nodes by a copy of a replacement
 // graph, and return the inserted nodes so the caller can attach metadata to them.
 #pragma once
 

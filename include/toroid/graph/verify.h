@@ -1,4 +1,4 @@
-// The verifier: structural checks and the seed 002 invariants.
+// The verifier: structural checks and the functional-graph invariants.
 //
 // Structural: every argument is a value defined earlier in the same graph (subgraphs are
 // closed: they see only their own inputs), every result used exists, there is exactly one

@@ -25,7 +25,7 @@ std::vector<const PassInfo*> parse_pass_list(std::string_view comma_separated);
 
 struct PassManagerOptions {
   // Verify the graph before the first pass and after each one, including the check that the
-  // pass created no new aliasing between outputs and inputs (seed 002).
+  // pass created no new aliasing between outputs and inputs.
   bool verify_each = false;
   // Print the graph after each pass to `print_stream`.
   bool print_after_all = false;

@@ -1,4 +1,4 @@
-// The Wrapper IR (seed 001): the host program that drives the kernels, as a list of lines.
+// The Wrapper IR (after Inductor's): the host program that drives the kernels, as a list of lines.
 // Every backend is an emitter over these lines: the in-process executor (runtime/), and the
 // text dump (--emit=wrapper) that FileCheck tests read.
 #pragma once
