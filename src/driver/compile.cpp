@@ -62,7 +62,8 @@ class PhaseClock {
  public:
   void lap(const char* phase) {
     auto now = std::chrono::steady_clock::now();
-    TOROID_LOG("time", std::string(phase) + " " + std::to_string(std::chrono::duration<double, std::milli>(now - last_).count()) + " ms");
+    double ms = std::chrono::duration<double, std::milli>(now - last_).count();
+    TOROID_LOG("time", std::string(phase) + " " + std::to_string(ms) + " ms");
     last_ = now;
   }
 

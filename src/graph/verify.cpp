@@ -357,8 +357,8 @@ class Verifier {
     }
   }
 
-  // A functional graph: no mutation except a trailing copy_ epilogue into graph inputs (root graph only;
-  // a subgraph of a functional graph may not mutate at all).
+  // A functional graph: no mutation except a trailing copy_ epilogue into graph inputs (root
+  // graph only; a subgraph of a functional graph may not mutate at all).
   void check_functional(const Graph& g) {
     bool root = g.parent_node() == nullptr;
     std::vector<Node*> nodes = g.node_list();

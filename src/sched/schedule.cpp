@@ -189,12 +189,13 @@ class Scheduler {
       if (it != step_of_.end()) earliest = std::max(earliest, it->second);
     }
     bool epilogue = b->storage != b;
+    const int ops = loop::op_count(b->body);
     if (!epilogue) {
       for (size_t s = out_.steps.size(); s-- > earliest;) {
         if (out_.steps[s].kind != Step::Kind::Kernel) continue;
         Kernel& k = *out_.steps[s].kernel;
         if (k.closed) break;
-        if (k.members.size() >= kMaxKernelMembers || k.ops + loop::op_count(b->body) > kMaxKernelOps) continue;
+        if (k.members.size() >= kMaxKernelMembers || k.ops + ops > kMaxKernelOps) continue;
         std::optional<Member> m = place(b, k);
         if (!m) continue;
         std::string why;
@@ -205,7 +206,7 @@ class Scheduler {
         }
         TOROID_LOG("fusion", "fusing " + b->name + " into " + k.name + " (" + (m->inner ? "inner loop" : b->kind == BufferKind::Reduction ? "reduction" : "outer level") + ")");
         k.members.push_back(std::move(*m));
-        k.ops += loop::op_count(b->body);
+        k.ops += ops;
         step_of_[b] = s;
         return;
       }
@@ -216,7 +217,7 @@ class Scheduler {
     std::optional<Member> m = place(b, *k);
     TOROID_CHECK(m.has_value(), "a buffer does not fit its own kernel");
     k->members.push_back(std::move(*m));
-    k->ops = loop::op_count(b->body);
+    k->ops = ops;
     k->closed = epilogue;
     TOROID_LOG("fusion", "new " + k->name + " for " + b->name + (epilogue ? " (writes into input " + b->storage->name + ")" : ""));
     out_.steps.push_back(Step{Step::Kind::Kernel, k.get(), nullptr});
