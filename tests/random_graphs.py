@@ -16,6 +16,7 @@ Prints one line per failure (with the graph and toroidc's output) and finally `N
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import random
 import subprocess
@@ -741,13 +742,34 @@ def run_one(args, index, tmp):
     if args.device == "cuda-compile":  # NVRTC only: no GPU needed
         cmd = [args.toroidc, "run", path, "--device", "cuda", "--compile-only"]
     else:
-        cmd = [args.toroidc, "run", path, "--random-inputs", "--seed", str(index), "--check", "--device", args.device]
+        cmd = [args.toroidc, "run", path, "--random-inputs", "--seed", str(index), "--check", "--json",
+               "--device", args.device]
+    # Every run replays its memory plan (poisoned frees, live reads, the peak under the plan's).
+    env = dict(os.environ, TOROID_VERIFY_LIFECYCLE="1")
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
         ok, out = p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
+        if ok and "--json" in cmd:
+            why = memory_problem(p.stdout)
+            ok, out = why is None, f"{why}\n{out}"
     except subprocess.TimeoutExpired:
         ok, out = False, f"timed out after {args.timeout} s"
     return index, ok, text, out, " ".join(cmd)
+
+
+def memory_problem(stdout):
+    """None when the run held at most what its plan estimated, and the plan at most what the
+    reference interpreter holds (every value it computes, kept to the end); else why not."""
+    lines = [l for l in stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        return "no JSON summary from toroidc"
+    r = json.loads(lines[-1])
+    if r["peak_bytes"] > r["planned_peak_bytes"]:
+        return f"measured peak {r['peak_bytes']} > planned {r['planned_peak_bytes']}"
+    if r["planned_peak_bytes"] > r["reference_peak_bytes"] + r.get("scratch_bytes", 0):
+        return (f"planned peak {r['planned_peak_bytes']} > the reference interpreter's "
+                f"{r['reference_peak_bytes']} (+ {r.get('scratch_bytes', 0)} bytes of scratch)")
+    return None
 
 
 def main():

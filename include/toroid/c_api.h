@@ -118,6 +118,12 @@ typedef struct {
 int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
                            int num_outputs, size_t* workspace_bytes);
 
+/* The most bytes a run on inputs of these sizes holds at once in the buffers it allocates
+ * (intermediates and outputs; not the inputs or the graph's constants), as the compiled memory
+ * plan estimates it: a run never holds more. Metadata only, as toroid_get_output_info; a program
+ * whose sizes depend on data (nonzero) makes this call fail. */
+int toroid_planned_peak_bytes(toroid_module* m, const toroid_tensor* inputs, int num_inputs, int64_t* bytes);
+
 /* Runs on the caller's tensors (host memory for "cpu", device memory for "cuda"), on `stream`
  * (a CUstream / cudaStream_t; NULL: the legacy default stream, as CUDA's stream 0). Fills
  * outputs[0..num_outputs). CUDA work is queued on the stream, not waited for. Outputs stay valid

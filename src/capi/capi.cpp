@@ -444,6 +444,17 @@ int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int nu
   });
 }
 
+int toroid_planned_peak_bytes(toroid_module* m, const toroid_tensor* inputs, int num_inputs, int64_t* bytes) {
+  return guarded([&] {
+    check_handle(m, "toroid_planned_peak_bytes");
+    if (!bytes) user_error("toroid_planned_peak_bytes: null bytes");
+    std::vector<RtValue> in = wrap_inputs(m, "toroid_planned_peak_bytes", inputs, num_inputs, false);
+    toroid::sym::Binding binding;
+    const toroid::driver::Specialization& s = m->module->specialize(in, &binding);
+    *bytes = eval(s.graph->shape_env(), binding, s.wrapper.planned_peak_bytes, "the planned peak");
+  });
+}
+
 int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs, int num_outputs,
                void* stream) {
   return guarded([&] {

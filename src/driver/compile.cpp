@@ -133,6 +133,8 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   clock.lap("wrapper");
   codegen::wrapper::plan_memory(s->wrapper);
   clock.lap("memory_plan");
+  codegen::wrapper::verify_wrapper(s->wrapper);
+  clock.lap("verify_wrapper");
   s->source = codegen::wrapper::kernels_source(s->wrapper);
   clock.lap("codegen");
   if (options_.compile && options_.target == Target::Cpu) {

@@ -101,40 +101,79 @@ void constant_pad(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(out, cast(where(inside, value, fill), om.dtype));
 }
 
-// mm, bmm, addmm (and _addmm_activation: addmm then relu or tanh-gelu, cuBLASLt's epilogues)
-// on f32/f64 through BLAS (and bf16/f16 through cuBLASLt on a GPU); other dtypes
-// run the reference kernel.
-void matmul_extern(Lowering& L, const Node* n, const BoundArgs&) {
+// A library call (loop/library.h) where the table has one for the dtype and device, else the
+// op's reference kernel.
+std::unique_ptr<Buffer> library_buffer(Lowering& L, const Node* n, const LibraryKernel* kernel,
+                                       const std::string& why_not) {
   const Value* out = n->result(0);
-  DType d = out->meta().dtype;
-  bool blas = d == DType::Float32 || d == DType::Float64 ||
-              (L.options.cuda && (d == DType::BFloat16 || d == DType::Float16));
-  if (!blas) L.note_reference_kernel(n, "no matmul library for " + std::string(dtype_short_name(d)));
-  std::unique_ptr<Buffer> b = L.new_buffer(out, blas ? BufferKind::Extern : BufferKind::Fallback);
+  if (!kernel) L.note_reference_kernel(n, why_not);
+  std::unique_ptr<Buffer> b = L.new_buffer(out, kernel ? BufferKind::Extern : BufferKind::Fallback);
   b->node = n;
+  if (kernel) b->library = kernel->call;
   for (const Value* in : n->inputs())
     if (in->is_tensor()) b->extern_inputs.push_back(L.realize(in));
+  return b;
+}
+
+Device target_device(const Lowering& L) { return L.options.cuda ? Device::cuda() : Device::cpu(); }
+
+// mm, bmm, addmm and _addmm_activation (addmm then relu or tanh-gelu, cuBLASLt's epilogues).
+void matmul_extern(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* out = n->result(0);
+  DType d = out->meta().dtype;
+  const LibraryKernel* kernel = find_library_kernel(n->target(), d, target_device(L));
+  Epilogue epilogue = Epilogue::None;
+  if (n->target() == "aten._addmm_activation.default") {
+    SymExpr gelu = a.scalar("use_gelu");
+    if (!gelu.is_constant()) kernel = nullptr;  // the library needs the epilogue when it plans
+    else epilogue = gelu.bool_value() ? Epilogue::Gelu : Epilogue::Relu;
+  }
+  std::unique_ptr<Buffer> b = library_buffer(L, n, kernel, "no matmul library for " + std::string(dtype_short_name(d)));
+  if (kernel) {
+    if (kernel->call == LibraryCall::Addmm) {
+      b->library_operands = {a.tensor("self"), a.tensor("mat1"), a.tensor("mat2")};
+      b->library_params.beta = a.scalar("beta");
+      b->library_params.alpha = a.scalar("alpha");
+      b->library_params.epilogue = epilogue;
+    } else {
+      b->library_operands = {a.tensor("self"), a.tensor("mat2")};
+    }
+  }
   L.define_buffer(out, std::move(b));
 }
 
-// convolution, not transposed, 1 to 3 spatial dims: f32 through oneDNN on the CPU; f32, f64,
-// bf16 and f16 through cuDNN on a GPU. Anything else runs the reference kernel.
+// A convolution's per-dimension list, a single entry repeated to every spatial dimension as
+// ATen does; empty when it has another length.
+std::vector<SymExpr> spatial_list(std::vector<SymExpr> v, size_t spatial) {
+  if (v.size() == 1) v.assign(spatial, v[0]);
+  if (v.size() != spatial) v.clear();
+  return v;
+}
+
+// convolution, not transposed, 1 to 3 spatial dims, where the table has a library for the dtype.
 void convolution_extern(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* out = n->result(0);
   DType d = out->meta().dtype;
-  bool dtype_ok = d == DType::Float32 ||
-                  (L.options.cuda && (d == DType::Float64 || d == DType::BFloat16 || d == DType::Float16));
-  bool library = dtype_ok && a.scalar("transposed") == SymExpr::boolean(false) && out->meta().rank() >= 3 &&
-                 out->meta().rank() <= 5;
-  if (!library)
-    L.note_reference_kernel(n, a.scalar("transposed") != SymExpr::boolean(false)
-                                   ? "transposed convolution"
-                                   : "no convolution library for " + std::string(dtype_short_name(d)) + " of rank " +
-                                         std::to_string(out->meta().rank()));
-  std::unique_ptr<Buffer> b = L.new_buffer(out, library ? BufferKind::Extern : BufferKind::Fallback);
-  b->node = n;
-  for (const Value* in : n->inputs())
-    if (in->is_tensor()) b->extern_inputs.push_back(L.realize(in));
+  bool transposed = a.scalar("transposed") != SymExpr::boolean(false);
+  size_t rank = out->meta().rank();
+  LibraryParams p;
+  if (rank >= 3) {
+    p.stride = spatial_list(a.int_list("stride"), rank - 2);
+    p.padding = spatial_list(a.int_list("padding"), rank - 2);
+    p.dilation = spatial_list(a.int_list("dilation"), rank - 2);
+    p.groups = a.scalar("groups");
+  }
+  bool shape_ok = rank >= 3 && rank <= 5 && !p.stride.empty() && !p.padding.empty() && !p.dilation.empty() && p.groups;
+  const LibraryKernel* kernel = transposed || !shape_ok ? nullptr : find_library_kernel(n->target(), d, target_device(L));
+  std::unique_ptr<Buffer> b =
+      library_buffer(L, n, kernel,
+                     transposed ? "transposed convolution"
+                                : "no convolution library for " + std::string(dtype_short_name(d)) + " of rank " +
+                                      std::to_string(rank));
+  if (kernel) {
+    b->library_operands = {a.tensor("input"), a.tensor("weight"), a.tensor("bias")};
+    b->library_params = std::move(p);
+  }
   L.define_buffer(out, std::move(b));
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <functional>
+#include <unordered_set>
 
 #include "blas.h"
 #include "onednn.h"
@@ -41,6 +42,7 @@ struct Executor::Impl {
   RunSlots rs;
   sym::Binding binding;
   std::vector<int64_t> syms;
+  size_t line = 0;  // the line running (for lifecycle messages)
 
   Impl(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so)
       : w(prog), p(*prog.program), env(prog.program->graph->shape_env()) {
@@ -101,8 +103,8 @@ struct Executor::Impl {
     auto it = p.owners.find(v->meta().storage);
     TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
     const TensorMeta& m = v->meta();
-    return HostTensor::from_storage(rs.slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
-                                    eval(m.strides), eval(m.offset));
+    return HostTensor::from_storage(rs.memory(it->second->storage->id, line), m.dtype, eval(m.sizes), eval(m.strides),
+                                    eval(m.offset));
   }
 
   void allocate(const Buffer* b, int64_t nbytes) {
@@ -113,7 +115,7 @@ struct Executor::Impl {
     } else {
       rs.slots[static_cast<size_t>(b->id)] = allocator.allocate(static_cast<size_t>(std::max<int64_t>(nbytes, 1)));
     }
-    rs.count(nbytes);
+    rs.count(b->id, nbytes);
   }
 
   ops::ArgumentEvaluator evaluator(const Node* n) {
@@ -138,6 +140,9 @@ struct Executor::Impl {
       if (e.loc().known()) throw;
       user_error(e.message(), n->loc());
     }
+    std::unordered_set<const HostStorage*> operand_storages;
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args.at(i).is_tensor()) operand_storages.insert(args.at(i).tensor().storage().get());
     for (Buffer* b : l.results) {
       const Value* v = n->result(b->result_index);
       const HostTensor& t = results.at(b->result_index).tensor();
@@ -148,14 +153,18 @@ struct Executor::Impl {
           binding[m.sizes[d]] = sym::Scalar{sym::Type::Int, t.sizes()[d], 0};
       std::vector<int64_t> strides = eval(m.strides);
       int64_t offset = eval(m.offset);
-      bool same = t.offset() == offset && t.sizes() == eval(m.sizes);
+      int64_t nbytes = eval(b->storage_numel) * static_cast<int64_t>(dtype_size(b->dtype));
+      // The kernel's own result storage is adopted where its layout is the planned one, it is
+      // no larger than planned, and it is not an operand's (a result aliasing an input is copied).
+      bool same = t.offset() == offset && t.sizes() == eval(m.sizes) &&
+                  static_cast<int64_t>(t.storage()->nbytes()) <= nbytes && !operand_storages.count(t.storage().get());
       for (size_t d = 0; same && d < strides.size(); ++d) same = t.sizes()[d] <= 1 || t.strides()[d] == strides[d];
       if (same && !rs.bound[static_cast<size_t>(b->id)]) {
         rs.slots[static_cast<size_t>(b->id)] = t.storage();
-        rs.count(static_cast<int64_t>(t.storage()->nbytes()));
+        rs.count(b->id, static_cast<int64_t>(t.storage()->nbytes()));
         continue;
       }
-      allocate(b, eval(b->storage_numel) * dtype_size(b->dtype));
+      allocate(b, nbytes);
       HostTensor dst = HostTensor::from_storage(rs.slots[static_cast<size_t>(b->id)], m.dtype, t.sizes(), strides, offset);
       ops::copy_into(n->target(), dst, t);
     }
@@ -173,24 +182,29 @@ struct Executor::Impl {
     user_error(codegen::site_error(s, size, value), s.node->loc());
   }
 
+  HostTensor view(const codegen::wrapper::TensorRef& r) const { return rs.view(r, line, env, binding); }
+  double eval_double(SymExpr e) const { return eval_real(env, binding, e); }
+
   void run_extern(const Line& l) {
-    const Node* n = l.node;
-    ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(n->target()), *n, evaluator(n));
-    HostTensor out = view_of(n->result(0));
-    if (n->target() == "aten.addmm.default" || n->target() == "aten._addmm_activation.default") {
-      blas_addmm(args.tensor("self"), args.tensor("mat1"), args.tensor("mat2"), args.to_double("beta"),
-                 args.to_double("alpha"), out);
-      if (n->target() == "aten._addmm_activation.default") activate(out, args.get("use_gelu").to_bool());
-    } else if (n->target() == "aten.mm.default") {
-      blas_mm(args.tensor("self"), args.tensor("mat2"), out);
-    } else if (n->target() == "aten.bmm.default") {
-      blas_bmm(args.tensor("self"), args.tensor("mat2"), out);
-    } else if (n->target() == "aten.convolution.default") {
-      ConvParams p{args.int_list("stride"), args.int_list("padding"), args.int_list("dilation"), args.to_int("groups")};
-      onednn_convolution(args.tensor("input"), args.tensor("weight"), args.opt_tensor("bias"), p, out);
-    } else {
-      TOROID_INTERNAL_ERROR("no extern implementation for " + n->target());
+    HostTensor out = view(l.result);
+    const loop::LibraryParams& p = l.params;
+    switch (l.library) {
+      case loop::LibraryCall::Mm: blas_mm(view(l.operands[0]), view(l.operands[1]), out); return;
+      case loop::LibraryCall::Bmm: blas_bmm(view(l.operands[0]), view(l.operands[1]), out); return;
+      case loop::LibraryCall::Addmm:
+        blas_addmm(view(l.operands[0]), view(l.operands[1]), view(l.operands[2]), eval_double(p.beta),
+                   eval_double(p.alpha), out);
+        if (p.epilogue != loop::Epilogue::None) activate(out, p.epilogue == loop::Epilogue::Gelu);
+        return;
+      case loop::LibraryCall::Convolution: {
+        ConvParams c{eval(p.stride), eval(p.padding), eval(p.dilation), eval(p.groups)};
+        std::optional<HostTensor> bias;
+        if (l.operands[2].slot >= 0) bias = view(l.operands[2]);
+        onednn_convolution(view(l.operands[0]), view(l.operands[1]), bias ? &*bias : nullptr, c, out);
+        return;
+      }
     }
+    TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }
 
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
@@ -205,14 +219,15 @@ struct Executor::Impl {
     std::vector<char*> ptrs;
     for (size_t li = 0; li < w.lines.size(); ++li) {
       const Line& l = w.lines[li];
+      line = li;
       switch (l.kind) {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
-        case Line::Kind::Reuse: rs.reuse(l); break;
-        case Line::Kind::Free: rs.free(l); break;
+        case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
+        case Line::Kind::Free: rs.free(l, li); break;
         case Line::Kind::KernelCall: {
           ptrs.clear();
-          for (int id : kernel_args[li]) ptrs.push_back(reinterpret_cast<char*>(rs.slots[static_cast<size_t>(id)]->data()));
+          for (int id : kernel_args[li]) ptrs.push_back(reinterpret_cast<char*>(rs.memory(id, li)->data()));
           // Symbols bound since the call started (unbacked sizes from fallbacks).
           for (size_t k = 0; k < w.symbols.size(); ++k) {
             auto it = binding.find(w.symbols[k]);
@@ -231,8 +246,12 @@ struct Executor::Impl {
         case Line::Kind::FallbackCall: run_fallback(l); break;
       }
     }
+    int64_t planned_peak = rs.check_peak(w, binding);
     std::vector<RtValue> out = collect_outputs(p, env, binding, inputs, [this](const Value* v) { return RtValue(view_of(v)); });
-    if (stats) stats->peak_bytes = rs.peak;
+    if (stats) {
+      stats->peak_bytes = rs.peak;
+      stats->planned_peak_bytes = planned_peak;
+    }
     rs.finish();
     return out;
   }

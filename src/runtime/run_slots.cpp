@@ -1,6 +1,8 @@
 #include "toroid/runtime/run_slots.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "toroid/support/error.h"
@@ -9,10 +11,41 @@ namespace toroid::runtime {
 
 using codegen::wrapper::Line;
 
+int64_t eval_int(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr e) {
+  std::optional<sym::Scalar> v = env.evaluate(e, binding);
+  if (!v) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)");
+  return v->i;
+}
+
+std::vector<int64_t> eval_ints(const sym::ShapeEnv& env, const sym::Binding& binding, const std::vector<SymExpr>& v) {
+  std::vector<int64_t> out;
+  out.reserve(v.size());
+  for (SymExpr e : v) out.push_back(eval_int(env, binding, e));
+  return out;
+}
+
+double eval_real(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr e) {
+  std::optional<sym::Scalar> v = env.evaluate(e, binding);
+  if (!v) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)");
+  return v->type == sym::Type::Float ? v->f : static_cast<double>(v->i);
+}
+
+bool lifecycle_verification() {
+  const bool on = [] {
+    const char* v = std::getenv("TOROID_VERIFY_LIFECYCLE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
 void RunSlots::init(const codegen::wrapper::WrapperProgram& w, int num_slots) {
   reused.assign(static_cast<size_t>(num_slots), false);
+  names.assign(static_cast<size_t>(num_slots), "");
+  for (const auto& b : w.program->buffers) names[static_cast<size_t>(b->id)] = b->name;
   for (const Line& l : w.lines)
     if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+  verify = lifecycle_verification();
+  if (!fill) fill = [](ops::HostStorage& s, unsigned char byte) { std::memset(s.data(), byte, s.nbytes()); };
 }
 
 namespace {
@@ -29,6 +62,8 @@ void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>
                      std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs, const sym::Binding& binding) {
   slots.assign(reused.size(), nullptr);
   freed.assign(reused.size(), nullptr);
+  counted.assign(reused.size(), 0);
+  freed_at.assign(reused.size(), -1);
   bound = std::move(bound_outputs);
   live = peak = 0;
   for (const loop::Buffer* in : p.inputs) {
@@ -55,29 +90,65 @@ void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>
     if (constants[i]) slots[i] = constants[i];
 }
 
-void RunSlots::count(int64_t nbytes) {
+void RunSlots::count(int slot, int64_t nbytes) {
+  counted[static_cast<size_t>(slot)] = nbytes;
   live += nbytes;
   peak = std::max(peak, live);
 }
 
-void RunSlots::reuse(const Line& l) {
+void RunSlots::reuse(const Line& l, int64_t nbytes) {
   auto id = static_cast<size_t>(l.buffer->id);
-  if (const auto& mine = bound[id])
-    slots[id] = mine;
-  else
-    slots[id] = std::move(freed[static_cast<size_t>(l.from->id)]);
+  auto from = static_cast<size_t>(l.from->id);
+  if (!freed[from])
+    TOROID_INTERNAL_ERROR("lifecycle: " + names[id] + " reuses the block of " + names[from] + ", which holds no freed memory");
+  counted[id] = counted[from];
+  if (const auto& mine = bound[id]) {
+    slots[id] = mine;  // the freed block stays held (and counted) to the run's end
+  } else {
+    slots[id] = std::move(freed[from]);
+    if (static_cast<int64_t>(slots[id]->nbytes()) < nbytes)
+      TOROID_INTERNAL_ERROR("lifecycle: " + names[id] + " needs " + std::to_string(nbytes) + " bytes; the block of " +
+                            names[from] + " it reuses holds " + std::to_string(slots[id]->nbytes()));
+  }
 }
 
-void RunSlots::free(const Line& l) {
+void RunSlots::free(const Line& l, size_t line) {
   // Memory a later line reuses stays held (and counted); the rest is released.
   auto id = static_cast<size_t>(l.buffer->id);
   auto& s = slots[id];
+  if (!s) TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " frees " + names[id] + ", which holds no memory");
+  if (verify) fill(*s, 0xff);
+  freed_at[id] = static_cast<int>(line);
   if (reused[id]) {
     freed[id] = std::move(s);
   } else {
-    if (s) live -= static_cast<int64_t>(s->nbytes());
+    live -= counted[id];
     s.reset();
   }
+}
+
+const std::shared_ptr<ops::HostStorage>& RunSlots::memory(int slot, size_t line) const {
+  const auto& s = slots.at(static_cast<size_t>(slot));
+  if (s) return s;
+  int at = freed_at.at(static_cast<size_t>(slot));
+  TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " uses " + names.at(static_cast<size_t>(slot)) +
+                        (at >= 0 ? ", which line " + std::to_string(at + 1) + " freed" : ", which holds no memory yet"));
+}
+
+ops::HostTensor RunSlots::view(const codegen::wrapper::TensorRef& r, size_t line, const sym::ShapeEnv& env,
+                               const sym::Binding& binding) const {
+  return ops::HostTensor::from_storage(memory(r.slot, line), r.dtype, eval_ints(env, binding, r.sizes),
+                                       eval_ints(env, binding, r.strides), eval_int(env, binding, r.offset));
+}
+
+int64_t RunSlots::check_peak(const codegen::wrapper::WrapperProgram& w, const sym::Binding& binding) const {
+  std::optional<sym::Scalar> planned = w.program->graph->shape_env().evaluate(w.planned_peak_bytes, binding);
+  if (!planned)
+    TOROID_INTERNAL_ERROR("lifecycle: the planned peak " + w.planned_peak_bytes.str() + " cannot be evaluated after the run");
+  if (verify && peak > planned->i)
+    TOROID_INTERNAL_ERROR("lifecycle: the run held " + std::to_string(peak) + " bytes at once, more than the " +
+                          std::to_string(planned->i) + " its plan allows (" + w.planned_peak_bytes.str() + ")");
+  return planned->i;
 }
 
 void RunSlots::finish() {

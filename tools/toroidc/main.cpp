@@ -285,7 +285,8 @@ int run(const Options& o) {
       if (o.json)
         std::cout << "{\"kernels\": " << cs.kernels << ", \"cache_hit\": " << (cs.cache_hit ? "true" : "false")
                   << ", \"compile_ms\": " << json_number(module->compile_ms())
-                  << ", \"kernel_compile_ms\": " << json_number(cs.kernel_compile_ms) << "}\n";
+                  << ", \"kernel_compile_ms\": " << json_number(cs.kernel_compile_ms) << ", \"planned_peak_bytes\": \""
+                  << module->current().wrapper.planned_peak_bytes.str() << "\"}\n";
       return 0;
     }
     if (!o.emit.empty()) {
@@ -365,6 +366,7 @@ int run(const Options& o) {
               << ", \"extern_calls\": " << cs.extern_calls << ", \"fallback_calls\": " << cs.fallback_calls
               << ", \"compile_ms\": " << json_number(cs.compile_ms) << ", \"cache_hit\": " << (cs.cache_hit ? "true" : "false")
               << ", \"run_ms\": " << json_number(run_ms) << ", \"peak_bytes\": " << stats.peak_bytes
+              << ", \"planned_peak_bytes\": " << stats.planned_peak_bytes
               << ", \"reference_peak_bytes\": " << reference_peak_bytes(*graph, binding)
               << ", \"max_abs_err\": " << (o.compare ? json_number(cmp.max_abs_err) : "null")
               << ", \"max_rel_err\": " << (o.compare ? json_number(cmp.max_rel_err) : "null")

@@ -18,6 +18,7 @@
 
 #include "toroid/graph/graph.h"
 #include "toroid/loop/expr.h"
+#include "toroid/loop/library.h"
 
 namespace toroid::loop {
 
@@ -53,6 +54,11 @@ struct Buffer {
   const Node* node = nullptr;
   unsigned result_index = 0;
   std::vector<Buffer*> extern_inputs;  // Extern: operand buffers in the call's order
+  // Extern: the library kernel, its tensor operands in its own order (Mm, Bmm: a, b; Addmm:
+  // self, a, b; Convolution: input, weight, bias or null) and its scalar arguments.
+  LibraryCall library = LibraryCall::Mm;
+  std::vector<const Value*> library_operands;
+  LibraryParams library_params;
 
   // Input: the position among the graph inputs (Input nodes, then Param nodes).
   int input_index = -1;

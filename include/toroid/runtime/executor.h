@@ -16,6 +16,7 @@ namespace toroid::runtime {
 
 struct RunStats {
   int64_t peak_bytes = 0;  // most bytes of buffers the program allocated that were live at once
+  int64_t planned_peak_bytes = 0;  // the plan's estimate of the same, for this run's sizes
 };
 
 class Executor {

@@ -20,6 +20,21 @@ std::string origins(const Buffer* b) {
   return s;
 }
 
+TensorRef ref_of(const loop::LoopProgram& p, const Value* v) {
+  TensorRef r;
+  if (!v) return r;
+  auto it = p.owners.find(v->meta().storage);
+  TOROID_CHECK(it != p.owners.end(), "no buffer holds " + describe_value(v));
+  const TensorMeta& m = v->meta();
+  r.slot = it->second->storage->id;
+  r.name = it->second->storage->name;
+  r.dtype = m.dtype;
+  r.sizes = m.sizes;
+  r.strides = m.strides;
+  r.offset = m.offset;
+  return r;
+}
+
 }  // namespace
 
 const char* target_name(Target t) { return t == Target::Cpu ? "cpu" : "cuda"; }
@@ -86,6 +101,10 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       call.buffer = b;
       call.node = b->node;
       call.args = b->extern_inputs;
+      call.library = b->library;
+      for (const Value* v : b->library_operands) call.operands.push_back(ref_of(program, v));
+      call.result = ref_of(program, b->node->result(0));
+      call.params = b->library_params;
       w.lines.push_back(call);
       continue;
     }

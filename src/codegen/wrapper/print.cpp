@@ -5,40 +5,77 @@
 
 namespace toroid::codegen::wrapper {
 
+namespace {
+
+std::string list_str(const std::vector<SymExpr>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + "]";
+}
+
+// A view: the slot's buffer, then its type and layout (`buf1 f32[4, 8]{8, 1}+2`).
+std::string ref_str(const TensorRef& r) {
+  if (r.slot < 0) return "None";
+  std::string s = r.name + " " + dtype_short_name(r.dtype) + list_str(r.sizes) + "{";
+  for (size_t i = 0; i < r.strides.size(); ++i) s += (i ? ", " : "") + r.strides[i].str();
+  s += "}";
+  if (r.offset != SymExpr::integer(0)) s += "+" + r.offset.str();
+  return s;
+}
+
+std::string params_str(const Line& l) {
+  const loop::LibraryParams& p = l.params;
+  if (l.library == loop::LibraryCall::Addmm)
+    return "beta=" + p.beta.str() + ", alpha=" + p.alpha.str() + ", epilogue=" + loop::epilogue_name(p.epilogue);
+  if (l.library == loop::LibraryCall::Convolution)
+    return "stride=" + list_str(p.stride) + ", padding=" + list_str(p.padding) + ", dilation=" + list_str(p.dilation) +
+           ", groups=" + p.groups.str();
+  return "";
+}
+
+}  // namespace
+
+std::string print_line(const WrapperProgram& w, const Line& l) {
+  std::ostringstream os;
+  switch (l.kind) {
+    case Line::Kind::Comment: os << "# " << l.text; break;
+    case Line::Kind::Alloc:
+      os << "alloc " << l.buffer->name << " : " << dtype_short_name(l.buffer->dtype) << ", " << l.nbytes.str() << " bytes";
+      break;
+    case Line::Kind::Reuse:
+      os << "reuse " << l.buffer->name << " <- " << l.from->name << " : " << dtype_short_name(l.buffer->dtype) << ", "
+         << l.nbytes.str() << " bytes";
+      break;
+    case Line::Kind::Free: os << "free " << l.buffer->name; break;
+    case Line::Kind::KernelCall: {
+      os << "call " << kernel_name(w, l) << "(";
+      for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << l.args[i]->name;
+      os << ")";
+      break;
+    }
+    case Line::Kind::ExternCall: {
+      // The library kernel, then what it writes and reads as views.
+      os << "extern " << loop::library_call_name(l.library) << " " << ref_str(l.result) << " <- (";
+      for (size_t i = 0; i < l.operands.size(); ++i) os << (i ? ", " : "") << ref_str(l.operands[i]);
+      os << ")";
+      if (std::string p = params_str(l); !p.empty()) os << " " << p;
+      break;
+    }
+    case Line::Kind::FallbackCall: {
+      os << "fallback ";
+      for (size_t i = 0; i < l.results.size(); ++i) os << (i ? ", " : "") << l.results[i]->name;
+      os << " = " << l.node->target();
+      break;
+    }
+  }
+  return os.str();
+}
+
 std::string print_wrapper(const WrapperProgram& w) {
   std::ostringstream os;
   os << "wrapper @" << w.program->graph->name() << (w.target == Target::Cuda ? " cuda" : "") << " {\n";
-  for (const Line& l : w.lines) {
-    os << "  ";
-    switch (l.kind) {
-      case Line::Kind::Comment: os << "# " << l.text; break;
-      case Line::Kind::Alloc:
-        os << "alloc " << l.buffer->name << " : " << dtype_short_name(l.buffer->dtype) << ", " << l.nbytes.str()
-           << " bytes";
-        break;
-      case Line::Kind::Reuse: os << "reuse " << l.buffer->name << " <- " << l.from->name; break;
-      case Line::Kind::Free: os << "free " << l.buffer->name; break;
-      case Line::Kind::KernelCall: {
-        os << "call " << kernel_name(w, l) << "(";
-        for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << l.args[i]->name;
-        os << ")";
-        break;
-      }
-      case Line::Kind::ExternCall: {
-        os << "extern " << l.buffer->name << " = " << l.node->target() << "(";
-        for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << l.args[i]->name;
-        os << ")";
-        break;
-      }
-      case Line::Kind::FallbackCall: {
-        os << "fallback ";
-        for (size_t i = 0; i < l.results.size(); ++i) os << (i ? ", " : "") << l.results[i]->name;
-        os << " = " << l.node->target();
-        break;
-      }
-    }
-    os << "\n";
-  }
+  for (const Line& l : w.lines) os << "  " << print_line(w, l) << "\n";
+  os << "  # planned peak: " << w.planned_peak_bytes.str() << " bytes\n";
   os << "  return";
   const auto& outs = w.program->outputs;
   for (size_t i = 0; i < outs.size(); ++i)

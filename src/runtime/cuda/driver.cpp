@@ -279,10 +279,12 @@ void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s) 
             dptr(src), nbytes, stream_of(s));
 }
 
-void memset_zero(void* dst, size_t nbytes, Stream s) {
+void memset_bytes(void* dst, unsigned char value, size_t nbytes, Stream s) {
   if (nbytes == 0) return;
-  TOROID_CU(cuMemsetD8Async, "zeroing " + bytes(nbytes), dptr(dst), 0, nbytes, stream_of(s));
+  TOROID_CU(cuMemsetD8Async, "setting " + bytes(nbytes), dptr(dst), value, nbytes, stream_of(s));
 }
+
+void memset_zero(void* dst, size_t nbytes, Stream s) { memset_bytes(dst, 0, nbytes, s); }
 
 void synchronize(Stream s) {
   TOROID_CU(cuStreamSynchronize, "waiting for the stream", stream_of(s));

@@ -141,6 +141,7 @@ struct CudaExecutor::Impl {
   RunSlots rs;
   sym::Binding binding;
   std::vector<int64_t> syms;
+  size_t line = 0;  // the line running (for lifecycle messages)
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
   char* workspace = nullptr;
 
@@ -159,6 +160,7 @@ struct CudaExecutor::Impl {
     for (const auto& b : p.buffers)
       if (b->kind == loop::BufferKind::Constant) upload_constant(*b);
     output_slots = bindable_output_slots(p);
+    rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
     rs.init(w, num_slots);
   }
 
@@ -194,8 +196,8 @@ struct CudaExecutor::Impl {
     auto it = p.owners.find(v->meta().storage);
     TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
     const TensorMeta& m = v->meta();
-    return HostTensor::from_storage(rs.slots[static_cast<size_t>(it->second->storage->id)], m.dtype, eval(m.sizes),
-                                    eval(m.strides), eval(m.offset));
+    return HostTensor::from_storage(rs.memory(it->second->storage->id, line), m.dtype, eval(m.sizes), eval(m.strides),
+                                    eval(m.offset));
   }
 
   void allocate(const Buffer* b, int64_t nbytes) {
@@ -207,7 +209,7 @@ struct CudaExecutor::Impl {
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);
     }
-    rs.count(nbytes);
+    rs.count(b->id, nbytes);
   }
 
   // The workspace layout of this run's allocations: first fit over the blocks that Free lines
@@ -293,40 +295,21 @@ struct CudaExecutor::Impl {
     }
   }
 
-  // mm, bmm, addmm and _addmm_activation (its epilogue) through cuBLASLt when the layouts allow
-  // it; else on the host.
+  HostTensor view(const codegen::wrapper::TensorRef& r) const { return rs.view(r, line, env, binding); }
+  double eval_double(SymExpr e) const { return eval_real(env, binding, e); }
+
+  // The line's library call through cuBLASLt or cuDNN when the layouts allow it; else its op's
+  // reference kernel on the host.
   void run_extern(const Line& l) {
-    const Node* n = l.node;
-    const std::string& t = n->target();
-    if (t == "aten.mm.default" || t == "aten.bmm.default" || t == "aten.addmm.default" ||
-        t == "aten._addmm_activation.default") {
-      auto ev = ops::ArgumentEvaluator{[this, n](SymExpr e) -> std::optional<RtValue> {
-                                         std::optional<sym::Scalar> s = env.evaluate(e, binding);
-                                         if (!s) user_error("cannot evaluate " + e.str(), n->loc());
-                                         return ops::rt_scalar(*s);
-                                       },
-                                       [this](const Value* v) -> std::optional<RtValue> { return view_of(v); }};
-      ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(t), *n, ev);
-      HostTensor out = view_of(n->result(0));
-      if (try_matmul(t, args, out)) return;
-    }
-    if (t == "aten.convolution.default" && try_convolution(n)) return;
-    run_on_host(n, {l.buffer});
+    bool done = l.library == loop::LibraryCall::Convolution ? try_convolution(l) : try_matmul(l);
+    if (!done) run_on_host(l.node, {l.buffer});
   }
 
   // A forward convolution through cuDNN when it takes the operands (else false: the host runs it).
-  bool try_convolution(const Node* n) {
-    auto ev = ops::ArgumentEvaluator{[this, n](SymExpr e) -> std::optional<RtValue> {
-                                       std::optional<sym::Scalar> s = env.evaluate(e, binding);
-                                       if (!s) user_error("cannot evaluate " + e.str(), n->loc());
-                                       return ops::rt_scalar(*s);
-                                     },
-                                     [this](const Value* v) -> std::optional<RtValue> { return view_of(v); }};
-    ops::RtArgs args = *ops::evaluate_call_args(*ops::OpRegistry::global().find(n->target()), *n, ev);
-    if (args.to_bool("transposed")) return false;
-    const HostTensor& x = args.tensor("input");
-    const HostTensor& wt = args.tensor("weight");
-    HostTensor y = view_of(n->result(0));
+  bool try_convolution(const Line& l) {
+    const HostTensor x = view(l.operands[0]);
+    const HostTensor wt = view(l.operands[1]);
+    HostTensor y = view(l.result);
     if (x.dtype() != y.dtype() || wt.dtype() != y.dtype()) return false;
     auto at = [](const HostTensor& t) -> const std::byte* { return t.storage()->data() + t.offset() * t.element_size(); };
     ConvArgs c;
@@ -337,19 +320,18 @@ struct CudaExecutor::Impl {
     c.w_strides = wt.strides();
     c.y_sizes = y.sizes();
     c.y_strides = y.strides();
-    c.stride = args.int_list("stride");
-    c.padding = args.int_list("padding");
-    c.dilation = args.int_list("dilation");
-    c.groups = args.to_int("groups");
+    c.stride = eval(l.params.stride);
+    c.padding = eval(l.params.padding);
+    c.dilation = eval(l.params.dilation);
+    c.groups = eval(l.params.groups);
     c.x = at(x);
     c.w = at(wt);
     c.y = const_cast<std::byte*>(at(y));
-    if (const HostTensor* b = args.opt_tensor("bias")) {
-      if (b->dtype() != y.dtype() || b->sizes().size() != 1 || (b->sizes()[0] > 1 && b->strides()[0] != 1)) return false;
-      c.bias = at(*b);
+    if (l.operands[2].slot >= 0) {
+      HostTensor b = view(l.operands[2]);
+      if (b.dtype() != y.dtype() || b.sizes().size() != 1 || (b.sizes()[0] > 1 && b.strides()[0] != 1)) return false;
+      c.bias = at(b);
     }
-    size_t spatial = c.x_sizes.size() - 2;
-    if (c.stride.size() != spatial || c.padding.size() != spatial || c.dilation.size() != spatial) return false;
     if (!convolution_supported(c, nullptr)) return false;
     convolution(c, stream);
     return true;
@@ -369,13 +351,14 @@ struct CudaExecutor::Impl {
     return m;
   }
 
-  bool try_matmul(const std::string& t, const ops::RtArgs& args, const HostTensor& out) {
+  bool try_matmul(const Line& l) {
+    HostTensor out = view(l.result);
     DType d = out.dtype();
     if (d != DType::Float32 && d != DType::BFloat16 && d != DType::Float16 && d != DType::Float64) return false;
-    bool batched = t == "aten.bmm.default";
-    bool addmm = t == "aten.addmm.default" || t == "aten._addmm_activation.default";
-    const HostTensor& a = args.tensor(addmm ? "mat1" : "self");
-    const HostTensor& b = args.tensor("mat2");
+    bool batched = l.library == loop::LibraryCall::Bmm;
+    bool addmm = l.library == loop::LibraryCall::Addmm;
+    const HostTensor a = view(l.operands[addmm ? 1 : 0]);
+    const HostTensor b = view(l.operands[addmm ? 2 : 1]);
     MatmulArgs m;
     m.dtype = d;
     m.a = matrix(a, batched);
@@ -389,16 +372,17 @@ struct CudaExecutor::Impl {
     m.c = out.storage()->data() + out.offset() * out.element_size();
     m.c_batch_stride = batched ? out.strides()[0] : 0;
     if (addmm) {
-      const HostTensor& self = args.tensor("self");
-      double beta = args.to_double("beta");
-      m.alpha = static_cast<float>(args.to_double("alpha"));
+      const HostTensor self = view(l.operands[0]);
+      double beta = eval_double(l.params.beta);
+      m.alpha = static_cast<float>(eval_double(l.params.alpha));
       // A bias over the columns: a contiguous [n] or [1, n] vector.
-      bool bias = beta == 1.0 && self.dtype() == d && self.sizes().back() == cols &&
+      bool bias = beta == 1.0 && self.dtype() == d && !self.sizes().empty() && self.sizes().back() == cols &&
                   (self.sizes().size() == 1 || (self.sizes().size() == 2 && self.sizes()[0] == 1)) &&
                   (cols == 1 || self.strides().back() == 1);
       if (!bias) return false;
       m.bias = self.storage()->data() + self.offset() * self.element_size();
-      if (t == "aten._addmm_activation.default") m.epilogue = args.get("use_gelu").to_bool() ? Epilogue::Gelu : Epilogue::Relu;
+      if (l.params.epilogue == loop::Epilogue::Gelu) m.epilogue = Epilogue::Gelu;
+      if (l.params.epilogue == loop::Epilogue::Relu) m.epilogue = Epilogue::Relu;
     }
     if (!matmul_layout_ok(m.a) || !matmul_layout_ok(m.b)) return false;
     if (rows == 0 || cols == 0) return true;
@@ -415,8 +399,7 @@ struct CudaExecutor::Impl {
     std::vector<void*> ptrs;
     int64_t largest = std::max(rows, elements);
     for (const Buffer* b : k.args) {
-      const auto& s = rs.slots[static_cast<size_t>(b->id)];
-      TOROID_CHECK(s != nullptr, "kernel " + k.name + " argument " + b->name + " has no memory");
+      const auto& s = rs.memory(b->id, line);
       ptrs.push_back(s->data());
       largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(dtype_size(b->dtype), 1)));
     }
@@ -541,11 +524,12 @@ struct CudaExecutor::Impl {
     }
     for (size_t li = 0; li < w.lines.size(); ++li) {
       const Line& l = w.lines[li];
+      line = li;
       switch (l.kind) {
         case Line::Kind::Comment: break;
         case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
-        case Line::Kind::Reuse: rs.reuse(l); break;
-        case Line::Kind::Free: rs.free(l); break;
+        case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
+        case Line::Kind::Free: rs.free(l, li); break;
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::FallbackCall: run_on_host(l.node, l.results); break;
@@ -555,8 +539,12 @@ struct CudaExecutor::Impl {
       if (o.deferred_checks) defer_index_check();
       else check_index_errors();
     }
+    int64_t planned_peak = rs.check_peak(w, binding);
     std::vector<RtValue> out = collect_outputs(p, env, binding, inputs, [this](const Value* v) { return RtValue(view_of(v)); });
-    if (stats) stats->peak_bytes = rs.peak;
+    if (stats) {
+      stats->peak_bytes = rs.peak;
+      stats->planned_peak_bytes = planned_peak;
+    }
     rs.finish();
     return out;
   }

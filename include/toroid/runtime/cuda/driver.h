@@ -64,6 +64,7 @@ class PinnedBuffer {
 void copy_to_pinned_host(PinnedBuffer& dst, size_t offset, const void* src, size_t nbytes, Stream s = nullptr);
 void copy_device_to_device(void* dst, const void* src, size_t nbytes, Stream s = nullptr);
 void memset_zero(void* dst, size_t nbytes, Stream s = nullptr);
+void memset_bytes(void* dst, unsigned char value, size_t nbytes, Stream s = nullptr);
 void synchronize(Stream s = nullptr);  // nullptr: the default stream above
 
 // More non-blocking streams (tests, overlapping work). destroy_stream waits for the stream's

@@ -1,0 +1,49 @@
+// The library kernels toroid calls instead of generating code (BLAS, oneDNN, cuBLASLt, cuDNN),
+// and the table that says which op, dtype and device each one serves. Lowering consults the
+// table once; the buffer and its Wrapper IR line carry the choice, so no later layer compares
+// op names. This header names no IR type: the executors include it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "toroid/graph/types.h"
+#include "toroid/sym/expr.h"
+
+namespace toroid::loop {
+
+enum class LibraryCall : uint8_t {
+  Mm,           // out = a @ b
+  Bmm,          // out[i] = a[i] @ b[i]
+  Addmm,        // out = beta * self + alpha * (a @ b), then the epilogue
+  Convolution,  // forward convolution, 1 to 3 spatial dims, optional bias
+};
+const char* library_call_name(LibraryCall c);
+
+// What runs after an Addmm: _addmm_activation's relu or tanh-gelu.
+enum class Epilogue : uint8_t { None, Relu, Gelu };
+const char* epilogue_name(Epilogue e);
+
+// The scalar arguments of a library call, symbolic until a run binds them.
+struct LibraryParams {
+  SymExpr beta = SymExpr::integer(1), alpha = SymExpr::integer(1);  // Addmm
+  Epilogue epilogue = Epilogue::None;                               // Addmm
+  std::vector<SymExpr> stride, padding, dilation;                   // Convolution
+  SymExpr groups = SymExpr::integer(1);                             // Convolution
+};
+
+struct LibraryKernel {
+  LibraryCall call;
+  std::string_view op;  // the ATen op it computes
+  uint32_t cpu_dtypes;   // bit (1 << dtype) for each dtype the CPU library takes
+  uint32_t cuda_dtypes;  // the same for the GPU library
+};
+
+// The library kernel for calls of `op` producing `dtype` on `device`, or null (the call runs
+// generated code or its reference kernel).
+const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device);
+// Whether some device has a library kernel for `op` (for messages: why a call fell back).
+bool has_library_kernel(std::string_view op);
+
+}  // namespace toroid::loop

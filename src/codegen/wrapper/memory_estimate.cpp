@@ -1,0 +1,69 @@
+#include <unordered_map>
+#include <unordered_set>
+
+#include "toroid/codegen/wrapper/wrapper.h"
+
+namespace toroid::codegen::wrapper {
+
+using loop::Buffer;
+
+namespace {
+
+// The running maximum of symbolic sums: candidates no other provably covers.
+class Maximum {
+ public:
+  explicit Maximum(const ShapeEnv& env) : env_(env) {}
+  void add(SymExpr e) {
+    for (SymExpr c : candidates_)
+      if (c == e || env_.statically_known_true(sym::ge(c, e))) return;
+    std::erase_if(candidates_, [&](SymExpr c) { return env_.statically_known_true(sym::le(c, e)); });
+    candidates_.push_back(e);
+  }
+  SymExpr value() const {
+    if (candidates_.empty()) return SymExpr::integer(0);
+    return env_.simplify(sym::max(std::span<const SymExpr>(candidates_)));
+  }
+
+ private:
+  const ShapeEnv& env_;
+  std::vector<SymExpr> candidates_;
+};
+
+}  // namespace
+
+SymExpr estimate_peak_bytes(const WrapperProgram& w) {
+  const ShapeEnv& env = w.program->graph->shape_env();
+  std::unordered_set<const Buffer*> taken_later;  // a Reuse line takes its block
+  for (const Line& l : w.lines)
+    if (l.kind == Line::Kind::Reuse) taken_later.insert(l.from);
+  std::unordered_map<const Buffer*, SymExpr> block;
+  SymExpr live = SymExpr::integer(0);
+  Maximum peak(env);
+  peak.add(live);
+  for (const Line& l : w.lines) {
+    switch (l.kind) {
+      case Line::Kind::Alloc:
+        block[l.buffer] = l.nbytes;
+        live = env.simplify(live + l.nbytes);
+        break;
+      case Line::Kind::Reuse: block[l.buffer] = block.at(l.from); break;
+      case Line::Kind::FallbackCall:
+        for (const Buffer* r : l.results) {
+          if (block.count(r)) continue;
+          SymExpr n = env.simplify(r->storage_numel * SymExpr::integer(dtype_size(r->dtype)));
+          block[r] = n;
+          live = env.simplify(live + n);
+        }
+        break;
+      case Line::Kind::Free:
+        if (!taken_later.count(l.buffer))
+          if (auto it = block.find(l.buffer); it != block.end()) live = env.simplify(live - it->second);
+        break;
+      default: break;
+    }
+    peak.add(live);
+  }
+  return peak.value();
+}
+
+}  // namespace toroid::codegen::wrapper

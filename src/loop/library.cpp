@@ -1,0 +1,56 @@
+#include "toroid/loop/library.h"
+
+namespace toroid::loop {
+
+namespace {
+
+constexpr uint32_t bit(DType d) { return 1u << static_cast<unsigned>(d); }
+constexpr uint32_t kBlas = bit(DType::Float32) | bit(DType::Float64);
+constexpr uint32_t kCublasLt = kBlas | bit(DType::BFloat16) | bit(DType::Float16);
+constexpr uint32_t kOneDnn = bit(DType::Float32);
+constexpr uint32_t kCudnn = kCublasLt;
+
+// One row per op a library serves. The executors implement every LibraryCall for every dtype
+// their device's column names (a test walks this table against them).
+constexpr LibraryKernel kTable[] = {
+    {LibraryCall::Mm, "aten.mm.default", kBlas, kCublasLt},
+    {LibraryCall::Bmm, "aten.bmm.default", kBlas, kCublasLt},
+    {LibraryCall::Addmm, "aten.addmm.default", kBlas, kCublasLt},
+    {LibraryCall::Addmm, "aten._addmm_activation.default", kBlas, kCublasLt},
+    {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
+};
+
+}  // namespace
+
+const char* library_call_name(LibraryCall c) {
+  switch (c) {
+    case LibraryCall::Mm: return "mm";
+    case LibraryCall::Bmm: return "bmm";
+    case LibraryCall::Addmm: return "addmm";
+    case LibraryCall::Convolution: return "convolution";
+  }
+  return "?";
+}
+
+const char* epilogue_name(Epilogue e) {
+  switch (e) {
+    case Epilogue::None: return "none";
+    case Epilogue::Relu: return "relu";
+    case Epilogue::Gelu: return "gelu";
+  }
+  return "?";
+}
+
+const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device) {
+  for (const LibraryKernel& k : kTable)
+    if (k.op == op && ((device.is_cuda() ? k.cuda_dtypes : k.cpu_dtypes) & bit(dtype))) return &k;
+  return nullptr;
+}
+
+bool has_library_kernel(std::string_view op) {
+  for (const LibraryKernel& k : kTable)
+    if (k.op == op) return true;
+  return false;
+}
+
+}  // namespace toroid::loop

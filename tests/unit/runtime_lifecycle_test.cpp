@@ -1,0 +1,187 @@
+// The Wrapper IR's lifecycle checks: the compile-time verifier (verify_wrapper) catches plans
+// that use, free or reuse memory out of order, and the executors catch a broken plan at run
+// time with the line at fault (with $TOROID_VERIFY_LIFECYCLE=1, also a peak above the plan's).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "toroid/driver/compile.h"
+#include "toroid/interp/interpreter.h"
+#include "toroid/runtime/executor.h"
+#include "toroid/support/error.h"
+
+namespace {
+
+using toroid::codegen::wrapper::Line;
+using toroid::codegen::wrapper::WrapperProgram;
+using toroid::ops::HostTensor;
+using toroid::ops::RtValue;
+
+// Two chains of pointwise, reduction and library calls whose intermediates are freed and
+// reused; both outputs stay live.
+constexpr const char* kGraph = R"(graph @g functional {
+  %x = input : f32[32, 32]
+  %w = input : f32[32, 32]
+  %a = aten.exp.default(%x) : f32[32, 32]
+  %m = aten.mm.default(%a, %w) : f32[32, 32]
+  %c = aten.sin.default(%m) : f32[32, 32]
+  %d = aten.mm.default(%c, %w) : f32[32, 32]
+  %e = aten.cos.default(%d) : f32[32, 32]
+  %s = aten.sum.dim_IntList(%e, [1]) : f32[32]
+  output %d, %s
+})";
+
+class Lifecycle : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = std::filesystem::temp_directory_path() / ("toroid-lifecycle-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    ::unsetenv("TOROID_VERIFY_LIFECYCLE");
+  }
+  static std::unique_ptr<toroid::driver::CompiledModule> compile(bool kernels) {
+    toroid::driver::CompileOptions o;
+    o.compile = kernels;
+    return toroid::driver::CompiledModule::compile(kGraph, "lifecycle.tir", o);
+  }
+  static std::vector<RtValue> inputs() {
+    HostTensor x = HostTensor::zeros(toroid::DType::Float32, {32, 32});
+    HostTensor w = HostTensor::zeros(toroid::DType::Float32, {32, 32});
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      x.set_double(i, 0.01 * static_cast<double>(i % 17));
+      w.set_double(i, 0.02 * static_cast<double>(i % 5) - 0.04);
+    }
+    return {RtValue(x), RtValue(w)};
+  }
+  static std::filesystem::path dir_;
+};
+std::filesystem::path Lifecycle::dir_;
+
+size_t find_line(const WrapperProgram& w, Line::Kind kind, size_t from = 0) {
+  for (size_t i = from; i < w.lines.size(); ++i)
+    if (w.lines[i].kind == kind) return i;
+  ADD_FAILURE() << "no such line";
+  return 0;
+}
+
+// The text of the InternalError `f` throws ("" if none).
+template <class F>
+std::string internal_error(F f) {
+  try {
+    f();
+  } catch (const toroid::InternalError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(Lifecycle, ThePlanVerifies) {
+  auto m = compile(false);
+  const WrapperProgram& w = m->current().wrapper;
+  EXPECT_NO_THROW(toroid::codegen::wrapper::verify_wrapper(w));
+  // The second chain reuses the first one's blocks.
+  bool reuses = false;
+  for (const Line& l : w.lines) reuses |= l.kind == Line::Kind::Reuse;
+  EXPECT_TRUE(reuses);
+  // Two 4 KiB blocks at once: exp's (then sin's) and the first mm's (then the second's); cos
+  // and the sum fuse into one kernel whose 128-byte result comes after sin's block is freed.
+  ASSERT_TRUE(w.planned_peak_bytes.is_constant());
+  EXPECT_EQ(w.planned_peak_bytes.int_value(), 2 * 4096);
+}
+
+TEST_F(Lifecycle, VerifierCatchesAFreeBeforeALaterUse) {
+  auto m = compile(false);
+  WrapperProgram w = m->current().wrapper;
+  size_t f = find_line(w, Line::Kind::Free);
+  Line free_line = w.lines[f];
+  w.lines.erase(w.lines.begin() + static_cast<long>(f));
+  // Free it before the first call that touches anything.
+  size_t call = find_line(w, Line::Kind::KernelCall);
+  w.lines.insert(w.lines.begin() + static_cast<long>(call), free_line);
+  std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(w); });
+  EXPECT_NE(e.find("wrapper verifier: line"), std::string::npos) << e;
+  EXPECT_TRUE(e.find("before it is allocated") != std::string::npos || e.find("freed it") != std::string::npos) << e;
+}
+
+TEST_F(Lifecycle, VerifierCatchesAMissingAlloc) {
+  auto m = compile(false);
+  WrapperProgram w = m->current().wrapper;
+  size_t a = find_line(w, Line::Kind::Alloc);
+  std::string name = w.lines[a].buffer->name;
+  w.lines.erase(w.lines.begin() + static_cast<long>(a));
+  std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(w); });
+  EXPECT_NE(e.find(name + " is used before it is allocated"), std::string::npos) << e;
+}
+
+TEST_F(Lifecycle, VerifierCatchesATooSmallReuseAndAFreedOutput) {
+  auto m = compile(false);
+  WrapperProgram w = m->current().wrapper;
+  size_t r = find_line(w, Line::Kind::Reuse);
+  // The block it reuses cannot hold twice the buffer.
+  WrapperProgram big = w;
+  big.lines[r].nbytes = big.lines[r].nbytes * 2;
+  std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(big); });
+  EXPECT_NE(e.find("not provably the"), std::string::npos) << e;
+  // Freeing the graph's output.
+  const toroid::loop::Buffer* out = w.program->outputs[0].buffer->storage;
+  Line f;
+  f.kind = Line::Kind::Free;
+  f.buffer = const_cast<toroid::loop::Buffer*>(out);
+  w.lines.push_back(f);
+  e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(w); });
+  EXPECT_NE(e.find("which the graph returns"), std::string::npos) << e;
+}
+
+TEST_F(Lifecycle, ExecutorNamesTheLineThatFreedWhatACallReads) {
+  auto m = compile(true);
+  const toroid::driver::Specialization& s = m->current();
+  WrapperProgram w = s.wrapper;
+  // Move the first Free up to just before the call that last reads its buffer.
+  size_t f = find_line(w, Line::Kind::Free);
+  Line free_line = w.lines[f];
+  size_t reader = f;
+  while (reader > 0 && w.lines[reader].kind != Line::Kind::KernelCall && w.lines[reader].kind != Line::Kind::ExternCall)
+    --reader;
+  w.lines.erase(w.lines.begin() + static_cast<long>(f));
+  w.lines.insert(w.lines.begin() + static_cast<long>(reader), free_line);
+  toroid::runtime::Executor broken(w, s.so);
+  toroid::sym::Binding b = toroid::interp::bind_inputs(*s.graph, inputs());
+  std::string e = internal_error([&] { broken.run(inputs(), b); });
+  EXPECT_NE(e.find("lifecycle: line " + std::to_string(reader + 2) + " uses " + free_line.buffer->name +
+                   ", which line " + std::to_string(reader + 1) + " freed"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(Lifecycle, VerifiedRunsMatchAndStayUnderThePlan) {
+  ::setenv("TOROID_VERIFY_LIFECYCLE", "1", 1);
+  auto m = compile(true);
+  std::vector<RtValue> in = inputs();
+  toroid::runtime::RunStats stats;
+  std::vector<RtValue> got = m->run(in, &stats);
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    for (int64_t k = 0; k < got[i].tensor().numel(); ++k)
+      ASSERT_NEAR(got[i].tensor().get_double(k), want[i].tensor().get_double(k), 1e-3);
+  EXPECT_GT(stats.peak_bytes, 0);
+  EXPECT_LE(stats.peak_bytes, stats.planned_peak_bytes);
+  // A plan that claims less than the run holds is caught.
+  const toroid::driver::Specialization& s = m->current();
+  WrapperProgram w = s.wrapper;
+  w.planned_peak_bytes = toroid::SymExpr::integer(stats.peak_bytes - 1);
+  toroid::runtime::Executor lying(w, s.so);
+  std::string e =
+      internal_error([&] { lying.run(in, toroid::interp::bind_inputs(*s.graph, in)); });
+  EXPECT_NE(e.find("more than the " + std::to_string(stats.peak_bytes - 1) + " its plan allows"), std::string::npos) << e;
+  ::unsetenv("TOROID_VERIFY_LIFECYCLE");
+}
+
+}  // namespace
