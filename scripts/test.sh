@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: a clang build (warnings are errors) under ThreadSanitizer with the C ABI's tests,
 # the g++ build's unit, lit and Python tests, then the same tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer. ctest prints the counts.
+# UndefinedBehaviorSanitizer, every run replaying its memory plan (TOROID_VERIFY_LIFECYCLE=1:
+# freed blocks poisoned, the measured peak checked against the plan's). ctest prints the counts.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${TOROID_JOBS:-$(nproc)}
@@ -23,9 +24,9 @@ echo "== build and test (g++ 12, RelWithDebInfo)"
 "$root/scripts/build.sh" "$root/build"
 ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
 
-echo "== build and test (g++ 12, ASan + UBSan)"
+echo "== build and test (g++ 12, ASan + UBSan, TOROID_VERIFY_LIFECYCLE=1)"
 # The generated kernels are compiled by the system compiler either way: share the g++ build's.
 "$root/scripts/build.sh" "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DTOROID_SANITIZE=ON -DTOROID_BENCH=OFF \
   -DTOROID_TEST_KERNEL_CACHE="$root/build/kernel-cache"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+TOROID_VERIFY_LIFECYCLE=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs"

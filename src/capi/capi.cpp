@@ -15,7 +15,7 @@
 #include "toroid/driver/compile.h"
 #include "toroid/loop/lower.h"
 #include "toroid/interp/interpreter.h"
-#include "toroid/loop/ir.h"
+#include "toroid/runtime/output_binding.h"
 #include "toroid/ops/registry.h"
 #include "toroid/passes/decompose.h"
 #include "toroid/support/error.h"
@@ -213,49 +213,28 @@ int64_t eval(const toroid::ShapeEnv& env, const toroid::sym::Binding& b, toroid:
   return v->i;
 }
 
-// Sizes, strides and aliasing of each output of `s` under `b` (toroid_get_output_info's rules).
+// Sizes, strides and aliasing of each output of `s` under `b` (toroid_get_output_info's rules,
+// from the program's output plan).
 std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specialization& s, const toroid::sym::Binding& b) {
-  const toroid::loop::LoopProgram& p = *s.loop;
-  const toroid::ShapeEnv& env = s.graph->shape_env();
-  std::vector<const toroid::Value*> inputs = toroid::graph_inputs(*s.graph);
   std::vector<toroid_output_info> out;
-  for (size_t i = 0; i < p.outputs.size(); ++i) {
-    const toroid::loop::OutputRef& r = p.outputs[i];
+  std::vector<toroid::runtime::OutputLayout> layouts = toroid::runtime::describe_outputs(s.wrapper, b);
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    const toroid::runtime::OutputLayout& l = layouts[i];
     toroid_output_info info{};
-    info.alias_input = info.alias_output = -1;
-    if (!r.value || !r.buffer) {
+    info.alias_input = l.alias_input;
+    info.alias_output = l.alias_output;
+    if (l.is_scalar) {
       info.is_scalar = 1;
       info.ndim = -1;
       out.push_back(info);
       continue;
     }
-    std::string what = "output " + std::to_string(i);
-    const toroid::TensorMeta& m = r.value->meta();
-    if (m.sizes.size() > TOROID_MAX_DIMS) user_error(what + ": more than 16 dims");
-    info.dtype = static_cast<int32_t>(m.dtype);
-    info.ndim = static_cast<int32_t>(m.sizes.size());
-    for (size_t d = 0; d < m.sizes.size(); ++d) {
-      info.sizes[d] = eval(env, b, m.sizes[d], what + "'s size");
-      info.strides[d] = eval(env, b, m.strides[d], what + "'s stride");
-    }
-    int64_t offset = eval(env, b, m.offset, what + "'s offset");
-    const toroid::loop::Buffer* owner = r.buffer->storage;
-    if (owner->kind == toroid::loop::BufferKind::Input && owner->input_index >= 0) {
-      info.alias_input = owner->input_index;
-      const toroid::Value* in = inputs.at(static_cast<size_t>(owner->input_index));
-      info.offset = offset - eval(env, b, in->meta().offset, "input offset");
-    }
-    // A view of an earlier output that starts its buffer, inside that output's span; any other
-    // sharing is given memory of its own (the run copies it out).
-    for (size_t j = 0; j < i && info.alias_input < 0 && info.alias_output < 0; ++j) {
-      const toroid_output_info& o = out[j];
-      if (o.is_scalar || o.alias_input >= 0 || o.alias_output >= 0 || !p.outputs[j].buffer) continue;
-      if (p.outputs[j].buffer->storage != owner || eval(env, b, p.outputs[j].value->meta().offset, "offset") != 0) continue;
-      if (offset + extent(info.sizes, info.strides, info.ndim, "output") > extent(o.sizes, o.strides, o.ndim, "output"))
-        continue;
-      info.alias_output = static_cast<int32_t>(j);
-      info.offset = offset;
-    }
+    if (l.sizes.size() > TOROID_MAX_DIMS) user_error("output " + std::to_string(i) + ": more than 16 dims");
+    info.dtype = static_cast<int32_t>(l.dtype);
+    info.ndim = static_cast<int32_t>(l.sizes.size());
+    std::copy(l.sizes.begin(), l.sizes.end(), info.sizes);
+    std::copy(l.strides.begin(), l.strides.end(), info.strides);
+    info.offset = l.offset;
     out.push_back(info);
   }
   return out;

@@ -177,14 +177,14 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
 
 int64_t site_number(std::vector<IndexSite>& sites, const Node* n, int64_t dim) {
   for (size_t k = 0; k < sites.size(); ++k)
-    if (sites[k].node == n && sites[k].dim == dim) return static_cast<int64_t>(k) + 1;
-  sites.push_back({n, dim});
+    if (sites[k].key == n && sites[k].dim == dim) return static_cast<int64_t>(k) + 1;
+  sites.push_back({n->target(), n->loc(), dim, n});
   return static_cast<int64_t>(sites.size());
 }
 
 std::string site_error(const IndexSite& s, int64_t size, int64_t value) {
-  if (s.dim == kZeroDivisorDim) return s.node->target() + ": ZeroDivisionError: integer division or modulo by zero";
-  return s.node->target() + ": index " + std::to_string(value) + " is out of bounds for dimension " +
+  if (s.dim == kZeroDivisorDim) return s.op + ": ZeroDivisionError: integer division or modulo by zero";
+  return s.op + ": index " + std::to_string(value) + " is out of bounds for dimension " +
          std::to_string(s.dim) + " with size " + std::to_string(size);
 }
 

@@ -38,12 +38,12 @@ bool lifecycle_verification() {
   return on;
 }
 
-void RunSlots::init(const codegen::wrapper::WrapperProgram& w, int num_slots) {
-  reused.assign(static_cast<size_t>(num_slots), false);
-  names.assign(static_cast<size_t>(num_slots), "");
-  for (const auto& b : w.program->buffers) names[static_cast<size_t>(b->id)] = b->name;
+void RunSlots::init(const codegen::wrapper::WrapperProgram& w) {
+  reused.assign(w.slots.size(), false);
+  names.clear();
+  for (const codegen::wrapper::Slot& s : w.slots) names.push_back(s.name);
   for (const Line& l : w.lines)
-    if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from->id)] = true;
+    if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from)] = true;
   verify = lifecycle_verification();
   if (!fill) fill = [](ops::HostStorage& s, unsigned char byte) { std::memset(s.data(), byte, s.nbytes()); };
 }
@@ -57,7 +57,7 @@ struct KeepAlive : ops::HostStorage::Releaser {
 };
 }  // namespace
 
-void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>& inputs,
+void RunSlots::start(const codegen::wrapper::WrapperProgram& w, const std::vector<ops::RtValue>& inputs,
                      const std::vector<std::shared_ptr<ops::HostStorage>>& constants,
                      std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs, const sym::Binding& binding) {
   slots.assign(reused.size(), nullptr);
@@ -66,15 +66,14 @@ void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>
   freed_at.assign(reused.size(), -1);
   bound = std::move(bound_outputs);
   live = peak = 0;
-  for (const loop::Buffer* in : p.inputs) {
-    if (!in) continue;
-    const ops::RtValue& v = inputs.at(static_cast<size_t>(in->input_index));
-    if (!v.is_tensor()) user_error("input " + std::to_string(in->input_index) + " must be a tensor");
+  for (const codegen::wrapper::InputSlot& in : w.inputs) {
+    const ops::RtValue& v = inputs.at(static_cast<size_t>(in.index));
+    if (!v.is_tensor()) user_error("input " + std::to_string(in.index) + " must be a tensor");
     const ops::HostTensor& t = v.tensor();
-    std::optional<sym::Scalar> want = p.graph->shape_env().evaluate(in->offset, binding);
+    std::optional<sym::Scalar> want = w.env->evaluate(in.offset, binding);
     int64_t offset = want ? want->i : t.offset();
     if (offset == t.offset() || !t.storage()->data()) {
-      slots[static_cast<size_t>(in->id)] = t.storage();
+      slots[static_cast<size_t>(in.slot)] = t.storage();
       continue;
     }
     // The slot's memory starts `offset` elements before the tensor's first element: no kernel
@@ -82,7 +81,7 @@ void RunSlots::start(const loop::LoopProgram& p, const std::vector<ops::RtValue>
     auto es = static_cast<int64_t>(dtype_size(t.dtype()));
     std::byte* first = t.storage()->data() + t.offset() * es;
     auto keep = std::make_shared<KeepAlive>(t.storage());
-    slots[static_cast<size_t>(in->id)] = std::make_shared<ops::HostStorage>(
+    slots[static_cast<size_t>(in.slot)] = std::make_shared<ops::HostStorage>(
         first - offset * es, t.storage()->nbytes() - static_cast<size_t>(t.offset() * es) + static_cast<size_t>(offset * es),
         keep);
   }
@@ -97,8 +96,8 @@ void RunSlots::count(int slot, int64_t nbytes) {
 }
 
 void RunSlots::reuse(const Line& l, int64_t nbytes) {
-  auto id = static_cast<size_t>(l.buffer->id);
-  auto from = static_cast<size_t>(l.from->id);
+  auto id = static_cast<size_t>(l.slot);
+  auto from = static_cast<size_t>(l.from);
   if (!freed[from])
     TOROID_INTERNAL_ERROR("lifecycle: " + names[id] + " reuses the block of " + names[from] + ", which holds no freed memory");
   counted[id] = counted[from];
@@ -114,7 +113,7 @@ void RunSlots::reuse(const Line& l, int64_t nbytes) {
 
 void RunSlots::free(const Line& l, size_t line) {
   // Memory a later line reuses stays held (and counted); the rest is released.
-  auto id = static_cast<size_t>(l.buffer->id);
+  auto id = static_cast<size_t>(l.slot);
   auto& s = slots[id];
   if (!s) TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " frees " + names[id] + ", which holds no memory");
   if (verify) fill(*s, 0xff);
@@ -142,7 +141,7 @@ ops::HostTensor RunSlots::view(const codegen::wrapper::TensorRef& r, size_t line
 }
 
 int64_t RunSlots::check_peak(const codegen::wrapper::WrapperProgram& w, const sym::Binding& binding) const {
-  std::optional<sym::Scalar> planned = w.program->graph->shape_env().evaluate(w.planned_peak_bytes, binding);
+  std::optional<sym::Scalar> planned = w.env->evaluate(w.planned_peak_bytes, binding);
   if (!planned)
     TOROID_INTERNAL_ERROR("lifecycle: the planned peak " + w.planned_peak_bytes.str() + " cannot be evaluated after the run");
   if (verify && peak > planned->i)

@@ -111,6 +111,25 @@ TEST_F(CApi, OutputInfoWithoutData) {
   toroid_module_free(m);
 }
 
+TEST_F(CApi, PlannedPeakBytesPerSize) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  // The one buffer the program allocates is the f32[s0, 8] output: 32 bytes a row.
+  for (int64_t rows : {1, 5, 100}) {
+    toroid_tensor in[2] = {tensor(nullptr, {rows, 8}), tensor(nullptr, {rows, 8})};
+    int64_t bytes = -1;
+    ASSERT_EQ(toroid_planned_peak_bytes(m, in, 2, &bytes), 0) << error();
+    EXPECT_EQ(bytes, 32 * rows);
+  }
+  toroid_tensor in[2] = {tensor(nullptr, {5, 8}), tensor(nullptr, {5, 8})};
+  EXPECT_NE(toroid_planned_peak_bytes(m, in, 2, nullptr), 0);
+  EXPECT_NE(error().find("null bytes"), std::string::npos) << error();
+  toroid_tensor bad[2] = {tensor(nullptr, {5, 8}), tensor(nullptr, {4, 8})};
+  int64_t bytes = 0;
+  EXPECT_NE(toroid_planned_peak_bytes(m, bad, 2, &bytes), 0);
+  toroid_module_free(m);
+}
+
 TEST_F(CApi, RunIntoCallerMemory) {
   toroid_module* m = compile(kGraph);
   ASSERT_NE(m, nullptr);

@@ -39,6 +39,9 @@ int main(void) {
   if (toroid_get_output_info(m, &in, 1, &info, 1, &ws)) return fail("output info");
   if (info.ndim != 2 || info.sizes[1] != 3 || info.strides[0] != 3 || info.alias_input != -1 || ws != 0)
     return fail("output info values");
+  int64_t planned = -1;
+  if (toroid_planned_peak_bytes(m, &in, 1, &planned) || planned != 6 * (int64_t)sizeof(float))
+    return fail("planned peak bytes");
   toroid_tensor out = in;
   out.data = y;
   if (toroid_run_into(m, &in, 1, &out, 1, NULL, 0, NULL)) return fail("run_into");

@@ -114,7 +114,7 @@ TEST_F(Lifecycle, VerifierCatchesAMissingAlloc) {
   auto m = compile(false);
   WrapperProgram w = m->current().wrapper;
   size_t a = find_line(w, Line::Kind::Alloc);
-  std::string name = w.lines[a].buffer->name;
+  std::string name = w.slots[static_cast<size_t>(w.lines[a].slot)].name;
   w.lines.erase(w.lines.begin() + static_cast<long>(a));
   std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(w); });
   EXPECT_NE(e.find(name + " is used before it is allocated"), std::string::npos) << e;
@@ -130,11 +130,10 @@ TEST_F(Lifecycle, VerifierCatchesATooSmallReuseAndAFreedOutput) {
   std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(big); });
   EXPECT_NE(e.find("not provably the"), std::string::npos) << e;
   // Freeing the graph's output.
-  const toroid::loop::Buffer* out = w.program->outputs[0].buffer->storage;
   Line f;
   f.kind = Line::Kind::Free;
-  f.buffer = const_cast<toroid::loop::Buffer*>(out);
-  w.lines.push_back(f);
+  f.slot = w.outputs()[0].tensor.slot;
+  w.lines.insert(w.lines.end() - 1, f);
   e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(w); });
   EXPECT_NE(e.find("which the graph returns"), std::string::npos) << e;
 }
@@ -154,7 +153,8 @@ TEST_F(Lifecycle, ExecutorNamesTheLineThatFreedWhatACallReads) {
   toroid::runtime::Executor broken(w, s.so);
   toroid::sym::Binding b = toroid::interp::bind_inputs(*s.graph, inputs());
   std::string e = internal_error([&] { broken.run(inputs(), b); });
-  EXPECT_NE(e.find("lifecycle: line " + std::to_string(reader + 2) + " uses " + free_line.buffer->name +
+  EXPECT_NE(e.find("lifecycle: line " + std::to_string(reader + 2) + " uses " +
+                       w.slots[static_cast<size_t>(free_line.slot)].name +
                    ", which line " + std::to_string(reader + 1) + " freed"),
             std::string::npos)
       << e;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "toroid/codegen/kernel.h"
 #include "toroid/loop/expr.h"
 
 namespace toroid::codegen {
@@ -42,19 +43,10 @@ std::string scalar_expr(loop::Expr e, const std::function<std::string(size_t)>& 
 std::string index_code(SymExpr e, const std::function<std::string(SymExpr)>& symbol_name,
                        const std::function<std::string(int64_t)>& literal = int_literal);
 
-// The gather sites a kernel checks, numbered from 1 in the order first met: the generated code's
-// error record names a site by its number.
-// A site whose dim is kZeroDivisorDim is an integer division that met a zero divisor.
-struct IndexSite {
-  const Node* node = nullptr;
-  int64_t dim = 0;
-};
-constexpr int64_t kZeroDivisorDim = -1;
-// The number of (node, dim) in `sites`, appended when new.
+// The sites a kernel checks (kernel.h), numbered from 1 in the order first met: the generated
+// code's error record names a site by its number. The number of (node, dim) in `sites`,
+// appended when new.
 int64_t site_number(std::vector<IndexSite>& sites, const Node* node, int64_t dim);
-// The user error a kernel's record {site, size, value} describes: "<op>: index 7 is out of
-// bounds for dimension 0 with size 4", or "<op>: ZeroDivisionError: ..." (as PyTorch says).
-std::string site_error(const IndexSite& site, int64_t size, int64_t value);
 
 // An IndirectLoad: statements (written to os) that check each position (an out of range one
 // records an error with t_index_check and reads nothing), and the expression of its value.

@@ -101,4 +101,8 @@ class HostTensor {
   std::shared_ptr<HostStorage> storage_;
 };
 
+// Copies src (broadcast to dst's sizes) into dst with casting; a UserError naming `op` when
+// the sizes do not broadcast.
+void copy_into(const std::string& op, const HostTensor& dst, const HostTensor& src);
+
 }  // namespace toroid::ops

@@ -167,8 +167,6 @@ HostTensor clone_preserve_strides(const HostTensor& t);
 // _to_copy's result: meta::copy_strides, then the values of t cast to dtype.
 HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f = std::nullopt);
 
-// Copies src (broadcast to dst's sizes) into dst with casting.
-void copy_into(const std::string& op, const HostTensor& dst, const HostTensor& src);
 // A tensor with the same values in a new contiguous storage, of dtype `dtype`.
 HostTensor contiguous_as(const HostTensor& t, DType dtype);
 // Whether writing to t would write one memory location twice (a stride-0 dim of size > 1).

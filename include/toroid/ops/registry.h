@@ -52,8 +52,6 @@ std::optional<RtValue> evaluate_argument(const Argument& a, const ArgumentEvalua
 // The call's arguments bound to e's schema (defaults filled in) and evaluated; nullopt when a
 // callback gave up. UserErrors from binding name the op and argument.
 std::optional<RtArgs> evaluate_call_args(const OpEntry& e, const Node& call, const ArgumentEvaluator& ev);
-// A concrete scalar (an evaluated SymExpr) as a run-time number.
-RtValue rt_scalar(const sym::Scalar& s);
 
 class OpRegistry {
  public:

@@ -10,6 +10,7 @@
 
 #include "toroid/graph/types.h"
 #include "toroid/ops/host_tensor.h"
+#include "toroid/sym/expr.h"
 
 namespace toroid::ops {
 
@@ -50,5 +51,8 @@ class RtValue {
   std::variant<std::monostate, HostTensor, int64_t, double, bool, std::string, DType, Device, Layout, MemoryFormat, List>
       data_;
 };
+
+// A concrete scalar (an evaluated SymExpr) as a run-time number.
+RtValue rt_scalar(const sym::Scalar& s);
 
 }  // namespace toroid::ops

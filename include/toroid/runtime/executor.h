@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/codegen/wrapper/ir.h"
 #include "toroid/ops/rt_value.h"
 #include "toroid/runtime/so_cache.h"
 #include "toroid/sym/shape_env.h"

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/codegen/wrapper/ir.h"
 #include "toroid/ops/rt_value.h"
 
 namespace toroid::runtime {
@@ -43,12 +43,12 @@ struct RunSlots {
   std::function<void(ops::HostStorage&, unsigned char)> fill;
 
   // Once per program: which buffers' memory a Reuse line takes.
-  void init(const codegen::wrapper::WrapperProgram& w, int num_slots);
+  void init(const codegen::wrapper::WrapperProgram& w);
   // A run's start: every slot empty but the inputs' and the constants' (by slot; null where
   // none), and the caller's output memory. Kernels read an input at its graph type's offset
   // (`binding` evaluates it); an input tensor at another offset in its storage (a caller's
   // tensor wrapped from its first element) gets a slot based where that offset finds it.
-  void start(const loop::LoopProgram& p, const std::vector<ops::RtValue>& inputs,
+  void start(const codegen::wrapper::WrapperProgram& w, const std::vector<ops::RtValue>& inputs,
              const std::vector<std::shared_ptr<ops::HostStorage>>& constants,
              std::vector<std::shared_ptr<ops::HostStorage>> bound_outputs, const sym::Binding& binding);
   // Memory of `nbytes` was placed in `slot`.

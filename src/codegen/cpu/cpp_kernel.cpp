@@ -83,7 +83,7 @@ class KernelEmitter : public ScalarDialect {
     }
     os << body.str() << "}\n";
     out.source = os.str();
-    out.args = args_;
+    for (const Buffer* b : args_) out.args.push_back(b->id);
     out.index_sites = sites_;
     for (auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);
     return out;
@@ -95,7 +95,7 @@ class KernelEmitter : public ScalarDialect {
   const ShapeEnv& env_;
   std::vector<Buffer*> args_;
   std::vector<std::pair<SymExpr, size_t>> used_syms_;
-  std::vector<CppKernel::IndexSite> sites_;
+  std::vector<IndexSite> sites_;
   int tmp_ = 0;
 
   // Checks each position (recording an error and reading nothing when one is out of range),

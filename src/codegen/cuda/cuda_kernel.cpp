@@ -104,7 +104,7 @@ class Emitter : public ScalarDialect {
     }
     if (!fits_i32_) out.entry_i32.clear();
     out.source = out.definitions + out.entry_i32 + out.entry_i64;
-    out.args = args_;
+    for (const Buffer* b : args_) out.args.push_back(b->id);
     for (const auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);
     out.index_sites = sites_;
     out.vector_width = vector_width_;
@@ -152,7 +152,7 @@ class Emitter : public ScalarDialect {
   const ShapeEnv& env_;
   std::vector<Buffer*> args_;
   std::vector<std::pair<SymExpr, size_t>> used_syms_;
-  std::vector<cpu::CppKernel::IndexSite> sites_;
+  std::vector<IndexSite> sites_;
   int tmp_ = 0;
   int vector_width_ = 1;
   bool fits_i32_ = true;

@@ -1,6 +1,7 @@
 #include <unordered_set>
 
 #include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::wrapper {
@@ -20,14 +21,10 @@ std::string origins(const Buffer* b) {
   return s;
 }
 
-TensorRef ref_of(const loop::LoopProgram& p, const Value* v) {
+TensorRef layout_ref(const Buffer* storage, const TensorMeta& m) {
   TensorRef r;
-  if (!v) return r;
-  auto it = p.owners.find(v->meta().storage);
-  TOROID_CHECK(it != p.owners.end(), "no buffer holds " + describe_value(v));
-  const TensorMeta& m = v->meta();
-  r.slot = it->second->storage->id;
-  r.name = it->second->storage->name;
+  r.slot = storage->id;
+  r.name = storage->name;
   r.dtype = m.dtype;
   r.sizes = m.sizes;
   r.strides = m.strides;
@@ -35,20 +32,130 @@ TensorRef ref_of(const loop::LoopProgram& p, const Value* v) {
   return r;
 }
 
+// A value in a realized storage, as a view of that storage's slot.
+TensorRef ref_of(const loop::LoopProgram& p, const Value* v) {
+  if (!v) return {};
+  auto it = p.owners.find(v->meta().storage);
+  TOROID_CHECK(it != p.owners.end(), "no buffer holds " + describe_value(v));
+  return layout_ref(it->second->storage, v->meta());
+}
+
+CallArg call_arg(const loop::LoopProgram& p, const Argument& a) {
+  CallArg c;
+  switch (a.kind()) {
+    case Argument::Kind::None: break;
+    case Argument::Kind::Scalar:
+      c.kind = CallArg::Kind::Scalar;
+      c.scalar = a.scalar();
+      break;
+    case Argument::Kind::String: c.constant = ops::RtValue::string(a.str()); break;
+    case Argument::Kind::DType: c.constant = ops::RtValue(a.dtype()); break;
+    case Argument::Kind::Device: c.constant = ops::RtValue(a.device()); break;
+    case Argument::Kind::Layout: c.constant = ops::RtValue(a.layout()); break;
+    case Argument::Kind::MemoryFormat: c.constant = ops::RtValue(a.memory_format()); break;
+    case Argument::Kind::Value:
+      TOROID_CHECK(a.value()->is_tensor(), "a call argument that is not a tensor: " + describe_value(a.value()));
+      c.kind = CallArg::Kind::Tensor;
+      c.tensor = ref_of(p, a.value());
+      break;
+    case Argument::Kind::List:
+      c.kind = CallArg::Kind::List;
+      for (const Argument& e : a.list()) c.list.push_back(call_arg(p, e));
+      break;
+  }
+  return c;
+}
+
+// Node `n`'s reference kernel, its results written to `results`.
+ReferenceCall reference_call(const loop::LoopProgram& p, const Node* n, const std::vector<Buffer*>& results) {
+  ReferenceCall c;
+  c.op = ops::OpRegistry::global().find(n->target());
+  TOROID_CHECK(c.op != nullptr, "no op entry for " + n->target());
+  c.op_name = n->target();
+  c.loc = n->loc();
+  std::vector<std::string> kw_names;
+  for (const Kwarg& k : n->kwargs()) kw_names.push_back(k.name);
+  std::vector<int> where = ops::bind_positions(c.op->schema, n->args().size(), kw_names);
+  for (size_t i = 0; i < where.size(); ++i) {
+    const Argument& a = where[i] >= 0   ? n->args()[static_cast<size_t>(where[i])]
+                        : where[i] <= -2 ? n->kwargs()[static_cast<size_t>(-where[i] - 2)].value
+                                         : c.op->schema.arguments[i].default_value;
+    c.args.push_back(call_arg(p, a));
+  }
+  const ShapeEnv& env = p.graph->shape_env();
+  for (const Buffer* b : results)
+    c.results.push_back({b->result_index, layout_ref(b->storage, n->result(b->result_index)->meta()), nbytes_of(b, env)});
+  return c;
+}
+
+std::vector<OutputPlan> output_plan(const loop::LoopProgram& p) {
+  std::vector<OutputPlan> out;
+  std::vector<int> bound_slots;
+  for (const loop::OutputRef& r : p.outputs) {
+    OutputPlan o;
+    if (r.value && r.buffer) {
+      o.kind = OutputPlan::Kind::Tensor;
+      o.tensor = ref_of(p, r.value);
+      const Buffer* owner = r.buffer->storage;
+      if (owner->kind == BufferKind::Input && owner->input_index >= 0) {
+        o.input_index = owner->input_index;
+        o.input_offset = owner->offset;
+      }
+      // The caller's memory holds only the output's span: an output at an offset in its
+      // buffer, or sharing it with an earlier such output, is copied out after the run instead.
+      bool owned = owner->kind != BufferKind::Input && owner->kind != BufferKind::Constant;
+      if (owned && r.value->meta().offset == SymExpr::integer(0) &&
+          std::find(bound_slots.begin(), bound_slots.end(), owner->id) == bound_slots.end()) {
+        o.bindable = true;
+        bound_slots.push_back(owner->id);
+      }
+    } else if (r.input_index >= 0) {
+      o.kind = OutputPlan::Kind::Input;
+      o.input_index = r.input_index;
+    } else if (r.scalar) {
+      o.kind = OutputPlan::Kind::Scalar;
+      o.scalar = r.scalar;
+    }
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
+  const ShapeEnv& env = program.graph->shape_env();
+  int num_slots = 0;
+  for (const auto& b : program.buffers) num_slots = std::max(num_slots, b->id + 1);
+  w.slots.resize(static_cast<size_t>(num_slots));
+  for (const auto& b : program.buffers) {
+    Slot& s = w.slots[static_cast<size_t>(b->id)];
+    s.name = b->name;
+    s.dtype = b->dtype;
+    s.device = b->device;
+    if (b->storage != b.get()) continue;
+    s.kind = b->kind == BufferKind::Input      ? Slot::Kind::Input
+             : b->kind == BufferKind::Constant ? Slot::Kind::Constant
+                                               : Slot::Kind::Intermediate;
+    if (s.kind == Slot::Kind::Intermediate) s.nbytes = nbytes_of(b.get(), env);
+    if (b->kind == BufferKind::Constant) {
+      const TensorMeta& m = b->constant->result(0)->meta();
+      w.constants.push_back({b->id, &b->constant->constant_data(), layout_ref(b.get(), m), b->constant->loc()});
+    }
+  }
+  for (const Buffer* in : program.inputs)
+    if (in) w.inputs.push_back({in->id, in->input_index, in->offset});
+}
+
 }  // namespace
 
 const char* target_name(Target t) { return t == Target::Cpu ? "cpu" : "cuda"; }
 
-const std::string& kernel_name(const WrapperProgram& w, const Line& call) {
-  size_t k = static_cast<size_t>(call.kernel);
-  return w.target == Target::Cpu ? w.kernels.at(k).name : w.cuda_kernels.at(k).name;
-}
-
 WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule, Target target) {
   WrapperProgram w;
-  w.program = &program;
+  w.graph_name = program.graph->name();
   w.target = target;
   const ShapeEnv& env = program.graph->shape_env();
+  w.env = &env;
+  describe_slots(program, w);
   cpu::SymbolSlots slots;
   for (const sym::SymbolInfo& info : env.symbols()) {
     if (info.symbol.type() != sym::Type::Int) continue;
@@ -61,7 +168,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
     allocated.insert(b);
     Line l;
     l.kind = Line::Kind::Alloc;
-    l.buffer = b;
+    l.slot = b->id;
     l.nbytes = nbytes_of(b, env);
     w.lines.push_back(l);
   };
@@ -77,12 +184,12 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       Line call;
       call.kind = Line::Kind::KernelCall;
       if (target == Target::Cpu) {
-        cpu::CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
+        CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
         call.kernel = static_cast<int>(w.kernels.size());
         call.args = ck.args;
         w.kernels.push_back(std::move(ck));
       } else {
-        cuda::CudaKernel ck = cuda::emit_cuda_kernel(k, slots, env);
+        CudaKernel ck = cuda::emit_cuda_kernel(k, slots, env);
         call.kernel = static_cast<int>(w.cuda_kernels.size());
         call.args = ck.args;
         w.cuda_kernels.push_back(std::move(ck));
@@ -98,23 +205,27 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       alloc(b);
       Line call;
       call.kind = Line::Kind::ExternCall;
-      call.buffer = b;
-      call.node = b->node;
-      call.args = b->extern_inputs;
+      call.slot = b->id;
       call.library = b->library;
       for (const Value* v : b->library_operands) call.operands.push_back(ref_of(program, v));
       call.result = ref_of(program, b->node->result(0));
       call.params = b->library_params;
+      call.call = reference_call(program, b->node, {b});
       w.lines.push_back(call);
       continue;
     }
+    std::vector<Buffer*> results;
+    for (const auto& owned : program.buffers)
+      if (owned->kind == BufferKind::Fallback && owned->node == b->node) results.push_back(owned.get());
     Line call;
     call.kind = Line::Kind::FallbackCall;
-    call.node = b->node;
-    for (const auto& owned : program.buffers)
-      if (owned->kind == BufferKind::Fallback && owned->node == b->node) call.results.push_back(owned.get());
+    call.call = reference_call(program, b->node, results);
     w.lines.push_back(call);
   }
+  Line ret;
+  ret.kind = Line::Kind::Return;
+  ret.outputs = output_plan(program);
+  w.lines.push_back(ret);
   return w;
 }
 

@@ -5,8 +5,6 @@
 
 namespace toroid::codegen::wrapper {
 
-using loop::Buffer;
-
 namespace {
 
 // The running maximum of symbolic sums: candidates no other provably covers.
@@ -32,32 +30,31 @@ class Maximum {
 }  // namespace
 
 SymExpr estimate_peak_bytes(const WrapperProgram& w) {
-  const ShapeEnv& env = w.program->graph->shape_env();
-  std::unordered_set<const Buffer*> taken_later;  // a Reuse line takes its block
+  const ShapeEnv& env = *w.env;
+  std::unordered_set<int> taken_later;  // a Reuse line takes its block
   for (const Line& l : w.lines)
     if (l.kind == Line::Kind::Reuse) taken_later.insert(l.from);
-  std::unordered_map<const Buffer*, SymExpr> block;
+  std::unordered_map<int, SymExpr> block;
   SymExpr live = SymExpr::integer(0);
   Maximum peak(env);
   peak.add(live);
   for (const Line& l : w.lines) {
     switch (l.kind) {
       case Line::Kind::Alloc:
-        block[l.buffer] = l.nbytes;
+        block[l.slot] = l.nbytes;
         live = env.simplify(live + l.nbytes);
         break;
-      case Line::Kind::Reuse: block[l.buffer] = block.at(l.from); break;
+      case Line::Kind::Reuse: block[l.slot] = block.at(l.from); break;
       case Line::Kind::FallbackCall:
-        for (const Buffer* r : l.results) {
-          if (block.count(r)) continue;
-          SymExpr n = env.simplify(r->storage_numel * SymExpr::integer(dtype_size(r->dtype)));
-          block[r] = n;
-          live = env.simplify(live + n);
+        for (const ReferenceCall::Result& r : l.call.results) {
+          if (block.count(r.ref.slot)) continue;
+          block[r.ref.slot] = r.nbytes;
+          live = env.simplify(live + r.nbytes);
         }
         break;
       case Line::Kind::Free:
-        if (!taken_later.count(l.buffer))
-          if (auto it = block.find(l.buffer); it != block.end()) live = env.simplify(live - it->second);
+        if (!taken_later.count(l.slot))
+          if (auto it = block.find(l.slot); it != block.end()) live = env.simplify(live - it->second);
         break;
       default: break;
     }

@@ -6,54 +6,26 @@
 
 namespace toroid::codegen::wrapper {
 
-using loop::Buffer;
-using loop::BufferKind;
-
 namespace {
 
-// The buffers a call line reads or writes (storage owners).
-std::vector<Buffer*> touched(const Line& l, const loop::LoopProgram& p) {
-  std::vector<Buffer*> out;
-  switch (l.kind) {
-    case Line::Kind::KernelCall: out = l.args; break;
-    case Line::Kind::ExternCall:
-      out = l.args;
-      out.push_back(l.buffer);
-      break;
-    case Line::Kind::FallbackCall:
-      for (const Value* in : l.node->inputs())
-        if (in->is_tensor()) {
-          auto it = p.owners.find(in->meta().storage);
-          if (it != p.owners.end()) out.push_back(it->second->storage);
-        }
-      out.insert(out.end(), l.results.begin(), l.results.end());
-      break;
-    default: break;
-  }
-  return out;
-}
-
-bool plannable(const Buffer* b) {
-  return b->storage == b && b->kind != BufferKind::Input && b->kind != BufferKind::Constant;
-}
-
-SymExpr nbytes_of(const Buffer* b, const ShapeEnv& env) {
-  return env.simplify(b->storage_numel * SymExpr::integer(dtype_size(b->dtype)));
-}
-
 struct FreeBlock {
-  Buffer* owner;  // the buffer whose Free returned it
+  int owner;      // the slot whose Free returned it
   SymExpr bytes;  // the block's size (its first buffer's)
 };
 
-// The freed block a buffer of `need` bytes on `device` takes: best fit among those provably at
-// least `need` and at most twice it (a small buffer does not pin a large block), an exact
-// size first. pool.end() if none.
-std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const Buffer* b, SymExpr need,
-                                          const ShapeEnv& env) {
+bool same_device(const Slot& a, const Slot& b) {
+  return a.device.type == b.device.type && a.device.index == b.device.index;
+}
+
+// The freed block a buffer of `need` bytes in `slot` takes: best fit among those provably at
+// least `need` and at most twice it (a small buffer does not pin a large block), an exact size
+// first. pool.end() if none.
+std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const WrapperProgram& w, int slot,
+                                          SymExpr need) {
+  const ShapeEnv& env = *w.env;
   auto best = pool.end();
   for (auto it = pool.begin(); it != pool.end(); ++it) {
-    if (it->owner->device.type != b->device.type || it->owner->device.index != b->device.index) continue;
+    if (!same_device(w.slots[static_cast<size_t>(it->owner)], w.slots[static_cast<size_t>(slot)])) continue;
     if (it->bytes == need) return it;
     if (!env.statically_known_true(sym::ge(it->bytes, need)) ||
         !env.statically_known_true(sym::le(it->bytes, need * 2)))
@@ -66,45 +38,42 @@ std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const Bu
 }  // namespace
 
 void plan_memory(WrapperProgram& w) {
-  const loop::LoopProgram& p = *w.program;
-  const ShapeEnv& env = p.graph->shape_env();
-  std::unordered_set<const Buffer*> live_out;
-  for (const loop::OutputRef& o : p.outputs)
-    if (o.buffer) live_out.insert(o.buffer->storage);
-  // Last line that touches each buffer.
-  std::unordered_map<Buffer*, size_t> last;
+  std::unordered_set<int> returned;
+  for (const OutputPlan& o : w.outputs())
+    if (o.kind == OutputPlan::Kind::Tensor) returned.insert(o.tensor.slot);
+  auto plannable = [&](int s) {
+    return w.slots[static_cast<size_t>(s)].kind == Slot::Kind::Intermediate && !returned.count(s);
+  };
+  // Last line that touches each slot.
+  std::unordered_map<int, size_t> last;
   for (size_t i = 0; i < w.lines.size(); ++i)
-    for (Buffer* b : touched(w.lines[i], p)) last[b] = i;
+    for (int s : touched_slots(w.lines[i])) last[s] = i;
   std::vector<Line> out;
   std::vector<FreeBlock> pool;
-  std::unordered_map<const Buffer*, SymExpr> block;  // each allocated buffer's block size
+  std::unordered_map<int, SymExpr> block;  // each allocated slot's block size
   for (size_t i = 0; i < w.lines.size(); ++i) {
     Line l = w.lines[i];
     if (l.kind == Line::Kind::Alloc) {
-      block[l.buffer] = l.nbytes;
-      auto it = best_fit(pool, l.buffer, l.nbytes, env);
+      block[l.slot] = l.nbytes;
+      auto it = best_fit(pool, w, l.slot, l.nbytes);
       if (it != pool.end()) {
         l.kind = Line::Kind::Reuse;
         l.from = it->owner;
-        block[l.buffer] = it->bytes;
+        block[l.slot] = it->bytes;
         pool.erase(it);
       }
     } else if (l.kind == Line::Kind::FallbackCall) {
-      for (const Buffer* r : l.results) block.emplace(r, nbytes_of(r, env));
+      for (const ReferenceCall::Result& r : l.call.results) block.emplace(r.ref.slot, r.nbytes);
     }
     out.push_back(l);
     // Frees after the call, so the pool only offers memory from earlier steps.
-    std::vector<Buffer*> dead;
-    for (Buffer* b : touched(w.lines[i], p))
-      if (last[b] == i && plannable(b) && !live_out.count(b) &&
-          std::find(dead.begin(), dead.end(), b) == dead.end())
-        dead.push_back(b);
-    for (Buffer* b : dead) {
+    for (int s : touched_slots(w.lines[i])) {
+      if (last[s] != i || !plannable(s)) continue;
       Line f;
       f.kind = Line::Kind::Free;
-      f.buffer = b;
+      f.slot = s;
       out.push_back(f);
-      if (auto it = block.find(b); it != block.end()) pool.push_back({b, it->second});
+      if (auto it = block.find(s); it != block.end()) pool.push_back({s, it->second});
     }
   }
   w.lines = std::move(out);

@@ -23,6 +23,32 @@ std::string ref_str(const TensorRef& r) {
   return s;
 }
 
+std::string constant_str(const ops::RtValue& v) {
+  switch (v.kind()) {
+    case ops::RtValue::Kind::None: return "None";
+    case ops::RtValue::Kind::String: return "\"" + v.str() + "\"";
+    case ops::RtValue::Kind::DType: return dtype_torch_name(v.dtype());
+    case ops::RtValue::Kind::Device: return v.device().str();
+    case ops::RtValue::Kind::Layout: return layout_torch_name(v.layout());
+    case ops::RtValue::Kind::MemoryFormat: return memory_format_torch_name(v.memory_format());
+    default: return "?";
+  }
+}
+
+std::string arg_str(const CallArg& a) {
+  switch (a.kind) {
+    case CallArg::Kind::Constant: return constant_str(a.constant);
+    case CallArg::Kind::Scalar: return a.scalar.str();
+    case CallArg::Kind::Tensor: return ref_str(a.tensor);
+    case CallArg::Kind::List: {
+      std::string s = "[";
+      for (size_t i = 0; i < a.list.size(); ++i) s += (i ? ", " : "") + arg_str(a.list[i]);
+      return s + "]";
+    }
+  }
+  return "?";
+}
+
 std::string params_str(const Line& l) {
   const loop::LibraryParams& p = l.params;
   if (l.library == loop::LibraryCall::Addmm)
@@ -33,6 +59,18 @@ std::string params_str(const Line& l) {
   return "";
 }
 
+std::string output_str(const OutputPlan& o) {
+  switch (o.kind) {
+    case OutputPlan::Kind::Tensor: return ref_str(o.tensor);
+    case OutputPlan::Kind::Input: return "input " + std::to_string(o.input_index);
+    case OutputPlan::Kind::Scalar: return o.scalar.str();
+    case OutputPlan::Kind::None: return "None";
+  }
+  return "?";
+}
+
+const std::string& slot_name(const WrapperProgram& w, int s) { return w.slots.at(static_cast<size_t>(s)).name; }
+
 }  // namespace
 
 std::string print_line(const WrapperProgram& w, const Line& l) {
@@ -40,16 +78,17 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
   switch (l.kind) {
     case Line::Kind::Comment: os << "# " << l.text; break;
     case Line::Kind::Alloc:
-      os << "alloc " << l.buffer->name << " : " << dtype_short_name(l.buffer->dtype) << ", " << l.nbytes.str() << " bytes";
+      os << "alloc " << slot_name(w, l.slot) << " : " << dtype_short_name(w.slots.at(static_cast<size_t>(l.slot)).dtype)
+         << ", " << l.nbytes.str() << " bytes";
       break;
     case Line::Kind::Reuse:
-      os << "reuse " << l.buffer->name << " <- " << l.from->name << " : " << dtype_short_name(l.buffer->dtype) << ", "
-         << l.nbytes.str() << " bytes";
+      os << "reuse " << slot_name(w, l.slot) << " <- " << slot_name(w, l.from) << " : "
+         << dtype_short_name(w.slots.at(static_cast<size_t>(l.slot)).dtype) << ", " << l.nbytes.str() << " bytes";
       break;
-    case Line::Kind::Free: os << "free " << l.buffer->name; break;
+    case Line::Kind::Free: os << "free " << slot_name(w, l.slot); break;
     case Line::Kind::KernelCall: {
       os << "call " << kernel_name(w, l) << "(";
-      for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << l.args[i]->name;
+      for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << slot_name(w, l.args[i]);
       os << ")";
       break;
     }
@@ -63,8 +102,18 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
     }
     case Line::Kind::FallbackCall: {
       os << "fallback ";
-      for (size_t i = 0; i < l.results.size(); ++i) os << (i ? ", " : "") << l.results[i]->name;
-      os << " = " << l.node->target();
+      for (size_t i = 0; i < l.call.results.size(); ++i) {
+        const ReferenceCall::Result& r = l.call.results[i];
+        os << (i ? ", " : "") << ref_str(r.ref) << (l.call.results.size() > 1 ? " #" + std::to_string(r.index) : "");
+      }
+      os << " = " << l.call.op_name << "(";
+      for (size_t i = 0; i < l.call.args.size(); ++i) os << (i ? ", " : "") << arg_str(l.call.args[i]);
+      os << ")";
+      break;
+    }
+    case Line::Kind::Return: {
+      os << "return";
+      for (size_t i = 0; i < l.outputs.size(); ++i) os << (i ? ", " : " ") << output_str(l.outputs[i]);
       break;
     }
   }
@@ -73,14 +122,20 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
 
 std::string print_wrapper(const WrapperProgram& w) {
   std::ostringstream os;
-  os << "wrapper @" << w.program->graph->name() << (w.target == Target::Cuda ? " cuda" : "") << " {\n";
-  for (const Line& l : w.lines) os << "  " << print_line(w, l) << "\n";
-  os << "  # planned peak: " << w.planned_peak_bytes.str() << " bytes\n";
-  os << "  return";
-  const auto& outs = w.program->outputs;
-  for (size_t i = 0; i < outs.size(); ++i)
-    os << (i ? ", " : " ") << (outs[i].buffer ? outs[i].buffer->name : outs[i].scalar ? outs[i].scalar.str() : "None");
-  os << "\n}\n";
+  os << "wrapper @" << w.graph_name << (w.target == Target::Cuda ? " cuda" : "") << " {\n";
+  if (!w.symbols.empty()) os << "  # syms = " << list_str(w.symbols) << "\n";
+  for (const InputSlot& in : w.inputs) {
+    os << "  input " << slot_name(w, in.slot) << " = inputs[" << in.index << "]";
+    if (in.offset != SymExpr::integer(0)) os << " at offset " << in.offset.str();
+    os << "\n";
+  }
+  for (const ConstantSlot& c : w.constants)
+    os << "  constant " << ref_str(c.layout) << " = " << c.data->size() << " bytes of data\n";
+  for (const Line& l : w.lines) {
+    if (l.kind == Line::Kind::Return) os << "  # planned peak: " << w.planned_peak_bytes.str() << " bytes\n";
+    os << "  " << print_line(w, l) << "\n";
+  }
+  os << "}\n";
   return os.str();
 }
 

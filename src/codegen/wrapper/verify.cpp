@@ -6,134 +6,119 @@
 
 namespace toroid::codegen::wrapper {
 
-using loop::Buffer;
-using loop::BufferKind;
-
 namespace {
 
 enum class State : uint8_t { Unallocated, Live, Freed, Taken };
 
 class LifecycleCheck {
  public:
-  explicit LifecycleCheck(const WrapperProgram& w) : w_(w), env_(w.program->graph->shape_env()) {
-    for (const auto& b : w.program->buffers)
-      if (b->storage == b.get() && (b->kind == BufferKind::Input || b->kind == BufferKind::Constant))
-        state_[b.get()] = State::Live;
-    for (const loop::OutputRef& o : w.program->outputs)
-      if (o.buffer) outputs_.insert(o.buffer->storage);
+  explicit LifecycleCheck(const WrapperProgram& w) : w_(w), state_(w.slots.size(), State::Unallocated) {
+    for (size_t s = 0; s < w.slots.size(); ++s)
+      if (w.slots[s].kind == Slot::Kind::Input || w.slots[s].kind == Slot::Kind::Constant) state_[s] = State::Live;
+    for (const OutputPlan& o : w.outputs())
+      if (o.kind == OutputPlan::Kind::Tensor) returned_.insert(o.tensor.slot);
   }
 
   void run() {
+    if (w_.lines.empty() || w_.lines.back().kind != Line::Kind::Return)
+      TOROID_INTERNAL_ERROR("wrapper verifier: the program does not end with its return line");
     for (index_ = 0; index_ < w_.lines.size(); ++index_) line(w_.lines[index_]);
-    for (const Buffer* b : outputs_)
-      if (state(b) != State::Live) fail_at_end(b->name + " is a graph output but is not live at the return");
   }
 
  private:
-  State state(const Buffer* b) const {
-    auto it = state_.find(b);
-    return it == state_.end() ? State::Unallocated : it->second;
+  const Slot& slot(int s) const {
+    if (s < 0 || static_cast<size_t>(s) >= w_.slots.size()) fail("names slot " + std::to_string(s) + ", which no buffer has");
+    return w_.slots[static_cast<size_t>(s)];
+  }
+  State& state(int s) {
+    slot(s);
+    return state_[static_cast<size_t>(s)];
   }
 
   [[noreturn]] void fail(const std::string& why) const {
     TOROID_INTERNAL_ERROR("wrapper verifier: line " + std::to_string(index_ + 1) + " `" +
                           print_line(w_, w_.lines[index_]) + "`: " + why);
   }
-  [[noreturn]] void fail_at_end(const std::string& why) const { TOROID_INTERNAL_ERROR("wrapper verifier: " + why); }
 
-  SymExpr own_bytes(const Buffer* b) const {
-    return env_.simplify(b->storage_numel * SymExpr::integer(dtype_size(b->dtype)));
+  void allocate(int s, SymExpr nbytes) {
+    const Slot& b = slot(s);
+    if (b.kind != Slot::Kind::Intermediate) fail(b.name + " is not memory the program allocates");
+    if (state(s) != State::Unallocated) fail(b.name + " already has memory");
+    if (nbytes != b.nbytes) fail(b.name + " needs " + b.nbytes.str() + " bytes, the line says " + nbytes.str());
+    state(s) = State::Live;
   }
 
-  void allocate(const Buffer* b, SymExpr nbytes) {
-    if (b->storage != b) fail(b->name + " writes " + b->storage->name + "'s memory and has none of its own");
-    if (state(b) != State::Unallocated) fail(b->name + " already has memory");
-    if (nbytes != own_bytes(b))
-      fail(b->name + " needs " + own_bytes(b).str() + " bytes, the line says " + nbytes.str());
-    state_[b] = State::Live;
-  }
-
-  void use(const Buffer* b) const {
-    switch (state(b)) {
+  void use(int s) {
+    const Slot& b = slot(s);
+    switch (state(s)) {
       case State::Live: return;
-      case State::Unallocated: fail(b->name + " is used before it is allocated");
+      case State::Unallocated: fail(b.name + " is used before it is allocated");
       case State::Freed:
-      case State::Taken: fail(b->name + " is used after line " + std::to_string(freed_at_.at(b) + 1) + " freed it");
+      case State::Taken: fail(b.name + " is used after line " + std::to_string(freed_at_.at(s) + 1) + " freed it");
     }
   }
 
   void line(const Line& l) {
+    const ShapeEnv& env = *w_.env;
     switch (l.kind) {
       case Line::Kind::Comment: return;
       case Line::Kind::Alloc:
-        allocate(l.buffer, l.nbytes);
-        block_[l.buffer] = l.nbytes;
+        allocate(l.slot, l.nbytes);
+        block_[l.slot] = l.nbytes;
         return;
       case Line::Kind::Reuse: {
-        if (!l.from || state(l.from) != State::Freed)
-          fail("reuses " + std::string(l.from ? l.from->name : "nothing") + ", which is not a freed block");
-        if (l.from->device.type != l.buffer->device.type || l.from->device.index != l.buffer->device.index)
+        if (l.from < 0 || state(l.from) != State::Freed)
+          fail("reuses " + (l.from < 0 ? std::string("nothing") : slot(l.from).name) + ", which is not a freed block");
+        const Slot &from = slot(l.from), &to = slot(l.slot);
+        if (from.device.type != to.device.type || from.device.index != to.device.index)
           fail("reuses memory of another device");
         SymExpr have = block_.at(l.from);
-        if (!env_.statically_known_true(sym::ge(have, l.nbytes)))
-          fail("the block of " + l.from->name + " holds " + have.str() + " bytes, not provably the " + l.nbytes.str() +
-               " that " + l.buffer->name + " needs");
-        allocate(l.buffer, l.nbytes);
-        state_[l.from] = State::Taken;
-        block_[l.buffer] = have;
+        if (!env.statically_known_true(sym::ge(have, l.nbytes)))
+          fail("the block of " + from.name + " holds " + have.str() + " bytes, not provably the " + l.nbytes.str() +
+               " that " + to.name + " needs");
+        allocate(l.slot, l.nbytes);
+        state(l.from) = State::Taken;
+        block_[l.slot] = have;
         return;
       }
       case Line::Kind::Free: {
-        const Buffer* b = l.buffer;
-        if (b->kind == BufferKind::Input || b->kind == BufferKind::Constant) fail("frees an input or constant");
-        if (outputs_.count(b)) fail("frees " + b->name + ", which the graph returns");
-        use(b);
-        state_[b] = State::Freed;
-        freed_at_[b] = index_;
+        const Slot& b = slot(l.slot);
+        if (b.kind != Slot::Kind::Intermediate) fail("frees " + b.name + ", which is an input or constant");
+        if (returned_.count(l.slot)) fail("frees " + b.name + ", which the graph returns");
+        use(l.slot);
+        state(l.slot) = State::Freed;
+        freed_at_[l.slot] = index_;
         return;
       }
       case Line::Kind::KernelCall:
-        for (const Buffer* b : l.args) use(b);
-        return;
       case Line::Kind::ExternCall:
-        for (const Buffer* b : l.args) use(b);
-        for (const TensorRef& r : l.operands)
-          if (r.slot >= 0) use(slot_buffer(r.slot));
-        use(l.buffer);
-        if (l.result.slot != l.buffer->storage->id) fail("writes a slot that is not its buffer's");
+      case Line::Kind::Return:
+        for (int s : touched_slots(l)) use(s);
         return;
-      case Line::Kind::FallbackCall:
-        for (const Value* in : l.node->inputs())
-          if (in->is_tensor())
-            if (auto it = w_.program->owners.find(in->meta().storage); it != w_.program->owners.end())
-              use(it->second->storage);
-        for (const Buffer* r : l.results)
-          if (state(r) == State::Unallocated) {  // the call allocates its results
-            state_[r] = State::Live;
-            block_[r] = own_bytes(r);
-          } else {
-            use(r);
+      case Line::Kind::FallbackCall: {
+        std::unordered_set<int> results;
+        for (const ReferenceCall::Result& r : l.call.results) results.insert(r.ref.slot);
+        for (int s : touched_slots(l)) {
+          if (!results.count(s) || state(s) != State::Unallocated) {
+            use(s);
+            continue;
           }
+          if (slot(s).kind != Slot::Kind::Intermediate) fail("writes a result into " + slot(s).name);
+          state(s) = State::Live;  // the call allocates its results
+          for (const ReferenceCall::Result& r : l.call.results)
+            if (r.ref.slot == s) block_[s] = r.nbytes;
+        }
         return;
+      }
     }
   }
 
-  const Buffer* slot_buffer(int slot) {
-    if (by_slot_.empty())
-      for (const auto& b : w_.program->buffers) by_slot_[b->id] = b.get();
-    auto it = by_slot_.find(slot);
-    if (it == by_slot_.end()) fail("names slot " + std::to_string(slot) + ", which no buffer has");
-    return it->second;
-  }
-
   const WrapperProgram& w_;
-  const ShapeEnv& env_;
+  std::vector<State> state_;
   size_t index_ = 0;
-  std::unordered_map<const Buffer*, State> state_;
-  std::unordered_map<const Buffer*, size_t> freed_at_;
-  std::unordered_map<const Buffer*, SymExpr> block_;
-  std::unordered_set<const Buffer*> outputs_;
-  std::unordered_map<int, const Buffer*> by_slot_;
+  std::unordered_map<int, size_t> freed_at_;
+  std::unordered_map<int, SymExpr> block_;
+  std::unordered_set<int> returned_;
 };
 
 }  // namespace

@@ -8,20 +8,19 @@
 #include <map>
 #include <unordered_map>
 
-#include "toroid/ops/ref_util.h"
-#include "toroid/ops/registry.h"
 #include "toroid/runtime/cuda/cublaslt.h"
 #include "toroid/runtime/cuda/cudnn.h"
 #include "toroid/runtime/output_binding.h"
+#include "toroid/runtime/reference_call.h"
 #include "toroid/runtime/run_slots.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
 namespace toroid::runtime::cuda {
 
-using codegen::cuda::CudaKernel;
+using codegen::CudaKernel;
 using codegen::wrapper::Line;
-using loop::Buffer;
+using codegen::wrapper::TensorRef;
 using ops::HostStorage;
 using ops::HostTensor;
 using ops::RtValue;
@@ -110,7 +109,6 @@ std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram&
 
 struct CudaExecutor::Impl {
   const codegen::wrapper::WrapperProgram& w;
-  const loop::LoopProgram& p;
   const ShapeEnv& env;
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<Function> fn_i32, fn_i64;
@@ -133,8 +131,6 @@ struct CudaExecutor::Impl {
   static constexpr size_t kMaxPending = 4;
   std::deque<std::unique_ptr<PendingCheck>> pending, spare_checks;
   std::vector<std::shared_ptr<HostStorage>> constants;
-  int num_slots = 0;
-  std::vector<int> output_slots;  // bindable_output_slots
 
   // Per run.
   Stream stream = nullptr;
@@ -146,7 +142,7 @@ struct CudaExecutor::Impl {
   char* workspace = nullptr;
 
   Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins, const NvrtcOptions& options)
-      : w(prog), p(*prog.program), env(prog.program->graph->shape_env()), nvrtc(options) {
+      : w(prog), env(*prog.env), nvrtc(options) {
     TOROID_CHECK(cubins.size() == w.cuda_kernels.size(), "one cubin per kernel");
     for (size_t i = 0; i < cubins.size(); ++i) {
       const CudaKernel& k = w.cuda_kernels[i];
@@ -155,13 +151,10 @@ struct CudaExecutor::Impl {
       fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(k.name + "_i64"));
       if (!k.index_sites.empty()) error_records.push_back({i, modules.back()->global("t_index_error")});
     }
-    for (const auto& b : p.buffers) num_slots = std::max(num_slots, b->id + 1);
-    constants.resize(static_cast<size_t>(num_slots));
-    for (const auto& b : p.buffers)
-      if (b->kind == loop::BufferKind::Constant) upload_constant(*b);
-    output_slots = bindable_output_slots(p);
+    constants.resize(w.slots.size());
+    for (const codegen::wrapper::ConstantSlot& c : w.constants) upload_constant(c);
     rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
-    rs.init(w, num_slots);
+    rs.init(w);
   }
 
   // An error in a deferred check nobody collected is not dropped silently.
@@ -173,12 +166,11 @@ struct CudaExecutor::Impl {
     }
   }
 
-  void upload_constant(const Buffer& b) {
-    const Node* n = b.constant;
-    const std::vector<uint8_t>& data = n->constant_data();
+  void upload_constant(const codegen::wrapper::ConstantSlot& c) {
+    const std::vector<uint8_t>& data = *c.data;
     auto storage = device_storage(data.size(), nullptr);
     if (!data.empty()) copy_to_device(storage->data(), data.data(), data.size(), nullptr);
-    constants[static_cast<size_t>(b.id)] = storage;
+    constants[static_cast<size_t>(c.slot)] = storage;
   }
 
   int64_t eval(SymExpr e) const {
@@ -192,35 +184,27 @@ struct CudaExecutor::Impl {
     return out;
   }
 
-  HostTensor view_of(const Value* v) {
-    auto it = p.owners.find(v->meta().storage);
-    TOROID_CHECK(it != p.owners.end(), "no buffer for " + describe_value(v));
-    const TensorMeta& m = v->meta();
-    return HostTensor::from_storage(rs.memory(it->second->storage->id, line), m.dtype, eval(m.sizes), eval(m.strides),
-                                    eval(m.offset));
-  }
-
-  void allocate(const Buffer* b, int64_t nbytes) {
-    auto& slot = rs.slots[static_cast<size_t>(b->id)];
-    if (const auto& mine = rs.bound[static_cast<size_t>(b->id)]) {
+  void allocate(int id, int64_t nbytes) {
+    auto& slot = rs.slots[static_cast<size_t>(id)];
+    if (const auto& mine = rs.bound[static_cast<size_t>(id)]) {
       slot = mine;
     } else if (workspace) {
-      slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(b->id)), static_cast<size_t>(nbytes), nullptr);
+      slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(id)), static_cast<size_t>(nbytes), nullptr);
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);
     }
-    rs.count(b->id, nbytes);
+    rs.count(id, nbytes);
   }
 
   // The workspace layout of this run's allocations: first fit over the blocks that Free lines
   // released (a Reuse takes its buffer's block), else the end.
   size_t layout_workspace(const sym::Binding& at, std::vector<int64_t>* offsets) const {
-    offsets->assign(static_cast<size_t>(num_slots), -1);
+    offsets->assign(w.slots.size(), -1);
     std::multimap<size_t, size_t> free_blocks;  // size -> offset
-    std::vector<size_t> sizes(static_cast<size_t>(num_slots), 0);
+    std::vector<size_t> sizes(w.slots.size(), 0);
     size_t end = 0;
     for (const Line& l : w.lines) {
-      size_t id = l.buffer ? static_cast<size_t>(l.buffer->id) : 0;
+      size_t id = l.slot >= 0 ? static_cast<size_t>(l.slot) : 0;
       if (l.kind == Line::Kind::Alloc) {
         std::optional<sym::Scalar> v = env.evaluate(l.nbytes, at);
         if (!v) user_error("workspace mode needs every size before the run, but " + l.nbytes.str() + " is data-dependent");
@@ -236,8 +220,8 @@ struct CudaExecutor::Impl {
           end += n;
         }
       } else if (l.kind == Line::Kind::Reuse) {
-        (*offsets)[id] = (*offsets)[static_cast<size_t>(l.from->id)];
-        sizes[id] = sizes[static_cast<size_t>(l.from->id)];
+        (*offsets)[id] = (*offsets)[static_cast<size_t>(l.from)];
+        sizes[id] = sizes[static_cast<size_t>(l.from)];
       } else if (l.kind == Line::Kind::Free && !rs.reused[id] && (*offsets)[id] >= 0) {
         free_blocks.emplace(sizes[id], static_cast<size_t>((*offsets)[id]));
       }
@@ -245,51 +229,27 @@ struct CudaExecutor::Impl {
     return end;
   }
 
-  ops::ArgumentEvaluator host_evaluator(const Node* n, std::unordered_map<const HostStorage*, std::shared_ptr<HostStorage>>& copies) {
-    return {[this, n](SymExpr e) -> std::optional<RtValue> {
-              std::optional<sym::Scalar> s = env.evaluate(e, binding);
-              if (!s) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)", n->loc());
-              return ops::rt_scalar(*s);
-            },
-            [this, &copies](const Value* v) -> std::optional<RtValue> {
-              HostTensor d = view_of(v);
-              auto& host = copies[d.storage().get()];
-              if (!host) {
-                host = std::make_shared<HostStorage>(d.storage()->nbytes(), false);
-                copy_to_host(host->data(), d.storage()->data(), d.storage()->nbytes(), stream);
-              }
-              return HostTensor::from_storage(host, d.dtype(), d.sizes(), d.strides(), d.offset());
-            }};
-  }
-
   // An op without a device implementation: its reference kernel on host copies of its operands;
-  // results go to their buffers (allocated here unless an Alloc line did).
-  void run_on_host(const Node* n, const std::vector<Buffer*>& results) {
-    const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+  // results go to their slots (allocated here unless an Alloc line did).
+  void run_on_host(const codegen::wrapper::ReferenceCall& c) {
     std::unordered_map<const HostStorage*, std::shared_ptr<HostStorage>> copies;
-    ops::RtArgs args = *ops::evaluate_call_args(*op, *n, host_evaluator(n, copies));
-    uint64_t philox_offset = 0;
-    ops::KernelContext ctx{0, &philox_offset};
-    std::vector<RtValue> out;
-    try {
-      out = ops::run_kernel(*op, args, ctx);
-    } catch (const UserError& e) {
-      if (e.loc().known()) throw;
-      user_error(e.message(), n->loc());
-    }
-    for (Buffer* b : results) {
-      const Value* v = n->result(b->result_index);
-      const HostTensor& t = out.at(b->result_index).tensor();
-      const TensorMeta& m = v->meta();
-      for (size_t d = 0; d < m.sizes.size() && d < t.sizes().size(); ++d)
-        if (m.sizes[d].is_symbol() && !binding.count(m.sizes[d]))
-          binding[m.sizes[d]] = sym::Scalar{sym::Type::Int, t.sizes()[d], 0};
-      auto& slot = rs.slots[static_cast<size_t>(b->id)];
-      size_t nbytes = static_cast<size_t>(eval(b->storage_numel) * static_cast<int64_t>(dtype_size(b->dtype)));
-      if (!slot) allocate(b, static_cast<int64_t>(nbytes));
+    std::vector<RtValue> out = run_reference(c, env, binding, [&](const TensorRef& r) -> RtValue {
+      HostTensor d = view(r);
+      auto& host = copies[d.storage().get()];
+      if (!host) {
+        host = std::make_shared<HostStorage>(d.storage()->nbytes(), false);
+        copy_to_host(host->data(), d.storage()->data(), d.storage()->nbytes(), stream);
+      }
+      return HostTensor::from_storage(host, d.dtype(), d.sizes(), d.strides(), d.offset());
+    });
+    for (const codegen::wrapper::ReferenceCall::Result& r : c.results) {
+      const HostTensor& t = out.at(r.index).tensor();
+      bind_result_sizes(r, t, binding);
+      auto& slot = rs.slots[static_cast<size_t>(r.ref.slot)];
+      if (!slot) allocate(r.ref.slot, eval(r.nbytes));
       auto staging = std::make_shared<HostStorage>(slot->nbytes(), true);
-      HostTensor dst = HostTensor::from_storage(staging, m.dtype, t.sizes(), eval(m.strides), eval(m.offset));
-      ops::copy_into(n->target(), dst, t);
+      HostTensor dst = HostTensor::from_storage(staging, r.ref.dtype, t.sizes(), eval(r.ref.strides), eval(r.ref.offset));
+      ops::copy_into(c.op_name, dst, t);
       copy_to_device(slot->data(), staging->data(), staging->nbytes(), stream);
       synchronize(stream);  // the staging copy dies here
     }
@@ -302,7 +262,7 @@ struct CudaExecutor::Impl {
   // reference kernel on the host.
   void run_extern(const Line& l) {
     bool done = l.library == loop::LibraryCall::Convolution ? try_convolution(l) : try_matmul(l);
-    if (!done) run_on_host(l.node, {l.buffer});
+    if (!done) run_on_host(l.call);
   }
 
   // A forward convolution through cuDNN when it takes the operands (else false: the host runs it).
@@ -398,10 +358,11 @@ struct CudaExecutor::Impl {
     if (rows == 0 || (k.shape == CudaKernel::Shape::Flat && elements == 0)) return;
     std::vector<void*> ptrs;
     int64_t largest = std::max(rows, elements);
-    for (const Buffer* b : k.args) {
-      const auto& s = rs.memory(b->id, line);
+    for (int slot : k.args) {
+      const auto& s = rs.memory(slot, line);
       ptrs.push_back(s->data());
-      largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(dtype_size(b->dtype), 1)));
+      size_t es = dtype_size(w.slots[static_cast<size_t>(slot)].dtype);
+      largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(es, 1)));
     }
     std::vector<int64_t> sym_values;
     for (size_t slot : k.sym_slots) {
@@ -460,8 +421,7 @@ struct CudaExecutor::Impl {
     const CudaKernel& k = w.cuda_kernels[error_records[r].kernel];
     if (rec[0] > k.index_sites.size()) return;
     const auto& site = k.index_sites[rec[0] - 1];
-    user_error(codegen::site_error(site, static_cast<int64_t>(rec[1]), static_cast<int64_t>(rec[2])) + when,
-               site.node->loc());
+    user_error(codegen::site_error(site, static_cast<int64_t>(rec[1]), static_cast<int64_t>(rec[2])) + when, site.loc);
   }
 
   // Waits for this run and reports the first out of range position any kernel recorded.
@@ -513,7 +473,7 @@ struct CudaExecutor::Impl {
     collect_deferred_checks(false);
     binding = std::move(b);
     stream = o.stream ? o.stream : default_stream();
-    rs.start(p, inputs, constants, bind_outputs(p, output_slots, o.outputs, static_cast<size_t>(num_slots), binding), binding);
+    rs.start(w, inputs, constants, bind_outputs(w, o.outputs, binding), binding);
     workspace = nullptr;
     if (o.workspace) {
       size_t need = layout_workspace(binding, &workspace_offsets);
@@ -522,17 +482,20 @@ struct CudaExecutor::Impl {
                    std::to_string(need));
       workspace = static_cast<char*>(o.workspace);
     }
-    for (size_t li = 0; li < w.lines.size(); ++li) {
-      const Line& l = w.lines[li];
-      line = li;
+    std::vector<RtValue> out;
+    for (line = 0; line < w.lines.size(); ++line) {
+      const Line& l = w.lines[line];
       switch (l.kind) {
         case Line::Kind::Comment: break;
-        case Line::Kind::Alloc: allocate(l.buffer, eval(l.nbytes)); break;
+        case Line::Kind::Alloc: allocate(l.slot, eval(l.nbytes)); break;
         case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
-        case Line::Kind::Free: rs.free(l, li); break;
+        case Line::Kind::Free: rs.free(l, line); break;
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
-        case Line::Kind::FallbackCall: run_on_host(l.node, l.results); break;
+        case Line::Kind::FallbackCall: run_on_host(l.call); break;
+        case Line::Kind::Return:
+          out = collect_outputs(w, binding, inputs, [this](const TensorRef& r) { return RtValue(view(r)); });
+          break;
       }
     }
     if (checks_positions()) {
@@ -540,7 +503,6 @@ struct CudaExecutor::Impl {
       else check_index_errors();
     }
     int64_t planned_peak = rs.check_peak(w, binding);
-    std::vector<RtValue> out = collect_outputs(p, env, binding, inputs, [this](const Value* v) { return RtValue(view_of(v)); });
     if (stats) {
       stats->peak_bytes = rs.peak;
       stats->planned_peak_bytes = planned_peak;

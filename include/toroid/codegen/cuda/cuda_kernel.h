@@ -22,31 +22,11 @@
 
 namespace toroid::codegen::cuda {
 
-struct CudaKernel {
-  enum class Shape { Flat, Rows };
-  std::string name;
-  std::string source;              // the kernel's definitions and both entry points (after cuda_prelude())
-  std::string definitions;         // the body template and its helpers
-  std::string entry_i32, entry_i64;  // the entry points (entry_i32 empty when !has_i32)
-  std::vector<loop::Buffer*> args;  // storage owners, the first parameters
-  std::vector<size_t> sym_slots;   // then the symbols, by their place in the wrapper's syms
-  std::vector<cpu::CppKernel::IndexSite> index_sites;
-  Shape shape = Shape::Flat;
-  SymExpr rows;      // Rows: rows of the outer domain
-  SymExpr elements;  // Flat: the domain's elements; Rows: elements of one row
-  int vector_width = 1;
-  bool has_i32 = true;  // false when an index literal does not fit 32 bits
-};
+using codegen::CudaKernel;
 
 CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const cpu::SymbolSlots& slots, const ShapeEnv& env);
 
-// Includes and helpers every kernel's translation unit starts with.
-const std::string& cuda_prelude();
-
-// A complete translation unit for one kernel: the prelude and its definitions.
-std::string cuda_translation_unit(const CudaKernel& k);
-// The same with only one entry point, NAME_i32 or NAME_i64: the 64-bit one is compiled only when
-// a launch needs it (ptxas optimizes each instantiation, so two cost about twice one).
-std::string cuda_translation_unit(const CudaKernel& k, bool i64);
+// cuda_prelude and cuda_translation_unit: codegen/kernel.h (the executor compiles entry points
+// on demand).
 
 }  // namespace toroid::codegen::cuda

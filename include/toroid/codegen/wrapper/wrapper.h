@@ -1,6 +1,5 @@
-// The Wrapper IR (after Inductor's): the host program that drives the kernels, as a list of lines.
-// Every backend is an emitter over these lines: the in-process executor (runtime/), and the
-// text dump (--emit=wrapper) that FileCheck tests read.
+// Building and checking Wrapper IR programs (wrapper/ir.h): lines from a loop program's
+// schedule, the memory plan, its peak estimate, the lifecycle verifier and the text dump.
 #pragma once
 
 #include <string>
@@ -8,62 +7,18 @@
 
 #include "toroid/codegen/cpu/cpp_kernel.h"
 #include "toroid/codegen/cuda/cuda_kernel.h"
+#include "toroid/codegen/wrapper/ir.h"
 #include "toroid/loop/ir.h"
 #include "toroid/sched/schedule.h"
 
 namespace toroid::codegen::wrapper {
 
-// A tensor as a line names it: a view of the memory in storage slot `slot` (the owning
-// buffer's id). slot -1: absent (an optional operand given as None).
-struct TensorRef {
-  int slot = -1;
-  DType dtype = DType::Float32;
-  std::vector<SymExpr> sizes, strides;
-  SymExpr offset = SymExpr::integer(0);
-  std::string name;  // the slot's buffer, for printing
-};
-
-struct Line {
-  enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall };
-  Kind kind = Kind::Comment;
-  loop::Buffer* buffer = nullptr;  // Alloc, Reuse, Free; ExternCall: the result
-  loop::Buffer* from = nullptr;    // Reuse: the freed buffer whose memory `buffer` takes
-  SymExpr nbytes;                  // Alloc, Reuse: the buffer's bytes (a reused block may be larger)
-  int kernel = -1;                 // KernelCall: index into WrapperProgram::kernels
-  std::vector<loop::Buffer*> args;  // KernelCall: storages; ExternCall: operand storages
-  const Node* node = nullptr;      // ExternCall, FallbackCall: the graph call
-  // ExternCall: the library kernel, its operands in its own order, what it writes, and its
-  // scalar arguments (loop/library.h).
-  loop::LibraryCall library = loop::LibraryCall::Mm;
-  std::vector<TensorRef> operands;
-  TensorRef result;
-  loop::LibraryParams params;
-  std::vector<loop::Buffer*> results;  // FallbackCall: one buffer per tensor result
-  std::string text;                // Comment
-};
-
-// Which emitter writes the kernels.
-enum class Target { Cpu, Cuda };
-const char* target_name(Target t);
-
-struct WrapperProgram {
-  const loop::LoopProgram* program = nullptr;
-  Target target = Target::Cpu;
-  std::vector<Line> lines;
-  std::vector<cpu::CppKernel> kernels;          // Cpu
-  std::vector<cuda::CudaKernel> cuda_kernels;  // Cuda
-  std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
-  // The most bytes the lines hold at once (memory_estimate.cpp), in the graph's symbols.
-  SymExpr planned_peak_bytes = SymExpr::integer(0);
-};
-
 // Lines for a schedule: an Alloc before each buffer is first written, a provenance comment and
-// a call per step. Emits the kernels (C++ or CUDA); a KernelCall's `kernel` indexes the target's
-// kernel list.
+// a call per step, and the Return line. Emits the kernels (C++ or CUDA); a KernelCall's
+// `kernel` indexes the target's kernel list. `program` must outlive the result (constants'
+// data, the ShapeEnv).
 WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule,
                              Target target = Target::Cpu);
-// The name of a KernelCall's kernel.
-const std::string& kernel_name(const WrapperProgram& w, const Line& call);
 
 // Memory planning: frees each intermediate after its last use and turns an Alloc into a Reuse
 // of a freed block on the same device: the smallest that is provably large enough and at most
@@ -84,7 +39,8 @@ SymExpr estimate_peak_bytes(const WrapperProgram& w);
 // enough, and that no input, constant or output is freed. An InternalError names the line.
 void verify_wrapper(const WrapperProgram& w);
 
-// The text dump, one line per Wrapper IR line.
+// The text dump, one line per Wrapper IR line: with the kernels' source, enough to run the
+// program by hand.
 std::string print_wrapper(const WrapperProgram& w);
 std::string print_line(const WrapperProgram& w, const Line& l);
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/codegen/wrapper/ir.h"
 #include "toroid/ops/rt_value.h"
 #include "toroid/runtime/cuda/device_allocator.h"
 #include "toroid/runtime/cuda/nvrtc.h"

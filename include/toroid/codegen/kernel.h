@@ -1,0 +1,66 @@
+// What an executor needs of a generated kernel, C++ or CUDA: its name and source, which slots
+// it takes, which symbols it reads, and the sites whose errors it records. Plain data: no IR
+// type, so the executors read kernels without the loop IR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toroid/support/error.h"
+#include "toroid/sym/expr.h"
+
+namespace toroid::codegen {
+
+// A check a kernel makes and records on failure: a gathered position out of range for `dim` of
+// op `op` (at `loc`), or (dim kZeroDivisorDim) an integer division that met a zero divisor.
+struct IndexSite {
+  std::string op;  // the ATen op, for the message
+  SourceLoc loc;   // its node's place in the source
+  int64_t dim = 0;
+  const void* key = nullptr;  // identifies the node while emitting (never dereferenced)
+};
+constexpr int64_t kZeroDivisorDim = -1;
+// The user error a kernel's record {site, size, value} describes: "<op>: index 7 is out of
+// bounds for dimension 0 with size 4", or "<op>: ZeroDivisionError: ..." (as PyTorch says).
+std::string site_error(const IndexSite& site, int64_t size, int64_t value);
+
+// A C++ kernel. Signature: extern "C" void NAME(char* const* bufs, const int64_t* syms).
+struct CppKernel {
+  std::string name;
+  std::string source;     // the function definition
+  std::vector<int> args;  // storage slots, in the order of the `bufs` argument
+  // The checks the kernel records: toroid_take_index_error() returns k + 1 after
+  // index_sites[k] failed.
+  std::vector<IndexSite> index_sites;
+  std::vector<size_t> sym_slots;  // the entries of `syms` it reads (WrapperProgram::symbols)
+};
+
+// A CUDA kernel (cuda/cuda_kernel.h says how it is shaped and launched).
+struct CudaKernel {
+  enum class Shape { Flat, Rows };
+  std::string name;
+  std::string source;              // the kernel's definitions and both entry points (after cuda_prelude())
+  std::string definitions;         // the body template and its helpers
+  std::string entry_i32, entry_i64;  // the entry points (entry_i32 empty when !has_i32)
+  std::vector<int> args;           // storage slots, the first parameters
+  std::vector<size_t> sym_slots;   // then the symbols, by their place in the wrapper's syms
+  std::vector<IndexSite> index_sites;
+  Shape shape = Shape::Flat;
+  SymExpr rows;      // Rows: rows of the outer domain
+  SymExpr elements;  // Flat: the domain's elements; Rows: elements of one row
+  int vector_width = 1;
+  bool has_i32 = true;  // false when an index literal does not fit 32 bits
+};
+
+namespace cuda {
+// Includes and helpers every kernel's translation unit starts with.
+const std::string& cuda_prelude();
+// A complete translation unit for one kernel: the prelude and its definitions.
+std::string cuda_translation_unit(const CudaKernel& k);
+// The same with only one entry point, NAME_i32 or NAME_i64: the 64-bit one is compiled only when
+// a launch needs it (ptxas optimizes each instantiation, so two cost about twice one).
+std::string cuda_translation_unit(const CudaKernel& k, bool i64);
+}  // namespace cuda
+
+}  // namespace toroid::codegen

@@ -1,0 +1,149 @@
+// The Wrapper IR (after Inductor's): the whole host program that drives the kernels, as a list
+// of lines over numbered storage slots. A line carries everything an executor needs: an alloc
+// its byte count, a kernel call its kernel and slots, a library call its kernel (loop/library.h)
+// and operand views, a fallback its op, arguments and result views, the return line the output
+// plan. Executors read this header's types and nothing of the loop IR or the graph.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "toroid/codegen/kernel.h"
+#include "toroid/graph/types.h"
+#include "toroid/loop/library.h"
+#include "toroid/ops/rt_value.h"
+#include "toroid/support/error.h"
+#include "toroid/sym/shape_env.h"
+
+namespace toroid::ops {
+struct OpEntry;
+}
+
+namespace toroid::codegen::wrapper {
+
+// Which emitter writes the kernels and which executor runs the lines.
+enum class Target { Cpu, Cuda };
+const char* target_name(Target t);
+
+// The memory of one buffer that owns its storage, by the buffer's id (its slot).
+struct Slot {
+  enum class Kind : uint8_t { Input, Constant, Intermediate, Unused };
+  Kind kind = Kind::Unused;  // Unused: a buffer that writes another's storage
+  std::string name;          // "buf3", "arg0"
+  DType dtype = DType::Float32;
+  Device device;
+  SymExpr nbytes = SymExpr::integer(0);  // Intermediate: the bytes its buffer needs
+};
+
+// A tensor as a line names it: a view of the memory in slot `slot`; -1: absent (an optional
+// operand given as None).
+struct TensorRef {
+  int slot = -1;
+  DType dtype = DType::Float32;
+  std::vector<SymExpr> sizes, strides;
+  SymExpr offset = SymExpr::integer(0);
+  std::string name;  // the slot's, for printing
+};
+
+// Graph input `index` (graph_inputs order) is slot `slot`; kernels read it at `offset`.
+struct InputSlot {
+  int slot = -1;
+  int index = -1;
+  SymExpr offset = SymExpr::integer(0);
+};
+
+// A constant, loaded into its slot (laid out by `layout`) when an executor is built.
+struct ConstantSlot {
+  int slot = -1;
+  const std::vector<uint8_t>* data = nullptr;  // row-major contiguous, owned by the graph
+  TensorRef layout;
+  SourceLoc loc;
+};
+
+// One argument of a reference-kernel call, in its schema's order.
+struct CallArg {
+  enum class Kind : uint8_t { Constant, Scalar, Tensor, List };
+  Kind kind = Kind::Constant;
+  ops::RtValue constant;  // None, a string, dtype, device, layout or memory format
+  SymExpr scalar;
+  TensorRef tensor;
+  std::vector<CallArg> list;
+};
+
+// An op's reference kernel on evaluated arguments; each tensor result is written (or adopted)
+// into its slot, and binds the unbacked symbols of its sizes.
+struct ReferenceCall {
+  const ops::OpEntry* op = nullptr;
+  std::string op_name;  // "aten.nonzero.default"
+  SourceLoc loc;
+  std::vector<CallArg> args;
+  struct Result {
+    unsigned index = 0;  // which result of the op
+    TensorRef ref;       // its slot and the layout it is stored in
+    SymExpr nbytes;      // the slot's bytes
+  };
+  std::vector<Result> results;
+};
+
+// What the program returns for one graph output.
+struct OutputPlan {
+  enum class Kind : uint8_t { Tensor, Input, Scalar, None };
+  Kind kind = Kind::None;
+  TensorRef tensor;  // Tensor: the view returned
+  // Tensor: the graph input whose memory it views (-1: none) and that input's offset.
+  // Input: the scalar input returned as it came.
+  int input_index = -1;
+  SymExpr input_offset = SymExpr::integer(0);
+  SymExpr scalar;          // Scalar: its value
+  bool bindable = false;   // Tensor: may be computed in the caller's memory (an intermediate slot,
+                           // offset 0, the first output in it)
+};
+
+struct Line {
+  enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall, Return };
+  Kind kind = Kind::Comment;
+  int slot = -1;   // Alloc, Reuse, Free: the buffer's slot
+  int from = -1;   // Reuse: the slot whose freed block it takes
+  SymExpr nbytes;  // Alloc, Reuse: the buffer's bytes (a reused block may be larger)
+  int kernel = -1;        // KernelCall: index into the target's kernel list
+  std::vector<int> args;  // KernelCall: the kernel's slots
+  // ExternCall: the library kernel, what it writes, its operands in its own order and its
+  // scalar arguments.
+  loop::LibraryCall library = loop::LibraryCall::Mm;
+  TensorRef result;
+  std::vector<TensorRef> operands;
+  loop::LibraryParams params;
+  // FallbackCall; ExternCall: the same call as a reference kernel, for an executor whose
+  // library cannot take these operands (the GPU's, on some layouts).
+  ReferenceCall call;
+  std::vector<OutputPlan> outputs;  // Return
+  std::string text;                 // Comment
+};
+
+struct WrapperProgram {
+  std::string graph_name;
+  const ShapeEnv* env = nullptr;  // the graph's: every SymExpr here is over its symbols
+  Target target = Target::Cpu;
+  std::vector<Slot> slots;
+  std::vector<InputSlot> inputs;
+  std::vector<ConstantSlot> constants;
+  std::vector<Line> lines;  // the last is the Return line
+  std::vector<CppKernel> kernels;          // Cpu
+  std::vector<CudaKernel> cuda_kernels;  // Cuda
+  std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
+  // The most bytes the lines hold at once (memory_estimate.cpp), in the graph's symbols.
+  SymExpr planned_peak_bytes = SymExpr::integer(0);
+
+  // The Return line's output plan.
+  const std::vector<OutputPlan>& outputs() const;
+};
+
+// The name of a KernelCall's kernel.
+const std::string& kernel_name(const WrapperProgram& w, const Line& call);
+
+// The slots a call line reads or writes, or the return line returns (none for other lines;
+// each slot once).
+std::vector<int> touched_slots(const Line& l);
+
+}  // namespace toroid::codegen::wrapper

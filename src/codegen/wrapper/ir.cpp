@@ -1,0 +1,51 @@
+#include "toroid/codegen/wrapper/ir.h"
+
+#include <algorithm>
+
+namespace toroid::codegen::wrapper {
+
+namespace {
+
+void add_arg_slots(const CallArg& a, std::vector<int>& out) {
+  if (a.kind == CallArg::Kind::Tensor && a.tensor.slot >= 0) out.push_back(a.tensor.slot);
+  for (const CallArg& e : a.list) add_arg_slots(e, out);
+}
+
+}  // namespace
+
+const std::vector<OutputPlan>& WrapperProgram::outputs() const {
+  TOROID_CHECK(!lines.empty() && lines.back().kind == Line::Kind::Return, "a Wrapper IR program ends with its return");
+  return lines.back().outputs;
+}
+
+const std::string& kernel_name(const WrapperProgram& w, const Line& call) {
+  size_t k = static_cast<size_t>(call.kernel);
+  return w.target == Target::Cpu ? w.kernels.at(k).name : w.cuda_kernels.at(k).name;
+}
+
+std::vector<int> touched_slots(const Line& l) {
+  std::vector<int> out;
+  switch (l.kind) {
+    case Line::Kind::KernelCall: out = l.args; break;
+    case Line::Kind::ExternCall:
+      for (const TensorRef& r : l.operands)
+        if (r.slot >= 0) out.push_back(r.slot);
+      out.push_back(l.result.slot);
+      break;
+    case Line::Kind::FallbackCall:
+      for (const CallArg& a : l.call.args) add_arg_slots(a, out);
+      for (const ReferenceCall::Result& r : l.call.results) out.push_back(r.ref.slot);
+      break;
+    case Line::Kind::Return:
+      for (const OutputPlan& o : l.outputs)
+        if (o.kind == OutputPlan::Kind::Tensor) out.push_back(o.tensor.slot);
+      break;
+    default: break;
+  }
+  std::vector<int> unique;
+  for (int s : out)
+    if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
+  return unique;
+}
+
+}  // namespace toroid::codegen::wrapper
