@@ -67,19 +67,11 @@ int count_outputs(const std::vector<toroid::Argument>& args) {
 
 bool is_cuda(const toroid_module* m) { return m->module->options().target == toroid::driver::Target::Cuda; }
 
-// Elements from a strided tensor's first element to one past its last (0 when empty), for
-// sizes and strides already checked non-negative; a caller's hostile values that overflow int64
-// are an error, not a wrapped extent.
+// Elements from a caller's tensor's first element to one past its last (checked, as
+// runtime::view_extent).
 int64_t extent(const int64_t* sizes, const int64_t* strides, int ndim, const std::string& what) {
-  for (int d = 0; d < ndim; ++d)
-    if (sizes[d] == 0) return 0;
-  int64_t e = 1;
-  for (int d = 0; d < ndim; ++d) {
-    int64_t step = 0;
-    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &step) || __builtin_add_overflow(e, step, &e))
-      user_error(what + ": sizes and strides reach past 2^63 elements");
-  }
-  return e;
+  auto n = static_cast<size_t>(std::max(ndim, 0));
+  return toroid::runtime::view_extent({sizes, n}, {strides, n}, what);
 }
 
 // A tensor's bytes from its first element (its extent times the element size), checked.

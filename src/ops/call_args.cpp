@@ -33,16 +33,22 @@ std::optional<RtValue> evaluate_argument(const Argument& a, const ArgumentEvalua
   return std::nullopt;
 }
 
-std::optional<RtArgs> evaluate_call_args(const OpEntry& e, const Node& call, const ArgumentEvaluator& ev) {
+std::vector<const Argument*> bound_arguments(const OpEntry& e, const Node& call) {
   std::vector<std::string> kw_names;
   for (const Kwarg& k : call.kwargs()) kw_names.push_back(k.name);
   std::vector<int> where = bind_positions(e.schema, call.args().size(), kw_names);
+  std::vector<const Argument*> out;
+  for (size_t i = 0; i < where.size(); ++i)
+    out.push_back(where[i] >= 0    ? &call.args()[static_cast<size_t>(where[i])]
+                  : where[i] <= -2 ? &call.kwargs()[static_cast<size_t>(-where[i] - 2)].value
+                                   : &e.schema.arguments[i].default_value);
+  return out;
+}
+
+std::optional<RtArgs> evaluate_call_args(const OpEntry& e, const Node& call, const ArgumentEvaluator& ev) {
   std::vector<RtValue> values;
-  for (size_t i = 0; i < where.size(); ++i) {
-    const Argument& a = where[i] >= 0   ? call.args()[static_cast<size_t>(where[i])]
-                        : where[i] <= -2 ? call.kwargs()[static_cast<size_t>(-where[i] - 2)].value
-                                         : e.schema.arguments[i].default_value;
-    std::optional<RtValue> v = evaluate_argument(a, ev);
+  for (const Argument* a : bound_arguments(e, call)) {
+    std::optional<RtValue> v = evaluate_argument(*a, ev);
     if (!v) return std::nullopt;
     values.push_back(std::move(*v));
   }

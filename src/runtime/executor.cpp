@@ -194,7 +194,8 @@ struct Executor::Impl {
           break;
       }
     }
-    int64_t planned_peak = rs.check_peak(w, binding);
+    // The plan's peak is evaluated only where it is checked or reported.
+    int64_t planned_peak = stats || rs.verify ? rs.check_peak(w, binding) : 0;
     if (stats) {
       stats->peak_bytes = rs.peak;
       stats->planned_peak_bytes = planned_peak;

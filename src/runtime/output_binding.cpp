@@ -17,8 +17,9 @@ int64_t eval_layout(const WrapperProgram& w, const sym::Binding& b, SymExpr e, c
   return v->i;
 }
 
-// Elements from a strided view's first element to one past its last (0 when empty).
-int64_t extent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, const std::string& what) {
+}  // namespace
+
+int64_t view_extent(std::span<const int64_t> sizes, std::span<const int64_t> strides, const std::string& what) {
   for (int64_t s : sizes)
     if (s == 0) return 0;
   int64_t e = 1;
@@ -29,8 +30,6 @@ int64_t extent(const std::vector<int64_t>& sizes, const std::vector<int64_t>& st
   }
   return e;
 }
-
-}  // namespace
 
 std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const WrapperProgram& w,
                                                             const std::vector<std::shared_ptr<ops::HostStorage>>& outputs,
@@ -74,7 +73,7 @@ std::vector<OutputLayout> describe_outputs(const WrapperProgram& w, const sym::B
       const OutputLayout& e = out[j];
       if (e.is_scalar || e.alias_input >= 0 || e.alias_output >= 0 || plan[j].tensor.slot != o.tensor.slot) continue;
       if (eval_layout(w, b, plan[j].tensor.offset, "offset") != 0) continue;
-      if (offset + extent(info.sizes, info.strides, "output") > extent(e.sizes, e.strides, "output")) continue;
+      if (offset + view_extent(info.sizes, info.strides, "output") > view_extent(e.sizes, e.strides, "output")) continue;
       info.alias_output = static_cast<int>(j);
       info.offset = offset;
     }

@@ -31,11 +31,8 @@ double eval_real(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr 
 }
 
 bool lifecycle_verification() {
-  const bool on = [] {
-    const char* v = std::getenv("TOROID_VERIFY_LIFECYCLE");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return on;
+  const char* v = std::getenv("TOROID_VERIFY_LIFECYCLE");
+  return v && *v && std::strcmp(v, "0") != 0;
 }
 
 void RunSlots::init(const codegen::wrapper::WrapperProgram& w) {

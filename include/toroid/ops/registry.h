@@ -49,8 +49,11 @@ struct ArgumentEvaluator {
   std::function<std::optional<RtValue>(const Value*)> value;
 };
 std::optional<RtValue> evaluate_argument(const Argument& a, const ArgumentEvaluator& ev);
+// The graph argument bound to each of e's schema arguments, in schema order: the call's positional
+// or keyword argument, or the schema's default. UserErrors from binding name the op and argument.
+std::vector<const Argument*> bound_arguments(const OpEntry& e, const Node& call);
 // The call's arguments bound to e's schema (defaults filled in) and evaluated; nullopt when a
-// callback gave up. UserErrors from binding name the op and argument.
+// callback gave up.
 std::optional<RtArgs> evaluate_call_args(const OpEntry& e, const Node& call, const ArgumentEvaluator& ev);
 
 class OpRegistry {

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@
 #include "toroid/ops/rt_value.h"
 
 namespace toroid::runtime {
+
+// Elements from a strided view's first element to one past its last (0 when empty), for sizes
+// and strides already checked non-negative; values whose extent overflows int64 (a caller's
+// hostile header) are a UserError naming `what`, never a wrapped extent.
+int64_t view_extent(std::span<const int64_t> sizes, std::span<const int64_t> strides, const std::string& what);
 
 // By slot: the caller's storage for each bindable output (OutputPlan::bindable) whose memory
 // holds the slot's bytes under `binding` (data-dependent sizes are not bound); null elsewhere.

@@ -73,15 +73,7 @@ ReferenceCall reference_call(const loop::LoopProgram& p, const Node* n, const st
   TOROID_CHECK(c.op != nullptr, "no op entry for " + n->target());
   c.op_name = n->target();
   c.loc = n->loc();
-  std::vector<std::string> kw_names;
-  for (const Kwarg& k : n->kwargs()) kw_names.push_back(k.name);
-  std::vector<int> where = ops::bind_positions(c.op->schema, n->args().size(), kw_names);
-  for (size_t i = 0; i < where.size(); ++i) {
-    const Argument& a = where[i] >= 0   ? n->args()[static_cast<size_t>(where[i])]
-                        : where[i] <= -2 ? n->kwargs()[static_cast<size_t>(-where[i] - 2)].value
-                                         : c.op->schema.arguments[i].default_value;
-    c.args.push_back(call_arg(p, a));
-  }
+  for (const Argument* a : ops::bound_arguments(*c.op, *n)) c.args.push_back(call_arg(p, *a));
   const ShapeEnv& env = p.graph->shape_env();
   for (const Buffer* b : results)
     c.results.push_back({b->result_index, layout_ref(b->storage, n->result(b->result_index)->meta()), nbytes_of(b, env)});
