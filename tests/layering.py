@@ -1,6 +1,7 @@
 """The executors read only the Wrapper IR: compiling each runtime source that runs lines reaches
-no loop or graph header but the two vocabulary headers (graph/types.h: DType, Device;
-loop/library.h: the library-call enum), and no runtime source compares op names.
+no loop or graph header but the vocabulary ones (graph/types.h: DType, Device; graph/target.h:
+Target; loop/library.h: the library-call enum), no runtime source compares op names, and the C
+ABI (src/capi/capi.cpp) includes nothing below the driver and reaches no executor.
 
 Usage: layering.py --cxx CXX --root SRC [--include DIR]... FILE...   (FILE relative to SRC)"""
 import argparse
@@ -9,7 +10,8 @@ import re
 import subprocess
 import sys
 
-ALLOWED = {"toroid/graph/types.h", "toroid/loop/library.h"}
+ALLOWED = {"toroid/graph/types.h", "toroid/graph/target.h", "toroid/loop/library.h"}
+CAPI_ALLOWED = {"toroid/c_api.h", "toroid/driver/compile.h", "toroid/graph/inputs.h", "toroid/support/error.h"}
 
 
 def main():
@@ -40,6 +42,13 @@ def main():
                 if re.search(r'"aten\.', line):
                     print(f"FAIL {os.path.relpath(path, a.root)}:{i}: compares an op name: {line.strip()}")
                     failed += 1
+    # The C ABI talks to the driver only: it includes no header below it and reaches no executor.
+    capi = os.path.join(a.root, "src", "capi", "capi.cpp")
+    for i, line in enumerate(open(capi, encoding="utf-8"), 1):
+        m = re.match(r'#include "(toroid/[\w/]+\.h)"', line)
+        if (m and m.group(1) not in CAPI_ALLOWED) or re.search(r"executor|\.wrapper\b|interp::|loop::", line):
+            print(f"FAIL src/capi/capi.cpp:{i}: reaches below the driver: {line.strip()}")
+            failed += 1
     print(f"{len(a.files)} sources checked, {failed} failures")
     return 1 if failed else 0
 

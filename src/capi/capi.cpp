@@ -1,4 +1,4 @@
-// The C ABI (include/toroid/c_api.h) over driver::CompiledModule. Caller tensors are wrapped
+// The C ABI (include/toroid/c_api.h) over driver::CompiledModule, and nothing below it. Caller tensors are wrapped
 // without copying (a HostStorage adopting the caller's pointer, released by nobody); outputs of
 // toroid_run carry a heap-allocated reference to their storage in `owner`.
 #include "toroid/c_api.h"
@@ -13,16 +13,8 @@
 #include <unordered_set>
 
 #include "toroid/driver/compile.h"
-#include "toroid/loop/lower.h"
-#include "toroid/interp/interpreter.h"
-#include "toroid/runtime/output_binding.h"
-#include "toroid/ops/registry.h"
-#include "toroid/passes/decompose.h"
+#include "toroid/graph/inputs.h"
 #include "toroid/support/error.h"
-#ifdef TOROID_WITH_CUDA
-#include "toroid/runtime/cuda/driver.h"
-#include "toroid/runtime/cuda/executor.h"
-#endif
 
 struct toroid_module {
   std::unique_ptr<toroid::driver::CompiledModule> module;
@@ -57,7 +49,7 @@ int guarded(F&& f) {
   return 1;
 }
 
-// The graph's outputs as the executors return them: the output node's arguments with lists
+// The graph's outputs as a run returns them: the output node's arguments with lists
 // flattened (None and scalar expressions count, as in interpret()).
 int count_outputs(const std::vector<toroid::Argument>& args) {
   int n = 0;
@@ -65,7 +57,7 @@ int count_outputs(const std::vector<toroid::Argument>& args) {
   return n;
 }
 
-bool is_cuda(const toroid_module* m) { return m->module->options().target == toroid::driver::Target::Cuda; }
+bool is_cuda(const toroid_module* m) { return m->module->options().target.is_cuda(); }
 
 // Elements from a caller's tensor's first element to one past its last (checked, as
 // runtime::view_extent).
@@ -199,17 +191,11 @@ void fill_output(const RtValue& v, toroid_tensor* out) {
   }
 }
 
-int64_t eval(const toroid::ShapeEnv& env, const toroid::sym::Binding& b, toroid::SymExpr e, const std::string& what) {
-  std::optional<toroid::sym::Scalar> v = env.evaluate(e, b);
-  if (!v) user_error(what + " depends on data (" + e.str() + "): use toroid_run for this graph");
-  return v->i;
-}
-
 // Sizes, strides and aliasing of each output of `s` under `b` (toroid_get_output_info's rules,
 // from the program's output plan).
 std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specialization& s, const toroid::sym::Binding& b) {
   std::vector<toroid_output_info> out;
-  std::vector<toroid::runtime::OutputLayout> layouts = toroid::runtime::describe_outputs(s.wrapper, b);
+  std::vector<toroid::runtime::OutputLayout> layouts = s.output_layouts(b);
   for (size_t i = 0; i < layouts.size(); ++i) {
     const toroid::runtime::OutputLayout& l = layouts[i];
     toroid_output_info info{};
@@ -284,23 +270,12 @@ const char* toroid_last_error(void) { return last_error.c_str(); }
 const char* toroid_version(void) { return "0.2.0"; }
 int toroid_abi_version(void) { return TOROID_ABI_VERSION; }
 
-int toroid_cuda_available(void) {
-#ifdef TOROID_WITH_CUDA
-  return toroid::runtime::cuda::available() ? 1 : 0;
-#else
-  return 0;
-#endif
-}
+int toroid_cuda_available(void) { return toroid::driver::cuda_available() ? 1 : 0; }
 
 int toroid_op_supported(const char* name) {
   if (!name) return 0;
   try {
-    toroid::ops::install_schema_op_info();
-    const toroid::ops::OpEntry* e = toroid::ops::OpRegistry::global().find(name);
-    if (!e || !e->meta) return 0;
-    if (e->kernel) return 1;
-    std::vector<std::string> d = toroid::decomposed_ops();
-    return std::binary_search(d.begin(), d.end(), std::string(name)) ? 1 : 0;
+    return toroid::driver::op_supported(name) ? 1 : 0;
   } catch (const std::exception& e) {
     last_error = e.what();
     return 0;
@@ -313,12 +288,9 @@ int toroid_op_supported_on(const char* name, const char* device) {
     last_error = "toroid_op_supported_on: unknown device '" + d + "' (cpu or cuda)";
     return -1;
   }
-  if (!toroid_op_supported(name)) return 0;
+  if (!name) return 0;
   try {
-    std::vector<std::string> decomposed = toroid::decomposed_ops();
-    return toroid::loop::has_lowering(name) || std::binary_search(decomposed.begin(), decomposed.end(), std::string(name))
-               ? 1
-               : 0;
+    return toroid::driver::op_lowered(name) ? 1 : 0;
   } catch (const std::exception& e) {
     last_error = e.what();
     return 0;
@@ -349,7 +321,7 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     std::memcpy(&o, options, options->struct_size);
     std::string dev = o.device ? o.device : "cpu";
     toroid::driver::CompileOptions co;
-    if (dev == "cuda") co.target = toroid::driver::Target::Cuda;
+    if (dev == "cuda") co.target = toroid::Target::cuda();
     else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
     co.dynamic = o.dynamic != 0;
     co.reference_kernels = o.reference_kernels != 0;
@@ -406,10 +378,7 @@ int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int nu
                            int num_outputs, size_t* workspace_bytes) {
   return guarded([&] {
     Call c = prepare(m, "toroid_get_output_info", inputs, num_inputs, num_outputs, infos, false);
-    size_t ws = 0;
-#ifdef TOROID_WITH_CUDA
-    if (c.spec->cuda_executor) ws = c.spec->cuda_executor->workspace_bytes(c.binding);
-#endif
+    size_t ws = c.spec->workspace_bytes(c.binding);
     std::copy(c.infos.begin(), c.infos.end(), infos);
     if (workspace_bytes) *workspace_bytes = ws;
   });
@@ -422,7 +391,7 @@ int toroid_planned_peak_bytes(toroid_module* m, const toroid_tensor* inputs, int
     std::vector<RtValue> in = wrap_inputs(m, "toroid_planned_peak_bytes", inputs, num_inputs, false);
     toroid::sym::Binding binding;
     const toroid::driver::Specialization& s = m->module->specialize(in, &binding);
-    *bytes = eval(s.graph->shape_env(), binding, s.wrapper.planned_peak_bytes, "the planned peak");
+    *bytes = s.planned_peak_bytes(binding);
   });
 }
 
@@ -443,44 +412,19 @@ int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_input
     Call c = prepare(m, "toroid_run_into", inputs, num_inputs, num_outputs, outputs, true);
     std::vector<std::shared_ptr<HostStorage>> mine;
     for (int i = 0; i < num_outputs; ++i) mine.push_back(wrap_output(outputs[i], c.infos[static_cast<size_t>(i)], i));
-    std::vector<RtValue> out;
-    std::lock_guard<std::mutex> lock(c.spec->run_mutex);  // specializations are shared (module cache)
-    if (is_cuda(m)) {
-#ifdef TOROID_WITH_CUDA
-      toroid::runtime::cuda::CudaRunOptions o;
-      o.stream = cu_stream(stream);
-      o.workspace = workspace;
-      o.workspace_bytes = workspace_bytes;
-      o.outputs = mine;
-      o.deferred_checks = true;
-      out = c.spec->cuda_executor->run(c.in, std::move(c.binding), nullptr, o);
-#endif
-    } else {
-      if (workspace) user_error("toroid_run_into: a CPU module takes no workspace (pass NULL)");
-      out = c.spec->executor->run(toroid::interp::materialize_inputs(m->module->graph(), c.in), std::move(c.binding),
-                                  nullptr, mine);
-    }
+    if (workspace && !is_cuda(m)) user_error("toroid_run_into: a CPU module takes no workspace (pass NULL)");
+    toroid::runtime::RunOptions o;
+    o.stream = is_cuda(m) ? cu_stream(stream) : nullptr;
+    o.workspace = workspace;
+    o.workspace_bytes = workspace_bytes;
+    o.outputs = mine;
+    o.deferred_checks = true;
+    std::vector<RtValue> out = m->module->run_specialized(*c.spec, c.in, std::move(c.binding), o);
     for (int i = 0; i < num_outputs; ++i) {
       const RtValue& v = out.at(static_cast<size_t>(i));
-      if (!v.is_tensor()) {
-        outputs[i].ndim = -1;
-        outputs[i].scalar = v.is_none() ? 0.0 : v.to_double();
-        continue;
-      }
-      const auto& dst = mine[static_cast<size_t>(i)];
-      const HostTensor& t = v.tensor();
-      if (!dst || t.data() == dst->data()) continue;
-      // Computed elsewhere (a view into a larger buffer, a constant, a fallback's result): the
-      // caller's memory has the same strides, so the span copies over as it is.
-      size_t n = static_cast<size_t>(extent(t.sizes().data(), t.strides().data(), static_cast<int>(t.dim()), "output")) *
-                 static_cast<size_t>(t.element_size());
-      if (is_cuda(m)) {
-#ifdef TOROID_WITH_CUDA
-        toroid::runtime::cuda::copy_device_to_device(dst->data(), t.data(), n, cu_stream(stream));
-#endif
-      } else if (n > 0) {
-        std::memcpy(dst->data(), t.data(), n);
-      }
+      if (v.is_tensor()) continue;  // tensors are in the caller's memory, or alias an input or output
+      outputs[i].ndim = -1;
+      outputs[i].scalar = v.is_none() ? 0.0 : v.to_double();
     }
   });
 }

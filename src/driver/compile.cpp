@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "toroid/interp/interpreter.h"
 #include "toroid/loop/lower.h"
 #include "toroid/ops/registry.h"
+#include "toroid/passes/decompose.h"
 #include "toroid/passes/pipeline.h"
 #include "toroid/sched/schedule.h"
 #include "toroid/support/error.h"
@@ -43,9 +45,8 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
   namespace cu = runtime::cuda;
   cu::NvrtcOptions no;
   std::string why;
-  bool gpu = o.load && cu::available(&why);
-  if (o.load && !gpu) user_error("--device cuda needs a GPU: " + why);
-  no.arch = o.cuda_arch ? o.cuda_arch : gpu ? cu::device().arch() : 90;
+  if (o.load && !cu::available(&why)) user_error("--device cuda needs a GPU: " + why);
+  no.arch = o.target.cuda_arch;
   auto start = std::chrono::steady_clock::now();
   // A module that will not run gets both entry points of every kernel compiled (a check);
   // one that runs gets the 32-bit ones, and 64-bit ones when a launch needs them.
@@ -53,9 +54,43 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
   s.stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.stats.cache_hit = true;
   for (const cu::Cubin& c : cubins) s.stats.cache_hit = s.stats.cache_hit && c.cache_hit;
-  if (o.load) s.cuda_executor = std::make_unique<cu::CudaExecutor>(s.wrapper, cubins, no);
+  if (o.load) s.executor = std::make_unique<cu::CudaExecutor>(s.wrapper, cubins, no);
 }
 #endif
+
+// An output computed elsewhere than the caller's memory for it (a view into a larger buffer, a
+// constant, a fallback's result) is copied there: that memory has the output's strides, so the
+// span copies over as it is, and the output is returned as a view of it.
+void land_output(ops::RtValue& v, size_t index, const std::shared_ptr<ops::HostStorage>& dst, bool cuda, void* stream) {
+  if (!dst || !v.is_tensor() || v.tensor().data() == dst->data()) return;
+  const ops::HostTensor& t = v.tensor();
+  std::string what = "output " + std::to_string(index);
+  size_t n = static_cast<size_t>(runtime::view_extent(t.sizes(), t.strides(), what)) * static_cast<size_t>(t.element_size());
+  if (dst->nbytes() < n)
+    user_error(what + ": the caller's memory for it has " + std::to_string(dst->nbytes()) + " bytes, but it spans " +
+               std::to_string(n));
+  if (cuda) {
+#ifdef TOROID_WITH_CUDA
+    runtime::cuda::copy_device_to_device(dst->data(), t.data(), n, stream);
+#endif
+  } else if (n > 0) {
+    std::memcpy(dst->data(), t.data(), n);
+  }
+  v = ops::RtValue(ops::HostTensor::from_storage(dst, t.dtype(), t.sizes(), t.strides(), 0));
+}
+
+// A CUDA target's architecture when none was asked for: the GPU's where the module will run on
+// one, else sm_90 (what NVRTC checks compile for).
+Target resolve(Target t, bool loads) {
+  if (!t.is_cuda() || t.cuda_arch != 0) return t;
+  t.cuda_arch = 90;
+#ifdef TOROID_WITH_CUDA
+  if (loads && runtime::cuda::available()) t.cuda_arch = runtime::cuda::device().arch();
+#else
+  (void)loads;
+#endif
+  return t;
+}
 
 // TOROID_LOG=time: each compile phase's milliseconds ("time: lower 12.5 ms").
 class PhaseClock {
@@ -88,7 +123,7 @@ void dump(const Specialization& s, const std::string& dir, size_t index) {
   std::filesystem::create_directories(dir, ec);
   if (ec) user_error("debug dump directory '" + dir + "': " + ec.message());
   std::string base = dir + "/" + s.graph->name() + "." + std::to_string(index) + ".";
-  bool cuda = s.wrapper.target == Target::Cuda;
+  bool cuda = s.wrapper.target.is_cuda();
   for (const char* what : {"graph", "loop", "wrapper", cuda ? "cuda" : "cpp"}) {
     std::string ext = std::string(what) == "graph" ? "graph.tir" : std::string(what) == "cuda" ? "cu" : what;
     std::ofstream f(base + ext);
@@ -120,16 +155,17 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   if (!options_.dynamic) pin_symbols(s->graph->shape_env());
   PassManagerOptions po;
   po.verify_each = options_.verify_each;
-  run_compile_pipeline(*s->graph, po, options_.target == Target::Cuda);
+  run_compile_pipeline(*s->graph, po, options_.target);
   clock.lap("passes");
   loop::LowerOptions lo;
-  lo.cuda = options_.target == Target::Cuda;
+  lo.target = options_.target;
+  lo.verify_each = options_.verify_each;
   lo.reference_kernels = options_.reference_kernels;
   s->loop = loop::lower(*s->graph, lo);
   clock.lap("lower");
   sched::Schedule schedule = sched::schedule(*s->loop);
   clock.lap("schedule");
-  s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule, options_.target);
+  s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule);
   clock.lap("wrapper");
   codegen::wrapper::plan_memory(s->wrapper);
   clock.lap("memory_plan");
@@ -137,15 +173,16 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   clock.lap("verify_wrapper");
   s->source = codegen::wrapper::kernels_source(s->wrapper);
   clock.lap("codegen");
-  if (options_.compile && options_.target == Target::Cpu) {
+  if (options_.compile && !options_.target.is_cuda()) {
     auto kstart = std::chrono::steady_clock::now();
     // Large modules compile in parts, one g++ per core (at most 8), linked into one object.
     size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores));
+    s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores),
+                                      runtime::compile_flags_for(options_.target));
     s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();
     s->stats.cache_hit = s->so.cache_hit;
     clock.lap("cxx");
-    if (options_.load) s->executor = std::make_unique<runtime::Executor>(s->wrapper, s->so);
+    if (options_.load) s->executor = runtime::make_cpu_executor(s->wrapper, s->so);
   } else if (options_.compile) {
 #ifdef TOROID_WITH_CUDA
     compile_cuda(*s, options_);
@@ -212,7 +249,7 @@ class ModuleCache {
 };
 
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
-  return std::string(target_name(o.target)) + "|" + std::to_string(o.cuda_arch) + "|" + (o.verify_each ? "v" : "") +
+  return o.target.str() + "|" + (o.verify_each ? "v" : "") +
          (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
@@ -226,6 +263,7 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
   m->text_ = text;
   m->filename_ = filename;
   m->options_ = options;
+  m->options_.target = resolve(options.target, options.compile && options.load);
   // Only runnable modules are cached: the others are for their text forms and compile checks.
   bool cacheable = options.compile && options.load && ModuleCache::global().enabled();
   std::string key = cacheable ? cache_key(text, filename, options) : std::string();
@@ -296,14 +334,12 @@ Specialization& CompiledModule::specialize(const std::vector<ops::RtValue>& inpu
 }
 
 std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {
-  if (!options_.compile || !options_.load) user_error("this module was compiled without loading its kernels: it cannot run");
-  // The graph's own guards and the inputs' sizes and strides: bad inputs are user errors.
-  sym::Binding binding = interp::bind_inputs(*source_graph_, inputs);
-  std::vector<ops::RtValue> laid_out = interp::materialize_inputs(*source_graph_, inputs);
-  if (options_.target == Target::Cuda) {
+  if (options_.target.is_cuda()) {
 #ifdef TOROID_WITH_CUDA
+    // Host inputs laid out as the graph's, copied whole (views stay views), and the outputs back.
     std::vector<ops::RtValue> on_device;
-    for (const ops::RtValue& v : laid_out) on_device.push_back(runtime::cuda::to_device(v));
+    for (const ops::RtValue& v : interp::materialize_inputs(*source_graph_, inputs))
+      on_device.push_back(runtime::cuda::to_device(v));
     check_device_errors();  // earlier run_device calls' checks first
     std::vector<ops::RtValue> out = run_on_device(on_device, stats, nullptr, false);
     for (ops::RtValue& v : out) v = runtime::cuda::to_host(v);
@@ -311,9 +347,8 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
 #endif
   }
   sym::Binding b;
-  Specialization& s = specialization_for(binding, &b);
-  std::lock_guard<std::mutex> lock(s.run_mutex);
-  return s.executor->run(laid_out, std::move(b), stats);
+  Specialization& s = specialize(inputs, &b);
+  return run_specialized(s, inputs, std::move(b), {}, stats);
 }
 
 std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats,
@@ -323,44 +358,83 @@ std::vector<ops::RtValue> CompiledModule::run_device(const std::vector<ops::RtVa
 
 std::vector<ops::RtValue> CompiledModule::run_on_device(const std::vector<ops::RtValue>& inputs,
                                                        runtime::RunStats* stats, void* stream, bool deferred_checks) {
-  if (options_.target != Target::Cuda || !options_.compile || !options_.load)
-    user_error("run_device needs a module compiled and loaded for CUDA");
-#ifdef TOROID_WITH_CUDA
-  sym::Binding binding = interp::bind_inputs(*source_graph_, inputs);
+  if (!options_.target.is_cuda()) user_error("run_device needs a module compiled for CUDA");
   sym::Binding b;
-  Specialization& s = specialization_for(binding, &b);
-  runtime::cuda::CudaRunOptions o;
+  Specialization& s = specialize(inputs, &b);
+  runtime::RunOptions o;
   o.stream = stream;
   o.deferred_checks = deferred_checks;
-  std::lock_guard<std::mutex> lock(s.run_mutex);
-  return s.cuda_executor->run(inputs, std::move(b), stats, o);
-#else
-  (void)inputs;
-  (void)stats;
-  (void)stream;
-  (void)deferred_checks;
-  return {};
-#endif
+  return run_specialized(s, inputs, std::move(b), o, stats);
+}
+
+std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, const std::vector<ops::RtValue>& inputs,
+                                                         sym::Binding binding, const runtime::RunOptions& options,
+                                                         runtime::RunStats* stats) {
+  if (!s.executor) user_error("this module was compiled without loading its kernels: it cannot run");
+  std::lock_guard<std::mutex> lock(s.run_mutex);  // specializations are shared (module cache)
+  bool cuda = options_.target.is_cuda();
+  // The graph's own guards and the inputs' sizes and strides were checked by specialize().
+  std::vector<ops::RtValue> out =
+      s.executor->run(cuda ? inputs : interp::materialize_inputs(*source_graph_, inputs), std::move(binding), stats, options);
+  for (size_t i = 0; i < options.outputs.size() && i < out.size(); ++i)
+    land_output(out[i], i, options.outputs[i], cuda, options.stream);
+  return out;
 }
 
 void CompiledModule::check_device_errors() {
-#ifdef TOROID_WITH_CUDA
   for (const auto& s : specializations()) {
     std::lock_guard<std::mutex> lock(s->run_mutex);
-    if (s->cuda_executor) s->cuda_executor->check_errors();
+    if (s->executor) s->executor->check_errors();
   }
+}
+
+std::vector<runtime::OutputLayout> Specialization::output_layouts(const sym::Binding& binding) const {
+  return runtime::describe_outputs(wrapper, binding);
+}
+
+int64_t Specialization::planned_peak_bytes(const sym::Binding& binding) const {
+  std::optional<sym::Scalar> v = graph->shape_env().evaluate(wrapper.planned_peak_bytes, binding);
+  if (!v) user_error("the planned peak depends on data (" + wrapper.planned_peak_bytes.str() + "): run the graph to know it");
+  return v->i;
+}
+
+size_t Specialization::workspace_bytes(const sym::Binding& binding) const {
+  return executor ? executor->workspace_bytes(binding) : 0;
+}
+
+bool cuda_available(std::string* why) {
+#ifdef TOROID_WITH_CUDA
+  return runtime::cuda::available(why);
+#else
+  if (why) *why = "this toroid was built without the CUDA toolkit's headers";
+  return false;
 #endif
+}
+
+bool op_supported(const std::string& op) {
+  ops::install_schema_op_info();
+  const ops::OpEntry* e = ops::OpRegistry::global().find(op);
+  if (!e || !e->meta) return false;
+  if (e->kernel) return true;
+  std::vector<std::string> d = decomposed_ops();
+  return std::binary_search(d.begin(), d.end(), op);
+}
+
+bool op_lowered(const std::string& op) {
+  if (!op_supported(op)) return false;
+  std::vector<std::string> d = decomposed_ops();
+  return loop::has_lowering(op) || std::binary_search(d.begin(), d.end(), op);
 }
 
 std::string emit(const Specialization& s, const std::string& what) {
   if (what == "graph") return print_graph(*s.graph);
   if (what == "loop") return loop::print_program(*s.loop);
   if (what == "wrapper") return codegen::wrapper::print_wrapper(s.wrapper);
-  bool cuda = s.wrapper.target == Target::Cuda;
+  bool cuda = s.wrapper.target.is_cuda();
   if (what == "cpp" || what == "cuda") {
     if (cuda != (what == "cuda"))
       user_error("--emit=" + what + " shows " + (cuda ? "CPU" : "CUDA") + " kernels, but this module is compiled for " +
-                 codegen::wrapper::target_name(s.wrapper.target) + (cuda ? " (use --emit=cuda)" : " (use --device cuda)"));
+                 s.wrapper.target.device_name() + (cuda ? " (use --emit=cuda)" : " (use --device cuda)"));
     return s.source;
   }
   user_error("unknown --emit form '" + what + "' (expected graph, loop, wrapper, cpp or cuda)");

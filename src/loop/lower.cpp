@@ -61,7 +61,7 @@ void Lowering::fail(const Node* n, const std::string& message) const {
 }
 
 void Lowering::note_reference_kernel(const Node* n, const std::string& why) const {
-  std::string where = options.cuda ? "cuda" : "cpu";
+  std::string where = options.target.device_name();
   TOROID_LOG("fallback", n->target() + " (" + describe_value(n->result(0)) + ") runs its reference kernel on " + where +
                              ": " + why);
   if (!options.reference_kernels)
@@ -279,6 +279,7 @@ bool has_lowering(const std::string& op) {
 std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) {
   auto prog = std::make_unique<LoopProgram>();
   prog->graph = &g;
+  prog->target = options.target;
   Lowering L(g, *prog, options);
   std::vector<const Value*> inputs = graph_inputs(g);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -346,7 +347,11 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     };
     for (const Argument& a : out->args()) add(a);
   }
-  if (options.split_reductions) split_reductions(*prog, split_options_for(options));
+  if (options.verify_each) verify_program(*prog);
+  if (options.split_reductions) {
+    split_reductions(*prog, split_options_for(options));
+    if (options.verify_each) verify_program(*prog);
+  }
   return prog;
 }
 

@@ -115,7 +115,7 @@ std::unique_ptr<Buffer> library_buffer(Lowering& L, const Node* n, const Library
   return b;
 }
 
-Device target_device(const Lowering& L) { return L.options.cuda ? Device::cuda() : Device::cpu(); }
+Device target_device(const Lowering& L) { return L.options.target.device; }
 
 // mm, bmm, addmm and _addmm_activation (addmm then relu or tanh-gelu, cuBLASLt's epilogues).
 void matmul_extern(Lowering& L, const Node* n, const BoundArgs& a) {

@@ -138,7 +138,7 @@ SplitOptions split_options_for(const LowerOptions& options) {
   // A GPU runs a row per block: two blocks per multiprocessor of a large GPU. A CPU runs a row
   // per thread, and a piece must be long enough to pay for the thread's start. Fixed numbers
   // rather than this machine's, so that the generated code does not depend on where it is made.
-  if (options.cuda) return SplitOptions{256, 1024};
+  if (options.target.is_cuda()) return SplitOptions{256, 1024};
   return SplitOptions{32, 16384};
 }
 

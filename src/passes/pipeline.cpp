@@ -26,13 +26,13 @@ std::vector<const PassInfo*> build(bool cuda) {
 
 }  // namespace
 
-std::span<const PassInfo* const> compile_pipeline(bool cuda) {
+std::span<const PassInfo* const> compile_pipeline(const Target& target) {
   static const std::vector<const PassInfo*> cpu = build(false), gpu = build(true);
-  return cuda ? gpu : cpu;
+  return target.is_cuda() ? gpu : cpu;
 }
 
-void run_compile_pipeline(Graph& g, const PassManagerOptions& options, bool cuda) {
-  run_passes(g, compile_pipeline(cuda), options);
+void run_compile_pipeline(Graph& g, const PassManagerOptions& options, const Target& target) {
+  run_passes(g, compile_pipeline(target), options);
 }
 
 }  // namespace toroid

@@ -21,11 +21,12 @@ using ops::HostTensor;
 using ops::RtValue;
 
 namespace {
+
 using KernelFn = void (*)(char* const*, const int64_t*);
 using TakeIndexErrorFn = int64_t (*)(int64_t*, int64_t*);
-}
 
-struct Executor::Impl {
+class CpuExecutor final : public Executor {
+ public:
   const codegen::wrapper::WrapperProgram& w;
   const ShapeEnv& env;
   std::vector<KernelFn> kernels;
@@ -39,7 +40,7 @@ struct Executor::Impl {
   std::vector<int64_t> syms;
   size_t line = 0;  // the line running (for lifecycle messages)
 
-  Impl(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so) : w(prog), env(*prog.env) {
+  CpuExecutor(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so) : w(prog), env(*prog.env) {
     for (const codegen::CppKernel& k : w.kernels) {
       kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.name)));
       if (!k.index_sites.empty() && !take_index_error)
@@ -169,9 +170,10 @@ struct Executor::Impl {
   }
 
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
-                           const std::vector<std::shared_ptr<HostStorage>>& outputs) {
+                           const RunOptions& options) override {
+    if (options.workspace) user_error("a CPU program takes no workspace (pass none)");
     binding = std::move(b);
-    rs.start(w, inputs, constants, bind_outputs(w, outputs, binding), binding);
+    rs.start(w, inputs, constants, bind_outputs(w, options.outputs, binding), binding);
     syms.clear();
     for (SymExpr s : w.symbols) {
       auto it = binding.find(s);
@@ -205,13 +207,10 @@ struct Executor::Impl {
   }
 };
 
-Executor::Executor(const codegen::wrapper::WrapperProgram& program, const SharedObject& so)
-    : impl_(std::make_unique<Impl>(program, so)) {}
-Executor::~Executor() = default;
+}  // namespace
 
-std::vector<RtValue> Executor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats,
-                                   const std::vector<std::shared_ptr<HostStorage>>& outputs) {
-  return impl_->run(inputs, std::move(binding), stats, outputs);
+std::unique_ptr<Executor> make_cpu_executor(const codegen::wrapper::WrapperProgram& program, const SharedObject& so) {
+  return std::make_unique<CpuExecutor>(program, so);
 }
 
 }  // namespace toroid::runtime

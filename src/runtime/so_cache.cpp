@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -194,6 +195,17 @@ void* find_symbol(const SharedObject& so, const std::string& name) {
   void* p = ::dlsym(so.handle, name.c_str());
   if (!p) TOROID_INTERNAL_ERROR("symbol " + name + " missing from " + so.path);
   return p;
+}
+
+CompileFlags compile_flags_for(const Target& target) {
+  const std::string& arch = target.cpu_arch;
+  bool plain = !arch.empty() && arch.size() < 64;
+  for (char c : arch) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+  if (!plain) user_error("CPU target: -march '" + arch + "' is not a processor name (letters, digits, '-', '_', '.')");
+  CompileFlags f;
+  std::string native = "-march=native";
+  f.flags.replace(f.flags.find(native), native.size(), "-march=" + arch);
+  return f;
 }
 
 }  // namespace toroid::runtime

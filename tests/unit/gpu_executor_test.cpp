@@ -41,7 +41,7 @@ class GpuExecutor : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
     toroid::driver::CompileOptions o;
-    o.target = toroid::driver::Target::Cuda;
+    o.target = toroid::Target::cuda();
     module_ = toroid::driver::CompiledModule::compile(kGraph, "g.tir", o);
     inputs_ = toroid::interp::random_inputs(module_->graph(), 7);
     want_ = toroid::interp::interpret(module_->graph(), inputs_);
@@ -76,16 +76,16 @@ TEST_F(GpuExecutor, MatchesTheReference) {
 }
 
 TEST_F(GpuExecutor, WorkspaceModeKeepsEveryBufferInTheWorkspace) {
-  const cuda::CudaExecutor& ex = *module_->current().cuda_executor;
-  size_t need = ex.workspace_bytes({});
+  const toroid::driver::Specialization& s = module_->current();
+  size_t need = s.workspace_bytes({});
   ASSERT_GT(need, 0u);
   cuda::DeviceMemory ws = cuda::DeviceAllocator::global().allocate(need);
   std::vector<RtValue> on_device;
   for (const RtValue& v : inputs_) on_device.push_back(cuda::to_device(v));
-  cuda::CudaRunOptions o;
+  toroid::runtime::RunOptions o;
   o.workspace = ws->ptr;
   o.workspace_bytes = need;
-  std::vector<RtValue> out = module_->current().cuda_executor->run(on_device, {}, nullptr, o);
+  std::vector<RtValue> out = module_->current().executor->run(on_device, {}, nullptr, o);
   const auto* lo = static_cast<const std::byte*>(ws->ptr);
   for (const RtValue& v : out) {
     const std::byte* p = v.tensor().storage()->data();
@@ -95,7 +95,7 @@ TEST_F(GpuExecutor, WorkspaceModeKeepsEveryBufferInTheWorkspace) {
   // Too small a workspace is a clear error, not a write past its end.
   o.workspace_bytes = need - 1;
   try {
-    module_->current().cuda_executor->run(on_device, {}, nullptr, o);
+    module_->current().executor->run(on_device, {}, nullptr, o);
     FAIL() << "expected a UserError";
   } catch (const toroid::UserError& e) {
     EXPECT_NE(std::string(e.what()).find("the workspace has"), std::string::npos) << e.what();
@@ -109,7 +109,7 @@ TEST(GpuDeferredChecks, AnOutOfRangeGatherIsReportedByTheNextRun) {
   std::string why;
   if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
   toroid::driver::CompileOptions o;
-  o.target = toroid::driver::Target::Cuda;
+  o.target = toroid::Target::cuda();
   auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
   %x = input : f32[4, 8]
   %i = input : i64[4, 1]
@@ -151,7 +151,7 @@ TEST(GpuWideIndex, The64BitEntryIsCompiledWhenALaunchNeedsIt) {
   std::string why;
   if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
   toroid::driver::CompileOptions o;
-  o.target = toroid::driver::Target::Cuda;
+  o.target = toroid::Target::cuda();
   auto m = toroid::driver::CompiledModule::compile(R"(graph @wide functional {
   sym s1 : hint=5, range=[0, inf]
   %x = input : i64[16]

@@ -97,7 +97,8 @@ TEST_F(RuntimeExecutor, HeldOutputsAreNotReused) {
 }
 
 // Caller memory for the outputs (the C ABI's toroid_run_into): both outputs' buffers are placed
-// in it, so the results are the caller's storages; memory too small is not used.
+// in it, so the results are the caller's storages; the executor does not use memory too small,
+// and the driver, which promises the caller's memory, refuses it.
 TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
   auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
   std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), 4);
@@ -105,14 +106,23 @@ TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
   toroid::sym::Binding b;
   toroid::driver::Specialization& s = m->specialize(in, &b);
   auto y = std::make_shared<toroid::ops::HostStorage>(16 * 8 * 4), z = std::make_shared<toroid::ops::HostStorage>(16 * 8 * 4);
-  std::vector<RtValue> out = s.executor->run(in, b, nullptr, {y, z});
+  toroid::runtime::RunOptions o;
+  o.outputs = {y, z};
+  std::vector<RtValue> out = s.executor->run(in, b, nullptr, o);
   expect_close(out, want);
   EXPECT_EQ(out[0].tensor().storage(), y);
   EXPECT_EQ(out[1].tensor().storage(), z);
   auto small = std::make_shared<toroid::ops::HostStorage>(4);
-  out = s.executor->run(in, b, nullptr, {small, nullptr});
+  o.outputs = {small, nullptr};
+  out = s.executor->run(in, b, nullptr, o);
   expect_close(out, want);
   EXPECT_NE(out[0].tensor().storage(), small);
+  try {
+    m->run_specialized(s, in, b, o);
+    FAIL() << "expected a UserError";
+  } catch (const toroid::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("output 0: the caller's memory for it has 4 bytes"), std::string::npos) << e.what();
+  }
 }
 
 // An input whose graph type has an offset (a view a partition receives: the value half of a

@@ -150,9 +150,9 @@ TEST_F(Lifecycle, ExecutorNamesTheLineThatFreedWhatACallReads) {
     --reader;
   w.lines.erase(w.lines.begin() + static_cast<long>(f));
   w.lines.insert(w.lines.begin() + static_cast<long>(reader), free_line);
-  toroid::runtime::Executor broken(w, s.so);
+  std::unique_ptr<toroid::runtime::Executor> broken = toroid::runtime::make_cpu_executor(w, s.so);
   toroid::sym::Binding b = toroid::interp::bind_inputs(*s.graph, inputs());
-  std::string e = internal_error([&] { broken.run(inputs(), b); });
+  std::string e = internal_error([&] { broken->run(inputs(), b); });
   EXPECT_NE(e.find("lifecycle: line " + std::to_string(reader + 2) + " uses " +
                        w.slots[static_cast<size_t>(free_line.slot)].name +
                    ", which line " + std::to_string(reader + 1) + " freed"),
@@ -177,9 +177,9 @@ TEST_F(Lifecycle, VerifiedRunsMatchAndStayUnderThePlan) {
   const toroid::driver::Specialization& s = m->current();
   WrapperProgram w = s.wrapper;
   w.planned_peak_bytes = toroid::SymExpr::integer(stats.peak_bytes - 1);
-  toroid::runtime::Executor lying(w, s.so);
+  std::unique_ptr<toroid::runtime::Executor> lying = toroid::runtime::make_cpu_executor(w, s.so);
   std::string e =
-      internal_error([&] { lying.run(in, toroid::interp::bind_inputs(*s.graph, in)); });
+      internal_error([&] { lying->run(in, toroid::interp::bind_inputs(*s.graph, in)); });
   EXPECT_NE(e.find("more than the " + std::to_string(stats.peak_bytes - 1) + " its plan allows"), std::string::npos) << e;
   ::unsetenv("TOROID_VERIFY_LIFECYCLE");
 }

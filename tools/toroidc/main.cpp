@@ -273,10 +273,9 @@ int run(const Options& o) {
   if (!o.reference) {
     toroid::driver::CompileOptions co;
     co.verify_each = o.verify_each;
-    co.target = o.device == "cuda" ? toroid::driver::Target::Cuda : toroid::driver::Target::Cpu;
+    co.target = o.device == "cuda" ? toroid::Target::cuda(o.cuda_arch) : toroid::Target::cpu();
     co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)
     co.load = !o.compile_only;
-    co.cuda_arch = o.cuda_arch;
     module = toroid::driver::CompiledModule::compile(text, name, co);
     if (o.compile_only) {
       const toroid::driver::CompileStats& cs = module->current().stats;

@@ -13,24 +13,20 @@
 #include "toroid/graph/graph.h"
 #include "toroid/ops/rt_value.h"
 #include "toroid/runtime/executor.h"
-
-namespace toroid::runtime::cuda {
-class CudaExecutor;
-}
+#include "toroid/runtime/output_binding.h"
 
 namespace toroid::driver {
 
-using codegen::wrapper::Target;
-
 struct CompileOptions {
   bool verify_each = false;  // verify the graph after every pass
-  Target target = Target::Cpu;
+  // What to compile for (graph/target.h). A CUDA target's arch 0 becomes the GPU's when the
+  // module loads on one, else 90; compile() records the resolved target in options().
+  Target target;
   // Compile the generated kernels (C++ compiler, or NVRTC); load them and build an executor.
   // Without `compile`, only the text forms exist (emit); without `load`, nothing runs, but the
   // kernels are checked by their compiler (NVRTC needs no GPU).
   bool compile = true;
   bool load = true;
-  int cuda_arch = 0;  // NVRTC's sm_<arch>; 0: the device's, else 90
   // Dynamic shapes: symbolic sizes stay symbolic, one specialization serves every size its
   // guards allow. Off: each specialization pins every backed symbol to its value (range and
   // guard), so new sizes compile again, with the sizes as constants.
@@ -60,14 +56,23 @@ struct Specialization {
   Specialization();
   ~Specialization();
   std::mutex run_mutex;
+  // The wrapper points into the loop program (constants, the shape environment), which points
+  // into the graph: all three live as long as the specialization.
   std::unique_ptr<Graph> graph;  // after the passes
   std::unique_ptr<loop::LoopProgram> loop;
   codegen::wrapper::WrapperProgram wrapper;
   std::string source;
   runtime::SharedObject so;
-  std::unique_ptr<runtime::Executor> executor;                // Cpu
-  std::unique_ptr<runtime::cuda::CudaExecutor> cuda_executor;  // Cuda
+  std::unique_ptr<runtime::Executor> executor;  // when loaded: the target's
   CompileStats stats;
+
+  // What a run with these symbol values (from specialize()) returns: each output's sizes,
+  // strides and aliasing, from the program's output plan.
+  std::vector<runtime::OutputLayout> output_layouts(const sym::Binding& binding) const;
+  // The plan's peak bytes for these sizes (a UserError when they depend on data).
+  int64_t planned_peak_bytes(const sym::Binding& binding) const;
+  // The bytes a caller's workspace needs for these sizes (0: the target takes none).
+  size_t workspace_bytes(const sym::Binding& binding) const;
 };
 
 class CompiledModule {
@@ -92,6 +97,14 @@ class CompiledModule {
   // finished on the GPU) or by check_device_errors().
   std::vector<ops::RtValue> run_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats = nullptr,
                                        void* stream = nullptr);
+  // Runs `inputs` on `s` with `binding` (both from specialize(inputs, ...)): host inputs for a
+  // CPU module (laid out as the graph's inputs are, here), device-resident ones for a CUDA one.
+  // `options` gives a workspace or a stream, and caller memory for outputs (RunOptions): an
+  // output with caller memory always ends there (computed in place where the output plan allows,
+  // else copied over: the caller's memory has the output's strides, from output_layouts()).
+  std::vector<ops::RtValue> run_specialized(Specialization& s, const std::vector<ops::RtValue>& inputs,
+                                            sym::Binding binding, const runtime::RunOptions& options,
+                                            runtime::RunStats* stats = nullptr);
   // Waits for the earlier run_device calls' gather checks; a UserError for the first failure.
   void check_device_errors();
   const CompileOptions& options() const { return options_; }
@@ -125,6 +138,16 @@ class CompiledModule {
   double compile_ms_ = 0;
   bool reused_ = false;
 };
+
+// Whether a CUDA module can run here (a GPU and its driver); `why` says why not.
+bool cuda_available(std::string* why = nullptr);
+
+// Whether graphs may call `op` (an ATen name such as "aten.add.Tensor"): it has a meta function
+// and a reference kernel or a decomposition.
+bool op_supported(const std::string& op);
+// Whether `op` also compiles to kernels or library calls (or decomposes into ops that do), so
+// that it never runs as a reference fallback. CPU and CUDA lower the same ops.
+bool op_lowered(const std::string& op);
 
 // Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", and the
 // kernels' source, "cpp" (CPU) or "cuda" (GPU).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "toroid/graph/graph.h"
+#include "toroid/graph/target.h"
 #include "toroid/loop/expr.h"
 #include "toroid/loop/library.h"
 
@@ -83,6 +84,7 @@ struct OutputRef {
 
 struct LoopProgram {
   const Graph* graph = nullptr;
+  Target target;  // lowering's: what the kernels and library calls are for
   std::vector<std::unique_ptr<Buffer>> buffers;  // in dependency order
   std::vector<Buffer*> inputs;                   // one per graph input, in graph_inputs() order
   std::vector<OutputRef> outputs;
@@ -91,6 +93,12 @@ struct LoopProgram {
 
   Buffer* add(std::unique_ptr<Buffer> b);
 };
+
+// The loop IR verifier (verify.cpp): ids unique, buffers in dependency order (each reads only
+// earlier ones of the program), ranks and symbols consistent (sizes over the graph's symbols,
+// bodies over their own index variables), storage owners, inputs and outputs in the program,
+// kernels on the target's device. An InternalError naming the first buffer that breaks one.
+void verify_program(const LoopProgram& p);
 
 // The --emit=loop text: one line per buffer.
 std::string print_program(const LoopProgram& p);

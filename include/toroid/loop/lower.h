@@ -13,10 +13,13 @@ namespace toroid::loop {
 // Unsupported graphs (control flow, in-place ops other than a trailing copy_ into an input,
 // scalar results) are UserErrors at the node.
 struct LowerOptions {
-  // The kernels run on a GPU: bf16 and f16 matmuls are library calls (cuBLASLt) too.
-  bool cuda = false;
+  // What the program is for: its library calls (cuBLASLt on a GPU takes bf16 and f16 matmuls
+  // too), where reference kernels run, and the split reductions' parallelism.
+  Target target;
   // Run split_reductions (with the target's SplitOptions) at the end.
   bool split_reductions = true;
+  // Run verify_program after lowering and after split_reductions (--verify-each).
+  bool verify_each = false;
   // Calls with no generated code or library call run their op's reference kernel (on host copies
   // on a GPU). Off: such a call is an error located at its node, so that a frontend can run it
   // elsewhere (PyTorch eager) instead of slowly. Either way each one is logged (TOROID_LOG=fallback).

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "toroid/graph/target.h"
+
 namespace toroid::runtime {
 
 struct SharedObject {
@@ -22,6 +24,8 @@ struct CompileFlags {
   std::string compiler;  // default: $CXX, else "c++"
   std::string flags = "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -Wl,--push-state,--no-as-needed -lmvec -Wl,--pop-state";
 };
+// The flags for a CPU target (its -march); a UserError for an -march that is not a plain name.
+CompileFlags compile_flags_for(const Target& target);
 
 SharedObject compile_and_load(const std::string& source, const CompileFlags& flags = {});
 // Several translation units (codegen::wrapper::kernels_sources), compiled in parallel and

@@ -139,12 +139,10 @@ void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
 
 }  // namespace
 
-const char* target_name(Target t) { return t == Target::Cpu ? "cpu" : "cuda"; }
-
-WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule, Target target) {
+WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule) {
   WrapperProgram w;
   w.graph_name = program.graph->name();
-  w.target = target;
+  w.target = program.target;
   const ShapeEnv& env = program.graph->shape_env();
   w.env = &env;
   describe_slots(program, w);
@@ -175,7 +173,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       w.lines.push_back(c);
       Line call;
       call.kind = Line::Kind::KernelCall;
-      if (target == Target::Cpu) {
+      if (!w.target.is_cuda()) {
         CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
         call.kernel = static_cast<int>(w.kernels.size());
         call.args = ck.args;

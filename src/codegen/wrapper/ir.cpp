@@ -20,7 +20,7 @@ const std::vector<OutputPlan>& WrapperProgram::outputs() const {
 
 const std::string& kernel_name(const WrapperProgram& w, const Line& call) {
   size_t k = static_cast<size_t>(call.kernel);
-  return w.target == Target::Cpu ? w.kernels.at(k).name : w.cuda_kernels.at(k).name;
+  return !w.target.is_cuda() ? w.kernels.at(k).name : w.cuda_kernels.at(k).name;
 }
 
 std::vector<int> touched_slots(const Line& l) {

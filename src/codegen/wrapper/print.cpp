@@ -122,7 +122,7 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
 
 std::string print_wrapper(const WrapperProgram& w) {
   std::ostringstream os;
-  os << "wrapper @" << w.graph_name << (w.target == Target::Cuda ? " cuda" : "") << " {\n";
+  os << "wrapper @" << w.graph_name << (w.target.is_cuda() ? " cuda" : "") << " {\n";
   if (!w.symbols.empty()) os << "  # syms = " << list_str(w.symbols) << "\n";
   for (const InputSlot& in : w.inputs) {
     os << "  input " << slot_name(w, in.slot) << " = inputs[" << in.index << "]";
@@ -140,7 +140,7 @@ std::string print_wrapper(const WrapperProgram& w) {
 }
 
 std::string kernels_source(const WrapperProgram& w) {
-  if (w.target == Target::Cuda) {
+  if (w.target.is_cuda()) {
     std::string s = cuda::cuda_prelude();
     for (const cuda::CudaKernel& k : w.cuda_kernels) s += "\n" + k.source;
     return s;
@@ -156,7 +156,7 @@ std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts) 
   size_t total = 0;
   for (const cpu::CppKernel& k : w.kernels) total += k.source.size();
   parts = std::min(parts, w.kernels.size());
-  if (w.target == Target::Cuda || parts < 2 || total < kSplitBytes) return {kernels_source(w)};
+  if (w.target.is_cuda() || parts < 2 || total < kSplitBytes) return {kernels_source(w)};
   // Greedy: each kernel, largest first, goes to the smallest part so far.
   std::vector<size_t> order(w.kernels.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

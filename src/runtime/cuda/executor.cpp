@@ -469,7 +469,7 @@ struct CudaExecutor::Impl {
   }
 
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
-                           const CudaRunOptions& o) {
+                           const RunOptions& o) {
     collect_deferred_checks(false);
     binding = std::move(b);
     stream = o.stream ? o.stream : default_stream();
@@ -519,7 +519,7 @@ CudaExecutor::CudaExecutor(const codegen::wrapper::WrapperProgram& program, cons
 CudaExecutor::~CudaExecutor() = default;
 
 std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats,
-                                       const CudaRunOptions& options) {
+                                       const RunOptions& options) {
   return impl_->run(inputs, std::move(binding), stats, options);
 }
 

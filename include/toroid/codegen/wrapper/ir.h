@@ -12,6 +12,7 @@
 #include "toroid/codegen/kernel.h"
 #include "toroid/graph/types.h"
 #include "toroid/loop/library.h"
+#include "toroid/graph/target.h"
 #include "toroid/ops/rt_value.h"
 #include "toroid/support/error.h"
 #include "toroid/sym/shape_env.h"
@@ -21,10 +22,6 @@ struct OpEntry;
 }
 
 namespace toroid::codegen::wrapper {
-
-// Which emitter writes the kernels and which executor runs the lines.
-enum class Target { Cpu, Cuda };
-const char* target_name(Target t);
 
 // The memory of one buffer that owns its storage, by the buffer's id (its slot).
 struct Slot {
@@ -124,7 +121,7 @@ struct Line {
 struct WrapperProgram {
   std::string graph_name;
   const ShapeEnv* env = nullptr;  // the graph's: every SymExpr here is over its symbols
-  Target target = Target::Cpu;
+  Target target;  // the loop program's: which kernels exist, which executor runs the lines
   std::vector<Slot> slots;
   std::vector<InputSlot> inputs;
   std::vector<ConstantSlot> constants;

@@ -14,11 +14,10 @@
 namespace toroid::codegen::wrapper {
 
 // Lines for a schedule: an Alloc before each buffer is first written, a provenance comment and
-// a call per step, and the Return line. Emits the kernels (C++ or CUDA); a KernelCall's
-// `kernel` indexes the target's kernel list. `program` must outlive the result (constants'
-// data, the ShapeEnv).
-WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule,
-                             Target target = Target::Cpu);
+// a call per step, and the Return line. Emits the kernels for the program's target (C++ or
+// CUDA); a KernelCall's `kernel` indexes that target's kernel list. `program` must outlive the
+// result (constants' data, the ShapeEnv).
+WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule);
 
 // Memory planning: frees each intermediate after its last use and turns an Alloc into a Reuse
 // of a freed block on the same device: the smallest that is provably large enough and at most

@@ -35,43 +35,26 @@ ops::HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int6
 // everything compiles; the first ones are the same translation units a run compiles).
 std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w, bool both_widths = false);
 
-struct CudaRunOptions {
-  Stream stream = nullptr;  // default_stream()
-  // Workspace mode: every buffer the program allocates is carved out of this memory, as the
-  // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too.
-  void* workspace = nullptr;
-  size_t workspace_bytes = 0;
-  // Gather-position checks: false waits for the run and reports an out of range position as a
-  // UserError from this run; true queues an asynchronous copy of the kernels' error records and
-  // reports an error found in them at a later run or check_errors() (as CUDA reports device-side
-  // asserts), so the host never waits for the GPU.
-  bool deferred_checks = false;
-  // Device memory of the caller for the outputs (indexed like the graph's outputs; entries may
-  // be null), used where output_binding.h allows; the returned views show where each went.
-  std::vector<std::shared_ptr<ops::HostStorage>> outputs;
-};
-
-class CudaExecutor {
+class CudaExecutor final : public Executor {
  public:
   // Loads one module per kernel from `cubins` (cubin_requests' order and entry points). A
   // launch that needs a kernel's 64-bit entry point compiles it then, with `options`.
   CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins,
                const NvrtcOptions& options = {});
-  ~CudaExecutor();
+  ~CudaExecutor() override;
   CudaExecutor(const CudaExecutor&) = delete;
   CudaExecutor& operator=(const CudaExecutor&) = delete;
 
-  // Inputs and outputs are device-resident; as Executor::run otherwise. Returns once the work is
-  // queued on the stream, except that a program that checks gather positions synchronizes to
-  // report an out of range one (unless options.deferred_checks). An error found in an earlier
-  // deferred check is reported first, before any work is queued.
+  // Inputs and outputs are device-resident (RunOptions::outputs too); as Executor::run
+  // otherwise. Returns once the work is queued on the stream, except that a program that checks
+  // gather positions synchronizes to report an out of range one (unless
+  // options.deferred_checks). An error found in an earlier deferred check is reported first,
+  // before any work is queued.
   std::vector<ops::RtValue> run(const std::vector<ops::RtValue>& inputs, sym::Binding binding,
-                                RunStats* stats = nullptr, const CudaRunOptions& options = {});
-  // Waits for the deferred checks of earlier runs and reports the first error they found.
-  void check_errors();
-
-  // The bytes a workspace needs for these sizes (every size must be known before the run).
-  size_t workspace_bytes(const sym::Binding& binding) const;
+                                RunStats* stats = nullptr, const RunOptions& options = {}) override;
+  void check_errors() override;
+  // Every size must be known before the run.
+  size_t workspace_bytes(const sym::Binding& binding) const override;
 
  private:
   struct Impl;
