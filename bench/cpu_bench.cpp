@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/ops/registry.h"
@@ -140,8 +141,8 @@ GraphResult bench_graph(const std::string& path, int reps) {
   r.compile_ms = module->current().stats.compile_ms;
   r.kernels = module->current().stats.kernels;
   r.fallbacks = module->current().stats.fallback_calls + module->current().stats.extern_calls;
-  std::vector<RtValue> inputs = toroid::interp::random_inputs(module->graph(), 0);
-  inputs = toroid::interp::materialize_inputs(module->graph(), inputs);
+  std::vector<RtValue> inputs = toroid::bind::random_inputs(module->graph(), 0);
+  inputs = toroid::bind::materialize_inputs(module->graph(), inputs);
   r.shape = shape_of(inputs);
   int64_t in_bytes = 0, out_bytes = 0;
   for (const RtValue& v : inputs) in_bytes += tensor_bytes(v);

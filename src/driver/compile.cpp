@@ -13,7 +13,7 @@
 
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
-#include "toroid/interp/interpreter.h"
+#include "toroid/bind/inputs.h"
 #include "toroid/loop/lower.h"
 #include "toroid/ops/registry.h"
 #include "toroid/passes/decompose.h"
@@ -330,7 +330,7 @@ Specialization& CompiledModule::specialization_for(const sym::Binding& binding, 
 }
 
 Specialization& CompiledModule::specialize(const std::vector<ops::RtValue>& inputs, sym::Binding* binding) {
-  return specialization_for(interp::bind_inputs(*source_graph_, inputs), binding);
+  return specialization_for(bind::bind_inputs(*source_graph_, inputs), binding);
 }
 
 std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats) {
@@ -338,7 +338,7 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
 #ifdef TOROID_WITH_CUDA
     // Host inputs laid out as the graph's, copied whole (views stay views), and the outputs back.
     std::vector<ops::RtValue> on_device;
-    for (const ops::RtValue& v : interp::materialize_inputs(*source_graph_, inputs))
+    for (const ops::RtValue& v : bind::materialize_inputs(*source_graph_, inputs))
       on_device.push_back(runtime::cuda::to_device(v));
     check_device_errors();  // earlier run_device calls' checks first
     std::vector<ops::RtValue> out = run_on_device(on_device, stats, nullptr, false);
@@ -375,7 +375,7 @@ std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, con
   bool cuda = options_.target.is_cuda();
   // The graph's own guards and the inputs' sizes and strides were checked by specialize().
   std::vector<ops::RtValue> out =
-      s.executor->run(cuda ? inputs : interp::materialize_inputs(*source_graph_, inputs), std::move(binding), stats, options);
+      s.executor->run(cuda ? inputs : bind::materialize_inputs(*source_graph_, inputs), std::move(binding), stats, options);
   for (size_t i = 0; i < options.outputs.size() && i < out.size(); ++i)
     land_output(out[i], i, options.outputs[i], cuda, options.stream);
   return out;

@@ -5,18 +5,20 @@
 #include <cstring>
 #include <unordered_map>
 
-#include "internal.h"
+#include "toroid/bind/binding.h"
+#include "toroid/bind/inputs.h"
 #include "toroid/ops/impl.h"
 #include "toroid/ops/meta.h"
 #include "toroid/ops/registry.h"
 
 namespace toroid::interp {
 
-using detail::eval_int;
-using detail::exprs_str;
-using detail::ints_str;
-using detail::node_error;
-using detail::node_what;
+using bind::bind_inputs;
+using bind::eval_int;
+using bind::exprs_str;
+using bind::ints_str;
+using bind::node_error;
+using bind::node_what;
 using ops::HostTensor;
 using ops::RtValue;
 
@@ -90,7 +92,7 @@ std::vector<RtValue> Interpreter::run(const std::vector<RtValue>& inputs) {
     if (inputs[i].is_tensor()) impl_->note_storage(values[i], inputs[i].tensor(), f);
   }
   std::vector<RtValue> out = impl_->run_graph(impl_->graph, f);
-  detail::check_bound_guards(impl_->env(), f.binding);
+  bind::check_bound_guards(impl_->env(), f.binding);
   impl_->last_binding = std::move(f.binding);
   return out;
 }
@@ -232,7 +234,7 @@ void Interpreter::Impl::check_tensor(const Value* v, const HostTensor& t, Frame&
       const sym::SymbolInfo* info = s.is_symbol() ? env().info(s) : nullptr;
       if (info != nullptr && info->unbacked && !f.binding.count(s)) {
         try {
-          detail::bind_symbol(env(), f.binding, s, sym::Scalar{sym::Type::Int, t.sizes()[d], 0},
+          bind::bind_symbol(env(), f.binding, s, sym::Scalar{sym::Type::Int, t.sizes()[d], 0},
                               "size " + std::to_string(d) + " of the " + what, n->loc());
         } catch (const UserError& e) {
           if (e.loc().known()) throw;
@@ -303,7 +305,7 @@ void Interpreter::Impl::check_scalar(const Value* v, const RtValue& x, Frame& f)
   }
   if (e.is_symbol() && !f.binding.count(e)) {
     try {
-      detail::bind_symbol(env(), f.binding, e, got, "the " + what, n->loc());
+      bind::bind_symbol(env(), f.binding, e, got, "the " + what, n->loc());
     } catch (const UserError& err) {
       if (err.loc().known()) throw;
       node_error(n, err.message());
@@ -317,8 +319,8 @@ void Interpreter::Impl::check_scalar(const Value* v, const RtValue& x, Frame& f)
                                               (got.f != got.f && want->f != want->f))
                                            : got.i == want->i;
   if (!same)
-    node_error(n, what + ": value " + detail::scalar_str(got) + " but meta says " + e.str() + " = " +
-                      detail::scalar_str(*want));
+    node_error(n, what + ": value " + bind::scalar_str(got) + " but meta says " + e.str() + " = " +
+                      bind::scalar_str(*want));
 }
 
 std::vector<RtValue> Interpreter::Impl::run_subgraph(const Node* owner, const char* name,
@@ -333,7 +335,7 @@ std::vector<RtValue> Interpreter::Impl::run_subgraph(const Node* owner, const ch
                           std::to_string(operands.size()) + " operands were given");
   Frame f{g, parent.binding, {}, {}, {}};
   try {
-    detail::bind_values(env(), f.binding, ins, operands, true);
+    bind::bind_values(env(), f.binding, ins, operands, true);
   } catch (const UserError& e) {
     node_error(owner, std::string("entering subgraph ") + name + ": " + e.message());
   }

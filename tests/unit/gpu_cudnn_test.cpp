@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/graph/text.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/cuda/cudnn.h"
@@ -29,7 +30,7 @@ void check(const std::string& text, double tol) {
   if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
   if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
   auto g = toroid::parse_graph(text, "conv.tir");
-  std::vector<RtValue> in = toroid::interp::random_inputs(*g, 5);
+  std::vector<RtValue> in = toroid::bind::random_inputs(*g, 5);
   std::vector<RtValue> want = toroid::interp::interpret(*g, in);
   const toroid::Node* conv = nullptr;
   for (const toroid::Node* n : g->nodes())

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/cuda/device_allocator.h"
@@ -43,7 +44,7 @@ class GpuExecutor : public ::testing::Test {
     toroid::driver::CompileOptions o;
     o.target = toroid::Target::cuda();
     module_ = toroid::driver::CompiledModule::compile(kGraph, "g.tir", o);
-    inputs_ = toroid::interp::random_inputs(module_->graph(), 7);
+    inputs_ = toroid::bind::random_inputs(module_->graph(), 7);
     want_ = toroid::interp::interpret(module_->graph(), inputs_);
   }
   void TearDown() override {

@@ -1,5 +1,6 @@
 // Symbols bound from inputs and results; guard, range and input checks.
 #include "interp_test_util.h"
+#include "toroid/bind/inputs.h"
 
 namespace interptest {
 namespace {
@@ -77,7 +78,7 @@ TEST(InterpBinding, StridesOfInputsAreChecked) {
   std::string msg = user_error_of([&] { interp::interpret(*g, {iota({2, 3})}); });
   EXPECT_TRUE(contains(msg, "input %x: stride 0 is 3 but the graph expects 1")) << msg;
   // materialize_inputs lays the same logical values out as the graph says.
-  std::vector<RtValue> in = interp::materialize_inputs(*g, {iota({2, 3})});
+  std::vector<RtValue> in = toroid::bind::materialize_inputs(*g, {iota({2, 3})});
   EXPECT_EQ(in[0].tensor().strides(), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(values(in[0].tensor()), (std::vector<double>{0, 1, 2, 3, 4, 5}));
   std::vector<RtValue> out = interp::interpret(*g, in);
@@ -141,9 +142,9 @@ TEST(InterpBinding, RandomInputsFollowHintsAndSeed) {
   %b = input : bool[2]
   output %x
 })");
-  std::vector<RtValue> a = interp::random_inputs(*g, 7);
-  std::vector<RtValue> b = interp::random_inputs(*g, 7);
-  std::vector<RtValue> c = interp::random_inputs(*g, 8);
+  std::vector<RtValue> a = toroid::bind::random_inputs(*g, 7);
+  std::vector<RtValue> b = toroid::bind::random_inputs(*g, 7);
+  std::vector<RtValue> c = toroid::bind::random_inputs(*g, 8);
   EXPECT_EQ(a[0].tensor().sizes(), (std::vector<int64_t>{3, 4}));
   EXPECT_EQ(a[0].tensor().strides(), (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(values(a[0].tensor()), values(b[0].tensor()));
@@ -154,7 +155,7 @@ TEST(InterpBinding, RandomInputsFollowHintsAndSeed) {
   // A given input fixes the symbols it determines.
   std::vector<RtValue> given(3);
   given[1] = tensor(DType::Int64, {5}, {1, 2, 3, 4, 5});
-  std::vector<RtValue> d = interp::random_inputs(*g, 7, interp::RandomDist::Normal, given);
+  std::vector<RtValue> d = toroid::bind::random_inputs(*g, 7, toroid::bind::RandomDist::Normal, given);
   EXPECT_EQ(d[0].tensor().sizes(), (std::vector<int64_t>{5, 4}));
   EXPECT_NO_THROW(interp::interpret(*g, d));
 }

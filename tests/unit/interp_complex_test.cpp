@@ -3,6 +3,7 @@
 #include <complex>
 
 #include "interp_test_util.h"
+#include "toroid/bind/inputs.h"
 #include "toroid/graph/verify.h"
 #include "toroid/ops/ref_util.h"
 #include "toroid/ops/registry.h"
@@ -17,7 +18,7 @@ TEST(InterpComplex, RandomInputsFillBothParts) {
   %x = input : c128[64]
   output %x
 })");
-  std::vector<RtValue> in = interp::random_inputs(*g, 7, interp::RandomDist::Normal);
+  std::vector<RtValue> in = bind::random_inputs(*g, 7, bind::RandomDist::Normal);
   const HostTensor& t = in.at(0).tensor();
   ASSERT_EQ(t.dtype(), DType::Complex128);
   double re = 0, im = 0;
@@ -57,7 +58,7 @@ TEST(InterpComplex, OpsWithoutComplexSupportFailCleanly) {
   %y = aten.neg.default(%x) : c64[4]
   output %y
 })");
-  EXPECT_TRUE(contains(user_error_of([&] { interp::interpret(*g, interp::random_inputs(*g, 1)); }),
+  EXPECT_TRUE(contains(user_error_of([&] { interp::interpret(*g, bind::random_inputs(*g, 1)); }),
                        "t.tir:3:3: error: aten.neg.default: c64 is not supported"));
   ops::install_schema_op_info();
   EXPECT_TRUE(contains(verify(*g).str(), "aten.neg.default: c64 is not supported"));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
 #include "toroid/interp/interpreter.h"
@@ -170,7 +171,7 @@ std::string run_case(const fs::path& dir) {
     std::vector<RtValue> inputs;
     for (size_t i = 0; i < values.size(); ++i)
       inputs.emplace_back(ops::read_npy((dir / ("in" + std::to_string(i) + ".npy")).string()));
-    inputs = interp::materialize_inputs(*g, inputs);
+    inputs = bind::materialize_inputs(*g, inputs);
     std::vector<RtValue> outputs = interp::interpret(*g, inputs);
     for (size_t i = 0; i < outputs.size(); ++i) {
       fs::path want = dir / ("out" + std::to_string(i) + ".npy");

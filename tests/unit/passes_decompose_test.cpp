@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
 #include "toroid/interp/interpreter.h"
@@ -84,7 +85,7 @@ bool g_check_results = true;
 
 RunResult run(const Graph& g, const Loader& load) {
   RunResult r;
-  r.inputs = interp::materialize_inputs(g, load());
+  r.inputs = bind::materialize_inputs(g, load());
   interp::InterpreterOptions opts;
   opts.check_results = g_check_results;
   r.outputs = interp::interpret(g, r.inputs, opts);
@@ -173,7 +174,7 @@ void check_text(const std::string& text, const std::string& op, bool expect_deco
   ops::install_schema_op_info();
   std::unique_ptr<Graph> g = parse_graph(text, "<test>");
   const Graph* original = g.get();
-  std::vector<RtValue> random = interp::random_inputs(*original, 7);
+  std::vector<RtValue> random = bind::random_inputs(*original, 7);
   Loader inputs = [&random] {
     std::vector<RtValue> in;
     for (const RtValue& v : random) in.push_back(v.is_tensor() ? RtValue(v.tensor().clone()) : v);
@@ -274,7 +275,7 @@ TEST(Pipeline, RunsEveryPassInOrder) {
   output %c
 })",
                                          "<test>");
-  std::vector<RtValue> random = interp::random_inputs(*g, 3);
+  std::vector<RtValue> random = bind::random_inputs(*g, 3);
   Loader inputs = [&random] { return random; };
   RunResult before = run(*g, inputs);
   PassManagerOptions opts;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/host_allocator.h"
@@ -60,7 +61,7 @@ void expect_close(const std::vector<RtValue>& got, const std::vector<RtValue>& w
 
 TEST_F(RuntimeExecutor, SecondRunAllocatesNoNewBlocks) {
   auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
-  std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), 1);
+  std::vector<RtValue> in = toroid::bind::random_inputs(m->graph(), 1);
   std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
   HostAllocator& a = HostAllocator::global();
   toroid::runtime::RunStats s1, s2;
@@ -80,8 +81,8 @@ TEST_F(RuntimeExecutor, SecondRunAllocatesNoNewBlocks) {
 
 TEST_F(RuntimeExecutor, HeldOutputsAreNotReused) {
   auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
-  std::vector<RtValue> in1 = toroid::interp::random_inputs(m->graph(), 2);
-  std::vector<RtValue> in2 = toroid::interp::random_inputs(m->graph(), 3);
+  std::vector<RtValue> in1 = toroid::bind::random_inputs(m->graph(), 2);
+  std::vector<RtValue> in2 = toroid::bind::random_inputs(m->graph(), 3);
   std::vector<RtValue> want1 = toroid::interp::interpret(m->graph(), in1);
   std::vector<RtValue> want2 = toroid::interp::interpret(m->graph(), in2);
   std::vector<RtValue> out1 = m->run(in1);
@@ -101,7 +102,7 @@ TEST_F(RuntimeExecutor, HeldOutputsAreNotReused) {
 // and the driver, which promises the caller's memory, refuses it.
 TEST_F(RuntimeExecutor, OutputsPlacedInCallerMemory) {
   auto m = toroid::driver::CompiledModule::compile(kGraph, "g.tir");
-  std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), 4);
+  std::vector<RtValue> in = toroid::bind::random_inputs(m->graph(), 4);
   std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
   toroid::sym::Binding b;
   toroid::driver::Specialization& s = m->specialize(in, &b);
@@ -135,7 +136,7 @@ TEST_F(RuntimeExecutor, InputAtAnotherOffsetThanItsGraphType) {
   %y = aten.mul.Tensor(%x, 2.0) : f32[3, 2]
   output %y
 })", "g.tir");
-  std::vector<RtValue> laid_out = toroid::interp::random_inputs(m->graph(), 5);
+  std::vector<RtValue> laid_out = toroid::bind::random_inputs(m->graph(), 5);
   std::vector<RtValue> want = toroid::interp::interpret(m->graph(), laid_out);
   const toroid::ops::HostTensor& x = laid_out[0].tensor();
   ASSERT_EQ(x.offset(), 2);
@@ -175,7 +176,7 @@ TEST_F(RuntimeExecutor, OtherSizesStillCorrect) {
     toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {n, 32});
     for (int64_t k = 0; k < x.numel(); ++k) x.set_double(k, std::sin(static_cast<double>(k)));
     given[0] = RtValue(x);
-    std::vector<RtValue> in = toroid::interp::random_inputs(m->graph(), static_cast<uint64_t>(n), {}, given);
+    std::vector<RtValue> in = toroid::bind::random_inputs(m->graph(), static_cast<uint64_t>(n), {}, given);
     expect_close(m->run(in), toroid::interp::interpret(m->graph(), in));
   }
 }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "toroid/bind/inputs.h"
 #include "toroid/driver/compile.h"
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/executor.h"
@@ -151,7 +152,7 @@ TEST_F(Lifecycle, ExecutorNamesTheLineThatFreedWhatACallReads) {
   w.lines.erase(w.lines.begin() + static_cast<long>(f));
   w.lines.insert(w.lines.begin() + static_cast<long>(reader), free_line);
   std::unique_ptr<toroid::runtime::Executor> broken = toroid::runtime::make_cpu_executor(w, s.so);
-  toroid::sym::Binding b = toroid::interp::bind_inputs(*s.graph, inputs());
+  toroid::sym::Binding b = toroid::bind::bind_inputs(*s.graph, inputs());
   std::string e = internal_error([&] { broken->run(inputs(), b); });
   EXPECT_NE(e.find("lifecycle: line " + std::to_string(reader + 2) + " uses " +
                        w.slots[static_cast<size_t>(free_line.slot)].name +
@@ -179,7 +180,7 @@ TEST_F(Lifecycle, VerifiedRunsMatchAndStayUnderThePlan) {
   w.planned_peak_bytes = toroid::SymExpr::integer(stats.peak_bytes - 1);
   std::unique_ptr<toroid::runtime::Executor> lying = toroid::runtime::make_cpu_executor(w, s.so);
   std::string e =
-      internal_error([&] { lying->run(in, toroid::interp::bind_inputs(*s.graph, in)); });
+      internal_error([&] { lying->run(in, toroid::bind::bind_inputs(*s.graph, in)); });
   EXPECT_NE(e.find("more than the " + std::to_string(stats.peak_bytes - 1) + " its plan allows"), std::string::npos) << e;
   ::unsetenv("TOROID_VERIFY_LIFECYCLE");
 }

@@ -15,6 +15,7 @@
 
 #include "compare.h"
 #include "summary.h"
+#include "toroid/bind/inputs.h"
 #include "toroid/driver/compile.h"
 #include "toroid/graph/graph.h"
 #include "toroid/graph/text.h"
@@ -313,9 +314,9 @@ int run(const Options& o) {
       toroid::user_error("no value for input " + toroid::describe_input(values[i]) + " (give --input " +
                              values[i]->name() + "=FILE.npy or --random-inputs)",
                          values[i]->node()->loc());
-  std::vector<RtValue> inputs = toroid::interp::random_inputs(
-      *graph, o.seed, o.normal ? toroid::interp::RandomDist::Normal : toroid::interp::RandomDist::Uniform, given);
-  inputs = toroid::interp::materialize_inputs(*graph, inputs);
+  std::vector<RtValue> inputs = toroid::bind::random_inputs(
+      *graph, o.seed, o.normal ? toroid::bind::RandomDist::Normal : toroid::bind::RandomDist::Uniform, given);
+  inputs = toroid::bind::materialize_inputs(*graph, inputs);
 
   toroid::interp::InterpreterOptions io;
   io.seed = o.seed;
@@ -330,7 +331,7 @@ int run(const Options& o) {
       for (RtValue& v : run_inputs)
         if (v.is_tensor()) v = RtValue(v.tensor().clone());
     auto start = std::chrono::steady_clock::now();
-    outputs = module->run(o.compare ? toroid::interp::materialize_inputs(*graph, run_inputs) : inputs, &stats);
+    outputs = module->run(o.compare ? toroid::bind::materialize_inputs(*graph, run_inputs) : inputs, &stats);
     run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   if (!module || o.compare) reference = toroid::interp::interpret(*graph, inputs, io);
@@ -360,7 +361,7 @@ int run(const Options& o) {
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [" << outputs_json << "]}\n";
   } else if (o.json) {
     const toroid::driver::CompileStats& cs = module->current().stats;
-    toroid::sym::Binding binding = toroid::interp::bind_inputs(*graph, inputs);
+    toroid::sym::Binding binding = toroid::bind::bind_inputs(*graph, inputs);
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"ops\": " << cs.ops << ", \"kernels\": " << cs.kernels
               << ", \"extern_calls\": " << cs.extern_calls << ", \"fallback_calls\": " << cs.fallback_calls
               << ", \"compile_ms\": " << json_number(cs.compile_ms) << ", \"cache_hit\": " << (cs.cache_hit ? "true" : "false")

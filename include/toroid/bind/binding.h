@@ -1,5 +1,6 @@
-// Helpers shared by the interpreter's files: evaluating symbolic metas under a binding, binding
-// symbols with range and guard checks, and messages.
+// The steps of binding, for the interpreter (which binds subgraph parameters and unbacked
+// symbols as it runs): evaluating symbolic metas under a binding, binding symbols with range
+// and guard checks, and messages.
 #pragma once
 
 #include <optional>
@@ -10,7 +11,7 @@
 #include "toroid/ops/rt_value.h"
 #include "toroid/sym/shape_env.h"
 
-namespace toroid::interp::detail {
+namespace toroid::bind {
 
 std::string ints_str(const std::vector<int64_t>& v);  // "[2, 3]"
 std::string exprs_str(const std::vector<SymExpr>& v);  // "[s0, 3]"
@@ -42,4 +43,4 @@ std::string node_what(const Value* v);
 // UserError at the node's location (or, when unknown, with the node described).
 [[noreturn]] void node_error(const Node* n, const std::string& message);
 
-}  // namespace toroid::interp::detail
+}  // namespace toroid::bind

@@ -2,12 +2,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "internal.h"
-#include "toroid/interp/interpreter.h"
+#include "toroid/bind/binding.h"
+#include "toroid/bind/inputs.h"
 #include "toroid/ops/meta.h"
 
-namespace toroid::interp {
-namespace detail {
+namespace toroid::bind {
 
 std::string ints_str(const std::vector<int64_t>& v) {
   std::string s = "[";
@@ -234,7 +233,6 @@ void node_error(const Node* n, const std::string& message) {
   user_error(message + "; in: " + n->describe());
 }
 
-}  // namespace detail
 
 namespace {
 sym::Binding bind_all(const Graph& g, const std::vector<ops::RtValue>& inputs, bool check_strides) {
@@ -243,15 +241,15 @@ sym::Binding bind_all(const Graph& g, const std::vector<ops::RtValue>& inputs, b
     user_error("graph @" + g.name() + " takes " + std::to_string(values.size()) + " inputs (inputs, then params) but " +
                std::to_string(inputs.size()) + " were given");
   sym::Binding b;
-  detail::bind_values(g.shape_env(), b, values, inputs, false, check_strides);
-  detail::check_bound_guards(g.shape_env(), b);
+  bind_values(g.shape_env(), b, values, inputs, false, check_strides);
+  check_bound_guards(g.shape_env(), b);
   return b;
 }
 }  // namespace
 
 sym::Binding bind_inputs(const Graph& g, const std::vector<ops::RtValue>& inputs) { return bind_all(g, inputs, true); }
-sym::Binding detail::bind_input_sizes(const Graph& g, const std::vector<ops::RtValue>& inputs) {
+sym::Binding bind_input_sizes(const Graph& g, const std::vector<ops::RtValue>& inputs) {
   return bind_all(g, inputs, false);
 }
 
-}  // namespace toroid::interp
+}  // namespace toroid::bind

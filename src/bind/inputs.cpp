@@ -2,13 +2,13 @@
 // inputs for `toroidc run --random-inputs`.
 #include <cmath>
 
-#include "internal.h"
-#include "toroid/interp/interpreter.h"
+#include "toroid/bind/binding.h"
+#include "toroid/bind/inputs.h"
 #include "toroid/ops/meta.h"
 #include "toroid/ops/philox.h"
 #include "toroid/ops/ref_util.h"
 
-namespace toroid::interp {
+namespace toroid::bind {
 
 using ops::HostTensor;
 using ops::RtValue;
@@ -22,12 +22,12 @@ HostTensor lay_out(const HostTensor& logical, const TensorMeta& m, const ShapeEn
   if (static_cast<int64_t>(m.strides.size()) == logical.dim()) {
     std::vector<int64_t> s;
     for (SymExpr e : m.strides)
-      if (auto x = detail::eval_int(env, e, b)) s.push_back(*x);
+      if (auto x = eval_int(env, e, b)) s.push_back(*x);
     if (s.size() == m.strides.size()) strides = s;
   }
-  int64_t offset = detail::eval_int(env, m.offset, b).value_or(0);
+  int64_t offset = eval_int(env, m.offset, b).value_or(0);
   for (int64_t s : strides)
-    if (s < 0) user_error("input " + what + ": negative strides " + detail::ints_str(strides) + " are not supported");
+    if (s < 0) user_error("input " + what + ": negative strides " + ints_str(strides) + " are not supported");
   if (offset < 0) user_error("input " + what + ": negative offset " + std::to_string(offset));
   bool same = offset == logical.offset();
   for (int64_t d = 0; d < logical.dim(); ++d)
@@ -48,7 +48,7 @@ HostTensor lay_out(const HostTensor& logical, const TensorMeta& m, const ShapeEn
 }  // namespace
 
 std::vector<RtValue> materialize_inputs(const Graph& g, const std::vector<RtValue>& logical) {
-  sym::Binding b = detail::bind_input_sizes(g, logical);
+  sym::Binding b = bind_input_sizes(g, logical);
   std::vector<const Value*> values = graph_inputs(g);
   std::vector<RtValue> out;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -118,7 +118,7 @@ std::vector<RtValue> random_inputs(const Graph& g, uint64_t seed, RandomDist dis
     const TensorMeta& m = v->meta();
     std::vector<int64_t> sizes;
     for (SymExpr e : m.sizes) {
-      std::optional<int64_t> x = detail::eval_int(env, e, b);
+      std::optional<int64_t> x = eval_int(env, e, b);
       if (!x)
         user_error("input " + describe_input(v) + ": cannot choose a size for " + e.str() +
                        " (unbacked symbols have no hint; give the input with --input)",
@@ -151,4 +151,4 @@ std::vector<RtValue> random_inputs(const Graph& g, uint64_t seed, RandomDist dis
   return out;
 }
 
-}  // namespace toroid::interp
+}  // namespace toroid::bind
