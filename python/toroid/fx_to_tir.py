@@ -8,6 +8,7 @@ reads them.
 """
 import math
 import operator
+import os
 import re
 
 DTYPES = {
@@ -284,6 +285,32 @@ def op_name(target):
     return REWRITES.get(name, (name,))[0] if name else None
 
 
+def _tir_string(text):
+    text = "".join(c if c >= " " else " " for c in text)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def user_stack_line(node):
+    """The innermost frame of the user's code that made `node` ("model.py:12 in forward: return
+    x.relu()"), from the stack trace torch.compile records in node.meta; None without one."""
+    trace = node.meta.get("stack_trace") if hasattr(node, "meta") else None
+    if not trace:
+        return None
+    frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)\n?([^\n]*)', trace)
+    if not frames:
+        return None
+    path, line, fn, code = frames[-1]
+    where = "%s:%s in %s" % (os.path.basename(path), line, fn)
+    return where + (": " + code.strip() if code.strip() else "")
+
+
+def origin(node):
+    """The ` origin("fx name", "stack line")` suffix of a node's .tir line: provenance that the
+    compiler carries to the kernels (toroidc --emit=provenance, the dump_dir's provenance.json)."""
+    stack = user_stack_line(node)
+    return " origin(%s%s)" % (_tir_string(node.name), ", " + _tir_string(stack) if stack else "")
+
+
 class Emitter:
     """Builds the text of one graph from FX nodes."""
 
@@ -360,7 +387,7 @@ class Emitter:
         name = self.define(node)
         self.storage[name] = name
         self.inputs.append(node)
-        self.lines.append("  %s = input : %s" % (name, self._type(v, device=self._moved(v))))
+        self.lines.append("  %s = input : %s%s" % (name, self._type(v, device=self._moved(v)), origin(node)))
         # Symbols toroid can bind from this input: a size (or scalar value) that is one symbol.
         for x in (list(v.shape) if _is_tensor(v) else [v]):
             if is_symbolic(x) and sym_expr(x)[0].is_Symbol:
@@ -437,7 +464,7 @@ class Emitter:
         positional = rewrite[1](node.args) if rewrite else node.args
         args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
         self.line_nodes[len(self.lines)] = node
-        self.lines.append("  %s = %s(%s) : %s" % (", ".join(names), op, ", ".join(args), ", ".join(types)))
+        self.lines.append("  %s = %s(%s) : %s%s" % (", ".join(names), op, ", ".join(args), ", ".join(types), origin(node)))
 
     def render(self, outputs):
         """The graph's text; also sets self.node_at_line (1-based line -> call node), which maps

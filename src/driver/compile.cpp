@@ -124,8 +124,9 @@ void dump(const Specialization& s, const std::string& dir, size_t index) {
   if (ec) user_error("debug dump directory '" + dir + "': " + ec.message());
   std::string base = dir + "/" + s.graph->name() + "." + std::to_string(index) + ".";
   bool cuda = s.wrapper.target.is_cuda();
-  for (const char* what : {"graph", "loop", "wrapper", cuda ? "cuda" : "cpp"}) {
-    std::string ext = std::string(what) == "graph" ? "graph.tir" : std::string(what) == "cuda" ? "cu" : what;
+  for (const char* what : {"graph", "loop", "wrapper", "provenance", cuda ? "cuda" : "cpp"}) {
+    std::string w = what;
+    std::string ext = w == "graph" ? "graph.tir" : w == "cuda" ? "cu" : w == "provenance" ? "provenance.json" : w;
     std::ofstream f(base + ext);
     f << emit(s, what);
     if (!f) user_error("cannot write the debug dump " + base + ext);
@@ -430,6 +431,7 @@ std::string emit(const Specialization& s, const std::string& what) {
   if (what == "graph") return print_graph(*s.graph);
   if (what == "loop") return loop::print_program(*s.loop);
   if (what == "wrapper") return codegen::wrapper::print_wrapper(s.wrapper);
+  if (what == "provenance") return codegen::wrapper::print_provenance(s.wrapper);
   bool cuda = s.wrapper.target.is_cuda();
   if (what == "cpp" || what == "cuda") {
     if (cuda != (what == "cuda"))
@@ -437,7 +439,7 @@ std::string emit(const Specialization& s, const std::string& what) {
                  s.wrapper.target.device_name() + (cuda ? " (use --emit=cuda)" : " (use --device cuda)"));
     return s.source;
   }
-  user_error("unknown --emit form '" + what + "' (expected graph, loop, wrapper, cpp or cuda)");
+  user_error("unknown --emit form '" + what + "' (expected graph, loop, wrapper, provenance, cpp or cuda)");
 }
 
 }  // namespace toroid::driver

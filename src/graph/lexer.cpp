@@ -138,7 +138,7 @@ bool is_reserved_in_expr(std::string_view s) {
   return false;
 }
 bool is_item_keyword(std::string_view s) {
-  for (const char* w : {"sym", "guard", "output", "input", "param", "constant", "subgraph"})
+  for (const char* w : {"sym", "guard", "output", "input", "param", "constant", "subgraph", "origin"})
     if (s == w) return true;
   return false;
 }

@@ -133,6 +133,20 @@ class Parser {
     fail(peek(), std::string("expected ") + what + " but found " + describe_token(peek()));
   }
 
+  // origin("name"[, "stack line"])
+  NodeOrigin parse_origin() {
+    take();
+    expect(Tok::LParen, "'(' after origin");
+    NodeOrigin o;
+    o.name = expect(Tok::String, "the origin's name (a string)").text;
+    if (at(Tok::Comma)) {
+      take();
+      o.stack = expect(Tok::String, "the origin's stack line (a string)").text;
+    }
+    expect(Tok::RParen, "')' closing the origin");
+    return o;
+  }
+
   // ---- numbers ----
   int64_t int_literal(const Token& t, bool negative) {
     uint64_t v = 0;
@@ -783,6 +797,7 @@ class Parser {
       });
     }
     node->set_loc(loc(first));
+    if (at_word("origin")) node->set_origin(parse_origin());
     define_results(scope, names, node);
     while (at_word("subgraph")) {
       Token kw = take();

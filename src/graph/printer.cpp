@@ -78,37 +78,43 @@ std::string format_element(DType dt, uint64_t bits) {
   return "?";
 }
 
+}  // namespace
+
+std::unordered_map<const Value*, std::string> printed_value_names(const Graph& g) {
+  std::unordered_map<const Value*, std::string> names;
+  std::unordered_set<std::string> taken;
+  std::vector<const Value*> unnamed;
+  for (Node* n : g.nodes()) {
+    for (size_t i = 0; i < n->num_results(); ++i) {
+      const Value* v = n->result(i);
+      if (text::is_value_name(v->name()) && taken.insert(v->name()).second) names[v] = v->name();
+      else unnamed.push_back(v);
+    }
+  }
+  size_t next = 0;
+  for (const Value* v : unnamed) {
+    std::string name;
+    do {
+      name = std::to_string(next++);
+    } while (taken.count(name));
+    taken.insert(name);
+    names[v] = name;
+  }
+  return names;
+}
+
+namespace {
+
 // Prints one graph scope: value names and storage first-uses are local to it.
 class GraphPrinter {
  public:
-  GraphPrinter(const Graph& g, std::string& out) : g_(g), out_(out) { assign_names(); }
+  GraphPrinter(const Graph& g, std::string& out) : g_(g), out_(out), names_(printed_value_names(g)) {}
 
   void print_items(int indent) {
     for (Node* n : g_.nodes()) print_node(*n, indent);
   }
 
  private:
-  void assign_names() {
-    std::unordered_set<std::string> taken;
-    std::vector<const Value*> unnamed;
-    for (Node* n : g_.nodes()) {
-      for (size_t i = 0; i < n->num_results(); ++i) {
-        const Value* v = n->result(i);
-        if (text::is_value_name(v->name()) && taken.insert(v->name()).second) names_[v] = v->name();
-        else unnamed.push_back(v);
-      }
-    }
-    size_t next = 0;
-    for (const Value* v : unnamed) {
-      std::string name;
-      do {
-        name = std::to_string(next++);
-      } while (taken.count(name));
-      taken.insert(name);
-      names_[v] = name;
-    }
-  }
-
   std::string value_ref(const Value* v) const {
     auto it = names_.find(v);
     return it == names_.end() ? "%?" : "%" + it->second;  // "%?": not in this scope (invalid graph)
@@ -235,6 +241,8 @@ class GraphPrinter {
         break;
       }
     }
+    if (!n.origin().empty())
+      s += " origin(" + quote(n.origin().name) + (n.origin().stack.empty() ? "" : ", " + quote(n.origin().stack)) + ")";
     out_ += s + "\n";
     for (const NamedSubgraph& sg : n.subgraphs()) {
       out_ += std::string(static_cast<size_t>(indent + 2), ' ') + "subgraph " + name_or_string(sg.name) +

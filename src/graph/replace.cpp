@@ -38,7 +38,7 @@ bool closed(const Graph& g) {
 // State of one copy: value and storage maps, symbol substitution, and the location to stamp.
 class Copier {
  public:
-  Copier(Graph& g, SourceLoc loc) : g_(g), loc_(std::move(loc)) {}
+  Copier(Graph& g, SourceLoc loc, NodeOrigin origin) : g_(g), loc_(std::move(loc)), origin_(std::move(origin)) {}
 
   std::unordered_map<const Storage*, Storage*> storages;
   std::unordered_map<SymExpr, SymExpr> symbols;
@@ -103,6 +103,7 @@ class Copier {
     Node* n = dst.create_node(src.kind(), src.target(), std::move(args), std::move(kwargs), results(src));
     n->set_constant_data(src.constant_data());
     n->set_loc(loc_);
+    n->set_origin(origin_);
     for (const NamedSubgraph& s : src.subgraphs()) {
       Graph* sub = n->add_subgraph(s.name);
       sub->set_functional(s.graph->functional());
@@ -116,6 +117,7 @@ class Copier {
  private:
   Graph& g_;
   SourceLoc loc_;
+  NodeOrigin origin_;
 };
 
 // Binds symbols of the replacement's inputs that g's ShapeEnv does not know to the args' exprs,
@@ -215,7 +217,7 @@ std::vector<Node*> replace_by_example(Graph& g, std::span<Node* const> matched, 
   }
 
   // ---- Mutate. ----
-  Copier copier(g, last->loc());
+  Copier copier(g, last->loc(), last->origin());
   std::unordered_map<const Value*, Value*> values;
   for (size_t i = 0; i < rinputs.size(); ++i) {
     const Value* in = rinputs[i]->result();

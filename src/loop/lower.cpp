@@ -107,7 +107,19 @@ std::unique_ptr<Buffer> Lowering::new_buffer(const Value* v, BufferKind kind) {
   return b;
 }
 
+void Lowering::note_inlined(const Buffer* virtual_buffer) {
+  for (const Node* n : virtual_buffer->origins)
+    if (std::find(inlined_.begin(), inlined_.end(), n) == inlined_.end()) inlined_.push_back(n);
+}
+
+void Lowering::take_inlined(Buffer& b) {
+  for (const Node* n : inlined_)
+    if (std::find(b.origins.begin(), b.origins.end(), n) == b.origins.end()) b.origins.push_back(n);
+  inlined_.clear();
+}
+
 Buffer* Lowering::define_buffer(const Value* v, std::unique_ptr<Buffer> b) {
+  take_inlined(*b);
   Buffer* raw = prog.add(std::move(b));
   prog.owners[v->meta().storage] = raw;
   boxes_[v] = Box{};
@@ -132,6 +144,7 @@ bool Lowering::should_realize(const Value* v, Expr body) const {
 void Lowering::define_pointwise(const Value* v, Expr body) {
   std::unique_ptr<Buffer> b = new_buffer(v, BufferKind::Pointwise);
   b->body = body;
+  take_inlined(*b);
   if (should_realize(v, body)) {
     define_buffer(v, std::move(b));
     return;
@@ -173,6 +186,7 @@ Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
   TOROID_CHECK(b != nullptr, "value without a buffer: " + describe_value(v));
   bool identity = true;
   for (size_t k = 0; k < idx.size(); ++k) identity = identity && idx[k] == index_var(k);
+  note_inlined(b);
   if (identity) return b->body;  // read where it is computed: nothing to rewrite
   ShapeEnv& env = graph.shape_env();
   return substitute(b->body, [&](SymExpr s) -> SymExpr {
@@ -312,6 +326,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     }
     const LowerRule* rule = involves_complex(n) ? nullptr : find_rule(n->target());
     if (rule) {
+      L.begin_call();
       try {
         rule->fn(L, n, args);
       } catch (const UserError& e) {

@@ -84,7 +84,10 @@ Expr Lowering::load_indirect(const Value* v, Index idx, std::span<const Indirect
   if (!prog.owners.count(m.storage)) {
     auto it = boxes_.find(v);
     if (it != boxes_.end() && it->second.virtual_buffer)
-      if (Expr e = inline_indirect(it->second.virtual_buffer->body, idx, dims, v, site, wrap)) return e;
+      if (Expr e = inline_indirect(it->second.virtual_buffer->body, idx, dims, v, site, wrap)) {
+        note_inlined(it->second.virtual_buffer);
+        return e;
+      }
     realize(v);
   }
   Buffer* owner = prog.owners.at(m.storage);

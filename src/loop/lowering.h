@@ -67,6 +67,11 @@ class Lowering {
   static Index broadcast_index(const TensorMeta& operand, const std::vector<SymExpr>& out_sizes,
                                std::span<const SymExpr> idx);
 
+  // Provenance: the calls inlined into the next buffer defined are its origins too. Cleared
+  // before each call is lowered.
+  void begin_call() { inlined_.clear(); }
+  void note_inlined(const Buffer* virtual_buffer);
+
   [[noreturn]] void fail(const Node* n, const std::string& message) const;
   // A call that will run its reference kernel (`why`: what has no compiled form): logged, and an
   // error when options.reference_kernels is off.
@@ -82,6 +87,8 @@ class Lowering {
   std::unordered_set<const Storage*> output_storages_;  // the graph's outputs' storages
   std::unordered_map<Buffer*, std::unique_ptr<Buffer>> virtuals_;  // unrealized pointwise bodies
   int next_id_ = 0;
+  std::vector<const Node*> inlined_;  // origins of the virtual bodies loaded since begin_call
+  void take_inlined(Buffer& b);
 
   bool should_realize(const Value* v, Expr body) const;
   Expr inline_indirect(Expr body, const Index& idx, std::span<const IndirectDim> dims, const Value* v,

@@ -117,6 +117,7 @@ void fold_graph(Graph& g) {
       Node* c = g.create_node(NodeKind::Constant, "", {}, {}, {ResultSpec::tensor(m, n->result(i)->name())});
       c->set_constant_data(std::move(bytes));
       c->set_loc(n->loc());
+      c->set_origin(n->origin());
       n->result(i)->replace_all_uses_with(c->result());
     }
     g.set_insertion_point_to_end();

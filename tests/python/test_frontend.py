@@ -361,7 +361,32 @@ class Frontend(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             compile_graph(gm, [torch.randn(2, 3)], dump_dir=d, name="dumped")
             self.assertEqual(sorted(os.listdir(d)), ["dumped_p0.0.cpp", "dumped_p0.0.graph.tir", "dumped_p0.0.loop",
-                                                     "dumped_p0.0.wrapper"])
+                                                     "dumped_p0.0.provenance.json", "dumped_p0.0.wrapper"])
+
+    def test_provenance_names_fx_nodes_and_user_stack_lines(self):
+        import json
+        import tempfile
+        gm = make_fx(lambda x: torch.softmax(x, -1) * 2)(torch.randn(2, 3))
+        calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+        # What torch.compile records on each node (make_fx alone records none).
+        for i, n in enumerate(calls):
+            n.meta["stack_trace"] = ('  File "/usr/lib/torch/nn/module.py", line 1, in _call_impl\n    return f(x)\n'
+                                     '  File "/home/u/model.py", line %d, in forward\n    y = step_%d(x)\n' % (10 + i, i))
+        with tempfile.TemporaryDirectory() as d:
+            compile_graph(gm, [torch.randn(2, 3)], dump_dir=d, name="prov")
+            with open(os.path.join(d, "prov_p0.0.provenance.json")) as f:
+                prov = json.load(f)
+        by_origin = {}
+        for n in prov["nodes"]:
+            by_origin.setdefault(n.get("origin"), []).append(n)
+        kernel_lines = {c["line"] for c in prov["calls"] if c["kind"] == "kernel"}
+        for i, n in enumerate(calls):
+            mine = by_origin.get(n.name)
+            self.assertTrue(mine, "no node of the compiled graph comes from %s: %s" % (n.name, prov))
+            for m in mine:  # softmax decomposes into several nodes: each names the softmax
+                self.assertEqual(m["stack"], "model.py:%d in forward: y = step_%d(x)" % (10 + i, i))
+                self.assertEqual(m["runs_as"], "kernel")
+                self.assertTrue(set(m["lines"]) <= kernel_lines)
 
     def test_missing_library_is_a_clear_error(self):
         import subprocess

@@ -43,12 +43,15 @@ constexpr const char* kUsage =
     "  --reference          run with the reference interpreter instead of compiling\n"
     "  --check              run both, compare within the dtype's tolerance; exit 1 on a mismatch\n"
     "  --emit=FORM          print a stage instead of running: graph (after the passes), loop,\n"
-    "                       wrapper, cpp (CPU kernels) or cuda (CUDA kernels, with --device cuda)\n"
+    "                       wrapper, provenance (JSON: which kernel or library call runs each\n"
+    "                       node, and where it came from), cpp (CPU kernels) or cuda (CUDA\n"
+    "                       kernels, with --device cuda)\n"
     "  --device=cpu|cuda    where the compiled kernels run (default cpu); cuda needs a GPU to run,\n"
     "                       not to --emit or --compile-only\n"
     "  --compile-only       compile the kernels (C++ compiler, or NVRTC for cuda) and stop\n"
     "  --cuda-arch=N        NVRTC's target sm_N (default: the GPU's, else 90)\n"
-    "  --verify-each        verify the graph after every compiler pass\n"
+    "  --verify-each        verify the graph after every compiler pass, and the loop IR\n"
+    "                       after lowering and after split reductions\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
     "                       or a parameter's qualified name): a .npy file, or for scalar inputs\n"
     "                       a number or true/false; may be repeated\n"
@@ -143,8 +146,9 @@ Options parse_command_line(int argc, char** argv) {
       o.verify_each = true;
     } else if (is_opt(arg, "--emit")) {
       o.emit = value_of(i, arg, "--emit");
-      if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "cpp" && o.emit != "cuda")
-        usage_error("--emit takes graph, loop, wrapper, cpp or cuda, got '" + o.emit + "'");
+      if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "provenance" && o.emit != "cpp" &&
+          o.emit != "cuda")
+        usage_error("--emit takes graph, loop, wrapper, provenance, cpp or cuda, got '" + o.emit + "'");
     } else if (is_opt(arg, "--device")) {
       o.device = value_of(i, arg, "--device");
       if (o.device != "cpu" && o.device != "cuda") usage_error("--device takes cpu or cuda, got '" + o.device + "'");

@@ -30,6 +30,7 @@ struct CppKernel {
   std::string name;
   std::string source;     // the function definition
   std::vector<int> args;  // storage slots, in the order of the `bufs` argument
+  std::vector<int> sources;  // the graph nodes it computes (WrapperProgram::sources)
   // The checks the kernel records: toroid_take_index_error() returns k + 1 after
   // index_sites[k] failed.
   std::vector<IndexSite> index_sites;
@@ -44,6 +45,7 @@ struct CudaKernel {
   std::string definitions;         // the body template and its helpers
   std::string entry_i32, entry_i64;  // the entry points (entry_i32 empty when !has_i32)
   std::vector<int> args;           // storage slots, the first parameters
+  std::vector<int> sources;        // the graph nodes it computes (WrapperProgram::sources)
   std::vector<size_t> sym_slots;   // then the symbols, by their place in the wrapper's syms
   std::vector<IndexSite> index_sites;
   Shape shape = Shape::Flat;

@@ -32,7 +32,8 @@ struct CompileOptions {
   // guard), so new sizes compile again, with the sizes as constants.
   bool dynamic = true;
   // Debug dumps: each specialization writes its graph after the passes, loop IR, Wrapper IR
-  // and kernel source here (created if missing) as <graph>.<n>.{graph.tir,loop,wrapper,cpp|cu}.
+  // provenance map and kernel source here (created if missing) as
+  // <graph>.<n>.{graph.tir,loop,wrapper,provenance.json,cpp|cu}.
   std::string dump_dir;
   // Calls with no compiled kernel or library call may run their op's reference kernel; off, they
   // are compile errors at their node (loop::LowerOptions::reference_kernels).
@@ -149,8 +150,8 @@ bool op_supported(const std::string& op);
 // that it never runs as a reference fallback. CPU and CUDA lower the same ops.
 bool op_lowered(const std::string& op);
 
-// Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", and the
-// kernels' source, "cpp" (CPU) or "cuda" (GPU).
+// Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", the
+// provenance map ("provenance", JSON), and the kernels' source, "cpp" (CPU) or "cuda" (GPU).
 std::string emit(const Specialization& s, const std::string& what);
 
 }  // namespace toroid::driver

@@ -157,6 +157,15 @@ struct NamedSubgraph {
   std::unique_ptr<Graph> graph;
 };
 
+// Where a node came from in the user's program: a frontend's name for it (an FX node's name)
+// and a line of the user's stack ("model.py:12 in forward"). Passes stamp the origin of the node
+// they replace on the nodes they make, so that kernels name the user's code (provenance).
+struct NodeOrigin {
+  std::string name;
+  std::string stack;
+  bool empty() const { return name.empty() && stack.empty(); }
+};
+
 class Node {
  public:
   ~Node();
@@ -196,6 +205,9 @@ class Node {
   // Where the node came from in a text file (unknown for nodes built in memory).
   const SourceLoc& loc() const { return loc_; }
   void set_loc(SourceLoc loc) { loc_ = std::move(loc); }
+  // Where the node came from in the user's program (empty when unknown); `origin(...)` in text.
+  const NodeOrigin& origin() const { return origin_; }
+  void set_origin(NodeOrigin origin) { origin_ = std::move(origin); }
 
   Node* next() const;  // null at the end
   Node* prev() const;  // null at the start
@@ -222,6 +234,7 @@ class Node {
   std::vector<NamedSubgraph> subgraphs_;
   std::vector<uint8_t> constant_data_;
   SourceLoc loc_;
+  NodeOrigin origin_;
   std::list<std::unique_ptr<Node>>::iterator self_;
   mutable uint64_t order_ = 0;
 };

@@ -5,12 +5,16 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "toroid/graph/graph.h"
 
 namespace toroid {
 
 std::string print_graph(const Graph& g);
+// The names print_graph gives the values of `g`'s own scope (without the '%'): their names
+// where valid and unique, else numbers.
+std::unordered_map<const Value*, std::string> printed_value_names(const Graph& g);
 
 // Parses one graph. Errors are UserErrors located at "filename:line:col". Never crashes or
 // hangs on any input (nesting depth and sizes are bounded).

@@ -1,6 +1,9 @@
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/graph/text.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 
@@ -137,6 +140,55 @@ void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
     if (in) w.inputs.push_back({in->id, in->input_index, in->offset});
 }
 
+// The graph's nodes as provenance sources, and each one's index.
+class SourceTable {
+ public:
+  SourceTable(const Graph& g, WrapperProgram& w) : w_(w) {
+    std::unordered_map<const Value*, std::string> names = printed_value_names(g);  // as --emit=graph
+    for (const Node* n : g.nodes()) {
+      if (n->kind() == NodeKind::Output) continue;
+      SourceNode s;
+      s.value = n->num_results() ? "%" + names.at(n->result(0)) : "#" + std::to_string(w.sources.size());
+      s.op = n->is_call() ? n->target() : node_kind_name(n->kind());
+      s.origin = n->origin().name;
+      s.stack = n->origin().stack;
+      s.line = n->loc().known() ? static_cast<int>(n->loc().line) : 0;
+      index_[n] = static_cast<int>(w.sources.size());
+      w.sources.push_back(std::move(s));
+    }
+  }
+  // The nodes `buffers` compute, each once, in graph order.
+  std::vector<int> of(const std::vector<const Buffer*>& buffers) const {
+    std::vector<int> out;
+    for (const Buffer* b : buffers)
+      for (const Node* n : b->origins) {
+        auto it = index_.find(n);
+        if (it != index_.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+      }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // After the lines: what runs each node.
+  void finish(const Graph& g) {
+    for (const Line& l : w_.lines) {
+      const char* as = l.kind == Line::Kind::KernelCall ? "kernel" : l.kind == Line::Kind::ExternCall ? "library"
+                                                                                                      : "fallback";
+      for (int s : l.sources) w_.sources[static_cast<size_t>(s)].runs_as = as;
+    }
+    for (const Node* n : g.nodes()) {
+      auto it = index_.find(n);
+      if (it == index_.end() || !w_.sources[static_cast<size_t>(it->second)].runs_as.empty()) continue;
+      std::string& as = w_.sources[static_cast<size_t>(it->second)].runs_as;
+      if (!n->is_call()) as = node_kind_name(n->kind());
+      else as = n->num_results() && n->result(0)->is_tensor() ? "view" : "scalar";
+    }
+  }
+
+ private:
+  WrapperProgram& w_;
+  std::unordered_map<const Node*, int> index_;
+};
+
 }  // namespace
 
 WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule) {
@@ -146,6 +198,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
   const ShapeEnv& env = program.graph->shape_env();
   w.env = &env;
   describe_slots(program, w);
+  SourceTable sources(*program.graph, w);
   cpu::SymbolSlots slots;
   for (const sym::SymbolInfo& info : env.symbols()) {
     if (info.symbol.type() != sym::Type::Int) continue;
@@ -173,15 +226,20 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       w.lines.push_back(c);
       Line call;
       call.kind = Line::Kind::KernelCall;
+      std::vector<const Buffer*> members;
+      for (const sched::Member& m : k.members) members.push_back(m.buffer);
+      call.sources = sources.of(members);
       if (!w.target.is_cuda()) {
         CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
         call.kernel = static_cast<int>(w.kernels.size());
         call.args = ck.args;
+        ck.sources = call.sources;
         w.kernels.push_back(std::move(ck));
       } else {
         CudaKernel ck = cuda::emit_cuda_kernel(k, slots, env);
         call.kernel = static_cast<int>(w.cuda_kernels.size());
         call.args = ck.args;
+        ck.sources = call.sources;
         w.cuda_kernels.push_back(std::move(ck));
       }
       w.lines.push_back(call);
@@ -201,6 +259,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
       call.result = ref_of(program, b->node->result(0));
       call.params = b->library_params;
       call.call = reference_call(program, b->node, {b});
+      call.sources = sources.of({b});
       w.lines.push_back(call);
       continue;
     }
@@ -210,12 +269,14 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
     Line call;
     call.kind = Line::Kind::FallbackCall;
     call.call = reference_call(program, b->node, results);
+    call.sources = sources.of({results.begin(), results.end()});
     w.lines.push_back(call);
   }
   Line ret;
   ret.kind = Line::Kind::Return;
   ret.outputs = output_plan(program);
   w.lines.push_back(ret);
+  sources.finish(*program.graph);
   return w;
 }
 

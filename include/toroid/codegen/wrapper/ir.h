@@ -97,6 +97,17 @@ struct OutputPlan {
                            // offset 0, the first output in it)
 };
 
+// A node of the graph the program was compiled from (after the passes), for provenance.
+struct SourceNode {
+  std::string value;  // its first result ("%y"), or "#<position>" for a call without results
+  std::string op;     // "aten.relu.default"; "input", "param" or "constant" for those nodes
+  std::string origin, stack;  // where it came from in the user's program (graph.h NodeOrigin)
+  int line = 0;               // its line in the .tir text (0: unknown)
+  // What runs it: "kernel", "library" or "fallback" (the lines that name it), else "input",
+  // "param", "constant", "view" (index arithmetic in its readers) or "scalar".
+  std::string runs_as;
+};
+
 struct Line {
   enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall, Return };
   Kind kind = Kind::Comment;
@@ -116,6 +127,9 @@ struct Line {
   ReferenceCall call;
   std::vector<OutputPlan> outputs;  // Return
   std::string text;                 // Comment
+  // KernelCall, ExternCall, FallbackCall: the graph nodes it computes (indices into
+  // WrapperProgram::sources), fused or inlined ones included.
+  std::vector<int> sources;
 };
 
 struct WrapperProgram {
@@ -129,6 +143,7 @@ struct WrapperProgram {
   std::vector<CppKernel> kernels;          // Cpu
   std::vector<CudaKernel> cuda_kernels;  // Cuda
   std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
+  std::vector<SourceNode> sources;  // every node of the graph, in order (provenance)
   // The most bytes the lines hold at once (memory_estimate.cpp), in the graph's symbols.
   SymExpr planned_peak_bytes = SymExpr::integer(0);
 

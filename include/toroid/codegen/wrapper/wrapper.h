@@ -38,6 +38,12 @@ SymExpr estimate_peak_bytes(const WrapperProgram& w);
 // enough, and that no input, constant or output is freed. An InternalError names the line.
 void verify_wrapper(const WrapperProgram& w);
 
+// The provenance map as JSON (toroidc --emit=provenance): "calls", each kernel, library or
+// fallback line (its 1-based line number, as lifecycle messages count) with the graph nodes it
+// computes; "nodes", each node of the graph after the passes with its op, .tir line, origin in
+// the user's program, what runs it and on which lines.
+std::string print_provenance(const WrapperProgram& w);
+
 // The text dump, one line per Wrapper IR line: with the kernels' source, enough to run the
 // program by hand.
 std::string print_wrapper(const WrapperProgram& w);
