@@ -5,12 +5,16 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "toroid/support/error.h"
 #include "toroid/sym/expr.h"
 
 namespace toroid::codegen {
+
+// Where each size symbol lives in the `syms` array that kernels receive (one table per program).
+using SymbolSlots = std::unordered_map<SymExpr, size_t>;
 
 // A check a kernel makes and records on failure: a gathered position out of range for `dim` of
 // op `op` (at `loc`), or (dim kZeroDivisorDim) an integer division that met a zero divisor.

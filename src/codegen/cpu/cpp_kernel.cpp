@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "toroid/codegen/scalar.h"
+#include "toroid/codegen/kernel_emitter.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::cpu {
@@ -51,28 +51,18 @@ std::string cpp_index(SymExpr e, const std::function<std::string(SymExpr)>& name
 
 namespace {
 
-class KernelEmitter : public ScalarDialect {
+class CppEmitter : public KernelEmitter {
  public:
-  KernelEmitter(const sched::Kernel& k, const SymbolSlots& slots, const ShapeEnv& env)
-      : k_(k), slots_(slots), env_(env) {}
+  CppEmitter(const sched::Kernel& k, const SymbolSlots& slots, const ShapeEnv& env) : KernelEmitter(k, slots, env) {}
 
   CppKernel emit() {
     CppKernel out;
     out.name = k_.name;
-    // Arguments: every storage a member reads or writes.
-    for (const sched::Member& m : k_.members) {
-      arg(m.buffer->storage);
-      for (Expr l : loop::loads(m.buffer->body)) arg(l.buffer()->storage);
-    }
+    collect_args();
     std::ostringstream body;
     emit_members(body);
     std::ostringstream os;
-    os << "// " << k_.name << ": outer " << sizes_str(k_.outer) << ", inner " << sizes_str(k_.inner) << "\n";
-    for (const sched::Member& m : k_.members) {
-      os << "//   " << m.buffer->name << " (" << (m.buffer->kind == BufferKind::Reduction ? reduce_op_name(m.buffer->reduce) : m.inner ? "pointwise" : "outer pointwise") << ") from";
-      for (const Node* n : m.buffer->origins) os << " " << n->target() << " " << describe_value(n->result(0));
-      os << "\n";
-    }
+    os << header_comment("");
     os << "extern \"C\" void " << k_.name << "(char* const* bufs, const int64_t* syms) {\n";
     os << "  (void)syms;\n";
     for (auto& [sym, slot] : used_syms_) os << "  const int64_t " << sym_name(sym) << " = syms[" << slot << "];\n";
@@ -90,56 +80,16 @@ class KernelEmitter : public ScalarDialect {
   }
 
  private:
-  const sched::Kernel& k_;
-  const SymbolSlots& slots_;
-  const ShapeEnv& env_;
-  std::vector<Buffer*> args_;
-  std::vector<std::pair<SymExpr, size_t>> used_syms_;
-  std::vector<IndexSite> sites_;
-  int tmp_ = 0;
-
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
                                  std::unordered_map<Expr, std::string>& names) {
-    std::function<std::string()> fresh = [&] { return "t" + std::to_string(tmp_++); };
+    std::function<std::string()> fresh = [&] { return tmp(); };
     std::function<std::string(size_t)> operand = [&](size_t k) { return names.at(e.operand(k)); };
     std::function<std::string(const std::string&)> element_at = [&](const std::string& at) {
       return element(e.buffer()->storage, at);
     };
     return indirect_load_code(e, {os, ind, *this, sites_, fresh, operand, element_at, "int64_t"});
-  }
-
-  void arg(Buffer* b) {
-    for (Buffer* x : args_)
-      if (x == b) return;
-    args_.push_back(b);
-  }
-  std::string ptr(const Buffer* b) const { return "p_" + b->name; }
-
-  std::string sym_name(SymExpr s) const {
-    auto it = slots_.find(s);
-    return "sym" + std::to_string(it->second);
-  }
-
-  std::string name_of(SymExpr s) {
-    const std::string& n = s.symbol().name;
-    for (size_t k = 0; k < k_.outer.size(); ++k)
-      if (s == sched::outer_var(k)) return n;
-    for (size_t k = 0; k < k_.inner.size(); ++k)
-      if (s == sched::inner_var(k)) return n;
-    auto it = slots_.find(s);
-    if (it == slots_.end()) user_error("kernel uses symbol " + n + " that no input binds");
-    for (auto& [x, slot] : used_syms_)
-      if (x == s) return sym_name(s);
-    used_syms_.emplace_back(s, it->second);
-    return sym_name(s);
-  }
-
-  std::string sizes_str(const std::vector<SymExpr>& v) const {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
-    return s + "]";
   }
 
   std::string numel(const std::vector<SymExpr>& sizes) {
@@ -177,7 +127,7 @@ class KernelEmitter : public ScalarDialect {
         names[e] = v;
         return;
       }
-      std::string t = "t" + std::to_string(tmp_++);
+      std::string t = tmp();
       os << ind << "const " << compute_type(e.dtype()) << " " << t << " = " << v << ";\n";
       names[e] = t;
     });
@@ -288,7 +238,7 @@ class KernelEmitter : public ScalarDialect {
       for (SymExpr s : env_.simplify(e.index()).free_symbols())
         for (size_t k = 0; k < k_.inner.size(); ++k)
           if (s == sched::inner_var(k)) return;
-      std::string t = "t" + std::to_string(tmp_++);
+      std::string t = tmp();
       const char* T = compute_type(e.dtype());
       os << ind << "const " << T << " " << t << " = n_inner > 0 ? " << T << "(" << load_expr(e) << ") : " << T << "();\n";
       names[e] = t;
@@ -460,7 +410,7 @@ class KernelEmitter : public ScalarDialect {
 }  // namespace
 
 CppKernel emit_cpp_kernel(const sched::Kernel& kernel, const SymbolSlots& slots, const ShapeEnv& env) {
-  return KernelEmitter(kernel, slots, env).emit();
+  return CppEmitter(kernel, slots, env).emit();
 }
 
 }  // namespace toroid::codegen::cpu

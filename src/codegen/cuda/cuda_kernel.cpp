@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "toroid/codegen/scalar.h"
+#include "toroid/codegen/kernel_emitter.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::cuda {
@@ -33,12 +33,6 @@ const char* acc_type(ReduceOp r, DType d) {
   return compute_type(d);
 }
 
-std::string join(const std::vector<SymExpr>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
-  return s + "]";
-}
-
 // A loop over a domain of kernel variables: the flat counter's unravelling and how each access
 // moves along the last variable.
 struct Domain {
@@ -53,18 +47,14 @@ struct Access {
   std::vector<SymExpr> align;  // Contiguous: values that must be multiples of V for 16-byte access
 };
 
-class Emitter : public ScalarDialect {
+class CudaEmitter : public KernelEmitter {
  public:
-  Emitter(const sched::Kernel& k, const cpu::SymbolSlots& slots, const ShapeEnv& env)
-      : k_(k), slots_(slots), env_(env) {}
+  CudaEmitter(const sched::Kernel& k, const SymbolSlots& slots, const ShapeEnv& env) : KernelEmitter(k, slots, env) {}
 
   CudaKernel emit() {
     CudaKernel out;
     out.name = k_.name;
-    for (const sched::Member& m : k_.members) {
-      arg(m.buffer->storage);
-      for (Expr l : loop::loads(m.buffer->body)) arg(l.buffer()->storage);
-    }
+    collect_args();
     bool flat = true;
     for (const sched::Member& m : k_.members) flat = flat && m.inner && m.buffer->kind == BufferKind::Pointwise;
     out.shape = flat ? CudaKernel::Shape::Flat : CudaKernel::Shape::Rows;
@@ -75,15 +65,8 @@ class Emitter : public ScalarDialect {
     else emit_rows(body, out);
 
     std::ostringstream os;
-    os << "// " << k_.name << ": outer " << join(k_.outer) << ", inner " << join(k_.inner) << " ("
-       << (flat ? "flat" : "one block per row") << ", " << vector_width_ << " elements per vector access)\n";
-    for (const sched::Member& m : k_.members) {
-      os << "//   " << m.buffer->name << " ("
-         << (m.buffer->kind == BufferKind::Reduction ? reduce_op_name(m.buffer->reduce) : m.inner ? "pointwise" : "outer pointwise")
-         << ") from";
-      for (const Node* n : m.buffer->origins) os << " " << n->target() << " " << describe_value(n->result(0));
-      os << "\n";
-    }
+    os << header_comment(std::string(" (") + (flat ? "flat" : "one block per row") + ", " +
+                         std::to_string(vector_width_) + " elements per vector access)");
     std::string params;
     for (size_t i = 0; i < args_.size(); ++i)
       params += (i ? ", " : "") + storage_type(args_[i]->dtype) + "* __restrict__ " + ptr(args_[i]);
@@ -139,7 +122,7 @@ class Emitter : public ScalarDialect {
   std::string load(Expr e) override { return element(e.buffer()->storage, index(e.index())); }
   int64_t error_site(const Node* op, int64_t dim) override { return site_number(sites_, op, dim); }
   std::string index(SymExpr e) override {
-    return index_code(env_.simplify(e), [this](SymExpr s) { return name_of(s); },
+    return index_code(env_.simplify(e), [this](SymExpr s) { return lane_name_of(s); },
                       [this](int64_t v) {
                         if (v >= (int64_t(1) << 31) || v < -(int64_t(1) << 31)) fits_i32_ = false;
                         return "I(" + std::to_string(v) + ")";
@@ -147,13 +130,6 @@ class Emitter : public ScalarDialect {
   }
 
  private:
-  const sched::Kernel& k_;
-  const cpu::SymbolSlots& slots_;
-  const ShapeEnv& env_;
-  std::vector<Buffer*> args_;
-  std::vector<std::pair<SymExpr, size_t>> used_syms_;
-  std::vector<IndexSite> sites_;
-  int tmp_ = 0;
   int vector_width_ = 1;
   bool fits_i32_ = true;
   // Inside a lane loop: the last variable of the domain reads as its lane's value.
@@ -171,38 +147,15 @@ class Emitter : public ScalarDialect {
   std::unordered_set<Expr> cache_filled_;
   std::string cache_ok_;
 
-  std::string tmp() { return "t" + std::to_string(tmp_++); }
   bool written(const Buffer* storage) const {
     for (const sched::Member& m : k_.members)
       if (m.buffer->storage == storage) return true;
     return false;
   }
-  std::string ptr(const Buffer* b) const { return "p_" + b->name; }
-  void arg(Buffer* b) {
-    for (Buffer* x : args_)
-      if (x == b) return;
-    args_.push_back(b);
-  }
-  std::string sym_name(SymExpr s) const { return "sym" + std::to_string(slots_.at(s)); }
-
-  bool is_kernel_var(SymExpr s) const {
-    for (size_t k = 0; k < k_.outer.size(); ++k)
-      if (s == sched::outer_var(k)) return true;
-    for (size_t k = 0; k < k_.inner.size(); ++k)
-      if (s == sched::inner_var(k)) return true;
-    return false;
-  }
-
-  std::string name_of(SymExpr s) {
-    const std::string& n = s.symbol().name;
-    if (lane_var_ && s == lane_var_) return n + "_l";
-    if (is_kernel_var(s)) return n;
-    auto it = slots_.find(s);
-    if (it == slots_.end()) user_error("kernel uses symbol " + n + " that no input binds");
-    for (auto& [x, slot] : used_syms_)
-      if (x == s) return sym_name(s);
-    used_syms_.emplace_back(s, it->second);
-    return sym_name(s);
+  // Inside a lane loop the last variable reads as its lane's value.
+  std::string lane_name_of(SymExpr s) {
+    if (lane_var_ && s == lane_var_) return s.symbol().name + "_l";
+    return name_of(s);
   }
 
   std::string numel(const std::vector<SymExpr>& sizes) {
@@ -836,8 +789,8 @@ class Emitter : public ScalarDialect {
 
 }  // namespace
 
-CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const cpu::SymbolSlots& slots, const ShapeEnv& env) {
-  return Emitter(kernel, slots, env).emit();
+CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const SymbolSlots& slots, const ShapeEnv& env) {
+  return CudaEmitter(kernel, slots, env).emit();
 }
 
 std::string cuda_translation_unit(const CudaKernel& k) { return cuda_prelude() + "\n" + k.source; }

@@ -199,7 +199,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
   w.env = &env;
   describe_slots(program, w);
   SourceTable sources(*program.graph, w);
-  cpu::SymbolSlots slots;
+  SymbolSlots slots;
   for (const sym::SymbolInfo& info : env.symbols()) {
     if (info.symbol.type() != sym::Type::Int) continue;
     slots[info.symbol] = w.symbols.size();

@@ -12,8 +12,6 @@
 
 namespace toroid::codegen::cpu {
 
-// Where each size symbol lives in the `syms` array that kernels receive.
-using SymbolSlots = std::unordered_map<SymExpr, size_t>;
 using codegen::CppKernel;
 
 // The kernel's record (codegen/kernel.h): its arguments are the storages of `kernel`, by slot.

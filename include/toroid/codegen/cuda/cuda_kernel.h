@@ -24,7 +24,7 @@ namespace toroid::codegen::cuda {
 
 using codegen::CudaKernel;
 
-CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const cpu::SymbolSlots& slots, const ShapeEnv& env);
+CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const SymbolSlots& slots, const ShapeEnv& env);
 
 // cuda_prelude and cuda_translation_unit: codegen/kernel.h (the executor compiles entry points
 // on demand).

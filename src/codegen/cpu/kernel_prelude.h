@@ -1,11 +1,7 @@
-// The helpers generated kernels use: 16-bit float conversion, Python-style integer division,
-// and NaN-propagating max/min (as PyTorch's maximum, clamp and relu).
-#include "toroid/codegen/cpu/cpp_kernel.h"
-
-namespace toroid::codegen::cpu {
-
-const std::string& cpp_prelude() {
-  static const std::string text = R"(#include <cmath>
+// The start of every generated C++ translation unit (embedded into toroid at build time, see
+// src/codegen/CMakeLists.txt; cpp_prelude() returns it): 16-bit float conversion, Python-style
+// integer division, and NaN-propagating max/min (as PyTorch's maximum, clamp and relu).
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <algorithm>
@@ -137,8 +133,3 @@ template <class I> inline I t_nonzero(I b, int64_t site) {
 #pragma omp declare reduction(t_max : double : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
 #pragma omp declare reduction(t_min : float : omp_out = t_minimum(omp_out, omp_in)) initializer(omp_priv = INFINITY)
 #pragma omp declare reduction(t_min : double : omp_out = t_minimum(omp_out, omp_in)) initializer(omp_priv = INFINITY)
-)";
-  return text;
-}
-
-}  // namespace toroid::codegen::cpu

@@ -1,12 +1,9 @@
-// The helpers generated CUDA kernels use: integer types without the standard library (NVRTC has
-// none), 16-bit float conversion, Python-style integer division, NaN-propagating max/min, 16-byte
-// vector loads and stores, warp and block reductions, and the index-error record.
-#include "toroid/codegen/cuda/cuda_kernel.h"
-
-namespace toroid::codegen::cuda {
-
-const std::string& cuda_prelude() {
-  static const std::string text = R"(#ifdef __CUDACC_RTC__
+// The start of every generated CUDA translation unit (embedded into toroid at build time, see
+// src/codegen/CMakeLists.txt; cuda_prelude() returns it): integer types without the standard
+// library (NVRTC has none), 16-bit float conversion, Python-style integer division,
+// NaN-propagating max/min, 16-byte vector loads and stores, warp and block reductions, and the
+// index-error record.
+#ifdef __CUDACC_RTC__
 typedef signed char int8_t;
 typedef short int16_t;
 typedef int int32_t;
@@ -341,8 +338,3 @@ template <class I> T_DEV I t_nonzero(I b, int64_t site) {
   if (b == 0) t_index_fail(site, 0, 0);
   return b;
 }
-)";
-  return text;
-}
-
-}  // namespace toroid::codegen::cuda

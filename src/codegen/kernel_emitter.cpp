@@ -1,0 +1,60 @@
+#include "toroid/codegen/kernel_emitter.h"
+
+#include "toroid/support/error.h"
+
+namespace toroid::codegen {
+
+KernelEmitter::KernelEmitter(const sched::Kernel& k, const SymbolSlots& slots, const ShapeEnv& env)
+    : k_(k), slots_(slots), env_(env) {}
+
+void KernelEmitter::collect_args() {
+  auto arg = [this](loop::Buffer* b) {
+    for (loop::Buffer* x : args_)
+      if (x == b) return;
+    args_.push_back(b);
+  };
+  for (const sched::Member& m : k_.members) {
+    arg(m.buffer->storage);
+    for (loop::Expr l : loop::loads(m.buffer->body)) arg(l.buffer()->storage);
+  }
+}
+
+bool KernelEmitter::is_kernel_var(SymExpr s) const {
+  for (size_t k = 0; k < k_.outer.size(); ++k)
+    if (s == sched::outer_var(k)) return true;
+  for (size_t k = 0; k < k_.inner.size(); ++k)
+    if (s == sched::inner_var(k)) return true;
+  return false;
+}
+
+std::string KernelEmitter::name_of(SymExpr s) {
+  const std::string& n = s.symbol().name;
+  if (is_kernel_var(s)) return n;
+  auto it = slots_.find(s);
+  if (it == slots_.end()) user_error("kernel uses symbol " + n + " that no input binds");
+  for (auto& [x, slot] : used_syms_)
+    if (x == s) return sym_name(s);
+  used_syms_.emplace_back(s, it->second);
+  return sym_name(s);
+}
+
+std::string KernelEmitter::sizes_str(const std::vector<SymExpr>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i].str();
+  return s + "]";
+}
+
+std::string KernelEmitter::header_comment(const std::string& detail) const {
+  std::string s = "// " + k_.name + ": outer " + sizes_str(k_.outer) + ", inner " + sizes_str(k_.inner) + detail + "\n";
+  for (const sched::Member& m : k_.members) {
+    const loop::Buffer* b = m.buffer;
+    s += "//   " + b->name + " (" +
+         (b->kind == loop::BufferKind::Reduction ? reduce_op_name(b->reduce) : m.inner ? "pointwise" : "outer pointwise") +
+         ") from";
+    for (const Node* n : b->origins) s += " " + n->target() + " " + describe_value(n->result(0));
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace toroid::codegen
