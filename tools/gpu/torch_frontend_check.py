@@ -19,6 +19,8 @@ Each check prints PASS or FAIL with what it saw; the exit status is 1 when any f
 - empty: torch.compile over zero-element inputs of unary, reduction, matmul and cat matches.
 - options: torch.compile(..., mode="max-autotune") and options={"dump_dir": ...} are accepted;
   an unknown option is an error naming the accepted ones.
+- provenance: the dump directory's provenance.json names, for the nodes of the kernels, the FX
+  node and the line of this file that made them (torch.compile's stack traces).
 - threads: 8 threads calling one compiled function get only right answers.
 """
 import argparse
@@ -194,6 +196,35 @@ def check_options(torch, device):
     return ok, "mode and options accepted, dumps written: %s, unknown option refused: %s" % (dumped, refused)
 
 
+def check_provenance(torch, device):
+    """torch.compile's stack traces reach the provenance map: the dumped provenance.json names
+    this file's lines for the nodes of the kernels."""
+    import json
+    import toroid  # noqa: F401
+    torch._dynamo.reset()
+    x = torch.randn(8, 16, device=device)
+
+    def model(x):
+        y = torch.softmax(x, -1)  # provenance: softmax line
+        return y * 2 + 1
+
+    with tempfile.TemporaryDirectory() as d:
+        out = torch.compile(model, backend="toroid", options={"dump_dir": d})(x)
+        provs = [f for f in os.listdir(d) if f.endswith(".provenance.json")]
+        nodes = []
+        for f in provs:
+            with open(os.path.join(d, f)) as fh:
+                nodes += json.load(fh)["nodes"]
+    here = os.path.basename(__file__)
+    mine = [n for n in nodes if here in n.get("stack", "")]
+    in_kernels = [n for n in mine if n["runs_as"] == "kernel" and n["lines"]]
+    softmax = [n for n in mine if "torch.softmax" in n.get("stack", "")]
+    ok = close(torch, out, model(x)) and bool(in_kernels) and bool(softmax)
+    sample = (mine[0]["origin"], mine[0]["stack"]) if mine else None
+    return ok, "%d provenance files, %d nodes with a stack line of this file (%d in kernels, %d from the softmax line), e.g. %s" % (
+        len(provs), len(mine), len(in_kernels), len(softmax), sample)
+
+
 def check_threads(torch, device):
     import threading
     import toroid  # noqa: F401
@@ -233,7 +264,7 @@ def main():
     failed = 0
     checks = (("dynamic", check_dynamic), ("static", check_static), ("export", check_export),
               ("constants", check_constants), ("dtype_switch", check_dtype_switch), ("empty", check_empty),
-              ("options", check_options), ("threads", check_threads))
+              ("options", check_options), ("provenance", check_provenance), ("threads", check_threads))
     for name, check in checks:
         try:
             ok, what = check(torch, args.device)
