@@ -794,7 +794,7 @@ def run_one(args, index, tmp):
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     if args.device == "cuda-compile":  # NVRTC only: no GPU needed
-        cmd = [args.toroidc, "run", path, "--device", "cuda", "--compile-only"]
+        cmd = [args.toroidc, "run", path, "--device", "cuda", "--compile-only", "--verify-each"]
     else:
         cmd = [args.toroidc, "run", path, "--random-inputs", "--seed", str(index), "--check", "--json",
                "--verify-each", "--device", args.device]

@@ -65,8 +65,6 @@ class ProgramCheck {
       fail(b, "writes the memory of " + b.storage->name + ", which is not a graph input owning its memory");
     if (b.storage == &b && b.kind != BufferKind::Input) symbols_of(b, b.storage_numel, none, "storage size");
     if (b.is_computed() != static_cast<bool>(b.body)) fail(b, b.body ? "has a body but is not computed" : "has no body");
-    if (b.is_computed() && b.device != p_.target.device)
-      fail(b, "a kernel on " + b.device.str() + " in a program for " + p_.target.device.str());
     if (b.kind != BufferKind::Reduction && !b.reduction_sizes.empty()) fail(b, "reduction sizes outside a reduction");
     switch (b.kind) {
       case BufferKind::Input:
@@ -77,10 +75,15 @@ class ProgramCheck {
       case BufferKind::Constant:
         if (!b.constant) fail(b, "no constant node");
         break;
-      case BufferKind::Extern:
+      case BufferKind::Extern: {
         if (!b.node) fail(b, "no graph call");
         if (b.library_operands.empty()) fail(b, "a library call with no operands");
+        const LibraryKernel* k = find_library_kernel(b.node->target(), b.dtype, p_.target.device);
+        if (!k || k->call != b.library)
+          fail(b, std::string("calls the library's ") + library_call_name(b.library) + ", which the table has not for " +
+                      b.node->target() + " in " + dtype_short_name(b.dtype) + " on " + p_.target.device_name());
         break;
+      }
       case BufferKind::Fallback:
         if (!b.node) fail(b, "no graph call");
         break;

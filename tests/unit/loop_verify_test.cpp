@@ -71,10 +71,12 @@ TEST_F(LoopVerify, AnIndexVariableOutsideTheBufferIsCaught) {
       << e;
 }
 
-TEST_F(LoopVerify, AKernelOnAnotherDeviceIsCaught) {
-  find(BufferKind::Reduction).device = Device::cuda();
+TEST_F(LoopVerify, ALibraryCallTheTableHasNotIsCaught) {
+  find(BufferKind::Extern).library = LibraryCall::Convolution;
   std::string e = error();
-  EXPECT_NE(e.find("a kernel on cuda:0 in a program for cpu"), std::string::npos) << e;
+  EXPECT_NE(e.find("calls the library's convolution, which the table has not for aten.mm.default in f32 on cpu"),
+            std::string::npos)
+      << e;
 }
 
 TEST_F(LoopVerify, RankMismatchAndForeignStorageAreCaught) {

@@ -97,7 +97,8 @@ struct LoopProgram {
 // The loop IR verifier (verify.cpp): ids unique, buffers in dependency order (each reads only
 // earlier ones of the program), ranks and symbols consistent (sizes over the graph's symbols,
 // bodies over their own index variables), storage owners, inputs and outputs in the program,
-// kernels on the target's device. An InternalError naming the first buffer that breaks one.
+// library calls the table has for their op, dtype and the target's device. An InternalError
+// naming the first buffer that breaks one.
 void verify_program(const LoopProgram& p);
 
 // The --emit=loop text: one line per buffer.
