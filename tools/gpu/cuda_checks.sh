@@ -2,7 +2,7 @@
 # The GPU checks of issue 5, run on the GPU machine from the repository root with the binaries
 # built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so, unit_capi and
 # libs.tar.xz with the host libraries they link). Writes logs to $OUT when it is set.
-#   tools/gpu/cuda_checks.sh [DIR] [examples|random|unit|sanitizer|torch|all]...
+#   tools/gpu/cuda_checks.sh [DIR] [examples|peaks|random|unit|sanitizer|torch|all]...
 # torch: torch.compile(backend="toroid") against eager and Inductor (issue 6), needs torch 2.x.
 set -uo pipefail
 B=${1:-.cudacarry}; shift || true
@@ -34,6 +34,14 @@ if has examples; then
     f=${e%%:*}; s=${e##*:}
     printf '%-40s ' "$f"; "$B/toroidc" run "$f" --device cuda --random-inputs --seed "$s" --check 2>&1 | tail -1
   done 2>&1 | tee "$out/examples.log"
+fi
+if has peaks; then
+  echo "== memory: measured peak <= planned <= the reference interpreter's, lifecycle replayed"
+  for e in "${graphs[@]}"; do
+    f=${e%%:*}; s=${e##*:}
+    TOROID_VERIFY_LIFECYCLE=1 "$B/toroidc" run "$f" --device cuda --random-inputs --seed "$s" --check --json 2>&1 |
+      python3 tests/lit/compile/Inputs/peak_within_plan.py
+  done 2>&1 | tee "$out/peaks.log"
 fi
 if has random; then
   echo "== random graphs on the GPU"
