@@ -242,8 +242,9 @@ HostTensor scalar_tensor(const RtValue& v) {
   return t;
 }
 
-// Bytes of every storage the reference interpreter creates (it keeps all values to the end).
-int64_t reference_peak_bytes(const toroid::Graph& g, const toroid::sym::Binding& binding) {
+// Bytes of every storage the reference interpreter creates (it keeps all values to the end);
+// none when a size depends on data the binding lacks (no reference run).
+std::optional<int64_t> reference_peak_bytes(const toroid::Graph& g, const toroid::sym::Binding& binding) {
   std::set<const toroid::Storage*> inputs, seen;
   for (const toroid::Value* v : toroid::graph_inputs(g))
     if (v->is_tensor()) inputs.insert(v->meta().storage);
@@ -254,7 +255,11 @@ int64_t reference_peak_bytes(const toroid::Graph& g, const toroid::sym::Binding&
       if (!v->is_tensor() || inputs.count(v->meta().storage) || !seen.insert(v->meta().storage).second) continue;
       const toroid::TensorMeta& m = v->meta();
       int64_t numel = 1;
-      for (toroid::SymExpr s : m.sizes) numel *= g.shape_env().evaluate(s, binding).value_or(toroid::sym::Scalar{}).i;
+      for (toroid::SymExpr s : m.sizes) {
+        std::optional<toroid::sym::Scalar> size = g.shape_env().evaluate(s, binding);
+        if (!size) return std::nullopt;
+        numel *= size->i;
+      }
       total += numel * toroid::dtype_size(m.dtype);
     }
   }
@@ -338,7 +343,13 @@ int run(const Options& o) {
     outputs = module->run(o.compare ? toroid::bind::materialize_inputs(*graph, run_inputs) : inputs, &stats);
     run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
-  if (!module || o.compare) reference = toroid::interp::interpret(*graph, inputs, io);
+  // The reference run's binding has the unbacked symbols its results bound (nonzero's count).
+  std::optional<toroid::sym::Binding> reference_binding;
+  if (!module || o.compare) {
+    toroid::interp::Interpreter interpreter(*graph, io);
+    reference = interpreter.run(inputs);
+    reference_binding = interpreter.binding();
+  }
   if (!module) outputs = reference;
 
   std::vector<std::string> names;
@@ -365,13 +376,14 @@ int run(const Options& o) {
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [" << outputs_json << "]}\n";
   } else if (o.json) {
     const toroid::driver::CompileStats& cs = module->current().stats;
-    toroid::sym::Binding binding = toroid::bind::bind_inputs(*graph, inputs);
+    std::optional<int64_t> reference_peak = reference_peak_bytes(
+        *graph, reference_binding ? *reference_binding : toroid::bind::bind_inputs(*graph, inputs));
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"ops\": " << cs.ops << ", \"kernels\": " << cs.kernels
               << ", \"extern_calls\": " << cs.extern_calls << ", \"fallback_calls\": " << cs.fallback_calls
               << ", \"compile_ms\": " << json_number(cs.compile_ms) << ", \"cache_hit\": " << (cs.cache_hit ? "true" : "false")
               << ", \"run_ms\": " << json_number(run_ms) << ", \"peak_bytes\": " << stats.peak_bytes
               << ", \"planned_peak_bytes\": " << stats.planned_peak_bytes
-              << ", \"reference_peak_bytes\": " << reference_peak_bytes(*graph, binding)
+              << ", \"reference_peak_bytes\": " << (reference_peak ? std::to_string(*reference_peak) : "null")
               << ", \"max_abs_err\": " << (o.compare ? json_number(cmp.max_abs_err) : "null")
               << ", \"max_rel_err\": " << (o.compare ? json_number(cmp.max_rel_err) : "null")
               << ", \"match\": " << (o.compare ? (cmp.match ? "true" : "false") : "null") << ", \"outputs\": [" << outputs_json
