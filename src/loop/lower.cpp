@@ -96,13 +96,15 @@ std::unique_ptr<Buffer> Lowering::new_buffer(const Value* v, BufferKind kind) {
   b->sizes = m.sizes;
   b->strides = m.strides;
   b->offset = m.offset;
-  // Extent: offset + sum((size-1)*stride) + 1, or 0 when any size is 0. Sizes are >= 0, so
-  // Max(size-1, 0) keeps an empty tensor from a negative extent; a storage of at least one
-  // element is always fine.
+  // Extent: offset + sum((size-1)*stride) + 1, or 0 when a size is the constant 0. A symbolic
+  // size may still be 0 at run time: Max(size-1, 0) keeps that extent from going negative (one
+  // element too many is harmless).
+  bool empty = std::any_of(m.sizes.begin(), m.sizes.end(),
+                           [](SymExpr s) { return s.is_constant() && s.int_value() == 0; });
   SymExpr extent = sym::add(m.offset, SymExpr::integer(1));
   for (size_t d = 0; d < m.sizes.size(); ++d)
     extent = extent + sym::max(m.sizes[d] - 1, SymExpr::integer(0)) * m.strides[d];
-  b->storage_numel = graph.shape_env().simplify(extent);
+  b->storage_numel = empty ? SymExpr::integer(0) : graph.shape_env().simplify(extent);
   b->origins.push_back(v->node());
   return b;
 }
