@@ -108,7 +108,9 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
       if (is_floating(e.dtype())) return d.float_literal(e.float_value(), e.dtype());
       if (boolean) return e.int_value() ? "true" : "false";
       return std::string("static_cast<") + compute_type(e.dtype()) + ">(" + int_literal(e.int_value()) + ")";
-    case Op::Index: return "static_cast<int64_t>(" + d.index(e.index()) + ")";
+    case Op::Index:
+      if (e.dtype() == DType::Float64) return d.float_symbol(e.index());
+      return "static_cast<int64_t>(" + d.index(e.index()) + ")";
     case Op::IndirectLoad: break;  // statements first: the emitters write it
     case Op::Cast: return cast_code(a(0), e.dtype(), d);
     case Op::Neg: return boolean ? a(0) : "(-" + a(0) + ")";

@@ -161,6 +161,12 @@ Expr index_value(SymExpr index) {
   return intern(std::move(n));
 }
 
+Expr float_symbol_value(SymExpr symbol) {
+  TOROID_CHECK(symbol.is_symbol() && symbol.is_float(), "float_symbol_value of " + symbol.str());
+  ExprNode n{Op::Index, DType::Float64, {}, nullptr, symbol};
+  return intern(std::move(n));
+}
+
 Expr indirect_load(Buffer* buffer, SymExpr base, std::span<const IndirectIndex> positions, const Node* site, bool wrap) {
   TOROID_CHECK(!positions.empty(), "indirect_load without positions");
   ExprNode n{Op::IndirectLoad, buffer->dtype, {}, buffer, base};

@@ -224,8 +224,10 @@ Expr scalar_expr(SymExpr s, DType dtype) {
     return is_floating(dtype) ? constant(static_cast<double>(s.int_value()), dtype) : int_constant(s.int_value(), dtype);
   }
   if (s.is_int()) return cast(index_value(s), dtype);
+  if (s.is_float() && s.is_symbol()) return cast(float_symbol_value(s), dtype);
   user_error("symbolic " + std::string(s.is_float() ? "float" : "bool") + " scalar " + s.str() +
-             " is not supported in compiled code yet");
+             " is not supported in compiled code yet" +
+             (s.is_float() ? " (a float symbol alone is: compute the expression in the graph)" : ""));
 }
 
 DType compute_dtype(DType d) { return d == DType::BFloat16 || d == DType::Float16 ? DType::Float32 : d; }

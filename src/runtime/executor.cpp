@@ -158,7 +158,7 @@ class CpuExecutor final : public Executor {
     // Symbols bound since the call started (unbacked sizes from fallbacks).
     for (size_t i = 0; i < w.symbols.size(); ++i) {
       auto it = binding.find(w.symbols[i]);
-      if (it != binding.end()) syms[i] = it->second.i;
+      if (it != binding.end()) syms[i] = symbol_word(it->second);
     }
     // Never run a kernel on a made-up size: what it reads must be bound by now.
     for (size_t i : k.sym_slots)
@@ -177,7 +177,7 @@ class CpuExecutor final : public Executor {
     syms.clear();
     for (SymExpr s : w.symbols) {
       auto it = binding.find(s);
-      syms.push_back(it == binding.end() ? 0 : it->second.i);
+      syms.push_back(it == binding.end() ? 0 : symbol_word(it->second));
     }
     std::vector<char*> ptrs;
     std::vector<RtValue> out;

@@ -24,6 +24,13 @@ std::vector<int64_t> eval_ints(const sym::ShapeEnv& env, const sym::Binding& bin
   return out;
 }
 
+int64_t symbol_word(const sym::Scalar& value) {
+  if (value.type != sym::Type::Float) return value.i;
+  int64_t bits;
+  std::memcpy(&bits, &value.f, sizeof bits);
+  return bits;
+}
+
 double eval_real(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr e) {
   std::optional<sym::Scalar> v = env.evaluate(e, binding);
   if (!v) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)");

@@ -211,3 +211,38 @@ TEST_F(RuntimeExecutor, FailedCompileGuardCompilesAgain) {
 }
 
 }  // namespace
+
+namespace {
+
+// A float input (a learning rate) reaches the kernels as a run-time argument: new values run
+// the same specialization and the same kernels, and the source holds none of them.
+TEST(RuntimeFloatSymbols, ANewLearningRateNeitherRecompilesNorChangesTheSource) {
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @sgd functional {
+  sym s0 : hint=64, range=[1, inf]
+  sym f0 : float, hint=0.01
+  %p = input : f32[s0]
+  %g = input : f32[s0]
+  %lr = input : float{value=f0}
+  %step = aten.mul.Tensor(%g, %lr) : f32[s0]
+  %new = aten.sub.Tensor(%p, %step) : f32[s0]
+  output %new
+})", "sgd.tir");
+  std::string source = toroid::driver::emit(m->current(), "cpp");
+  for (double lr : {0.01, 0.5, -3.25}) {
+    std::vector<RtValue> in = toroid::bind::random_inputs(m->graph(), 9);
+    in[2] = RtValue::floating(lr);
+    std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+    std::vector<RtValue> got = m->run(in);
+    ASSERT_EQ(got.size(), 1u);
+    for (int64_t k = 0; k < want[0].tensor().numel(); ++k)
+      ASSERT_NEAR(got[0].tensor().get_double(k), want[0].tensor().get_double(k), 1e-5) << "lr " << lr;
+    double p0 = in[0].tensor().get_double(0), g0 = in[1].tensor().get_double(0);
+    EXPECT_NEAR(got[0].tensor().get_double(0), p0 - lr * g0, 1e-5);
+  }
+  EXPECT_EQ(m->num_specializations(), 1u);
+  EXPECT_EQ(toroid::driver::emit(m->current(), "cpp"), source);
+  EXPECT_EQ(source.find("0.01"), std::string::npos);
+  EXPECT_NE(source.find("t_f64_from_bits(sym"), std::string::npos);
+}
+
+}  // namespace

@@ -12,7 +12,8 @@ mkdir -p /tmp/toroid-libs && tar xJf "$B/libs.tar.xz" -C /tmp/toroid-libs
 export LD_LIBRARY_PATH=/tmp/toroid-libs:${LD_LIBRARY_PATH:-}
 export TOROID_CACHE_DIR=${TOROID_CACHE_DIR:-/tmp/toroid-cache}
 nvidia-smi -L
-examples=(mlp:1 softmax:2 layer_norm:3 rmsnorm:4 cross_entropy:5 attention:6 attention_cpu:6 cnn:7 adam:8 constants:0)
+examples=(mlp:1 softmax:2 layer_norm:3 rmsnorm:4 cross_entropy:5 attention:6 attention_cpu:6 cnn:7 adam:8 constants:0
+          inplace_epilogue:9)
 # Graphs of the lit tests that exercise code shapes the examples do not (split reductions, the
 # cuBLASLt epilogues).
 extra=(tests/lit/compile/split-reductions.tir:1 tests/lit/compile/Inputs/mm-epilogues.tir:2

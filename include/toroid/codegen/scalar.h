@@ -30,6 +30,8 @@ class ScalarDialect {
   virtual std::string load(loop::Expr load) = 0;
   // An index expression as integer code.
   virtual std::string index(SymExpr e) = 0;
+  // A float symbol's value (a double), from the kernel's symbol arguments.
+  virtual std::string float_symbol(SymExpr s) = 0;
   // The number of the kernel's error site (see IndexSite) for `op` at `dim`.
   virtual int64_t error_site(const Node* op, int64_t dim) = 0;
 };

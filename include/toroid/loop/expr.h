@@ -30,7 +30,7 @@ enum class Op : uint8_t {
   // leaves
   Load,   // buffer(), index(): the element at flat storage position index()
   Const,  // float_value() / int_value()
-  Index,  // index() as an int64 value
+  Index,  // index() as an int64 value; for a float symbol (dtype f64), that symbol's value
   // buffer() at index() + sum_k checked(operand k) * stride(k): a read at loaded positions
   // (gather, embedding). Each position is checked against size(k) (negative ones first wrap by
   // + size(k) when wraps()); one out of range reads nothing, yields 0 and raises the
@@ -89,6 +89,9 @@ Expr load(Buffer* buffer, SymExpr index);  // dtype is the buffer's
 Expr constant(double value, DType dtype);  // integral dtypes take the value as int64
 Expr int_constant(int64_t value, DType dtype);
 Expr index_value(SymExpr index);  // int64
+// A float symbol's value (f64), read from the kernel's symbol arguments at run time: a new value
+// (a learning rate) needs no new code.
+Expr float_symbol_value(SymExpr symbol);
 struct IndirectIndex {
   Expr pos;  // an integral value
   SymExpr stride, size;

@@ -24,6 +24,8 @@ namespace toroid::runtime {
 int64_t eval_int(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr e);
 std::vector<int64_t> eval_ints(const sym::ShapeEnv& env, const sym::Binding& binding, const std::vector<SymExpr>& v);
 double eval_real(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr e);
+// A bound symbol as the kernels' symbol arguments carry it: an int's value, a float's bits.
+int64_t symbol_word(const sym::Scalar& value);
 
 // Whether $TOROID_VERIFY_LIFECYCLE asks for the run-time lifecycle checks (read when an
 // executor is built).

@@ -157,6 +157,8 @@ class CppEmitter : public KernelEmitter {
   std::string index(SymExpr e) override {
     return cpp_index(env_.simplify(e), [this](SymExpr s) { return name_of(s); });
   }
+  std::string float_symbol(SymExpr s) override { return "t_f64_from_bits(" + name_of(s) + ")";
+  }
 
   std::string store(const Buffer* b, const std::string& pos, const std::string& v) {
     const Buffer* s = b->storage;

@@ -34,6 +34,12 @@ inline uint16_t t_float_to_bf16(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);
   return static_cast<uint16_t>(u >> 16);
 }
+// A float symbol's value: its bits travel in the kernel's int64 symbol array.
+inline double t_f64_from_bits(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, 8);
+  return d;
+}
 inline float t_round_bf16(float f) { return t_bf16_to_float(t_float_to_bf16(f)); }
 inline float t_round_f16(float f) { return static_cast<float>(static_cast<_Float16>(f)); }
 // Dividing by -1 gives -a, which wraps for INT64_MIN (x86's idiv traps there, killing the

@@ -121,6 +121,8 @@ class CudaEmitter : public KernelEmitter {
   }
   std::string load(Expr e) override { return element(e.buffer()->storage, index(e.index())); }
   int64_t error_site(const Node* op, int64_t dim) override { return site_number(sites_, op, dim); }
+  // The 64-bit parameter: the body's copy is narrowed to the index type.
+  std::string float_symbol(SymExpr s) override { return "t_f64_from_bits(" + name_of(s) + "_p)"; }
   std::string index(SymExpr e) override {
     return index_code(env_.simplify(e), [this](SymExpr s) { return lane_name_of(s); },
                       [this](int64_t v) {

@@ -56,6 +56,8 @@ template <> struct t_limits<int64_t> {
 T_DEV float t_nan_f() { return __int_as_float(0x7fc00000); }
 T_DEV double t_nan_d() { return __longlong_as_double(0x7ff8000000000000LL); }
 
+// A float symbol's value: its bits travel as an int64 kernel parameter.
+T_DEV double t_f64_from_bits(int64_t bits) { return __longlong_as_double(bits); }
 // bf16 and f16 storage: bit patterns converted with the hardware's cvt (round to nearest even),
 // rather than cuda_bf16.h and cuda_fp16.h, which take most of NVRTC's time to parse.
 struct __align__(2) t_bf16 { unsigned short bits; };

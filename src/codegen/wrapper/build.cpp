@@ -201,7 +201,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
   SourceTable sources(*program.graph, w);
   SymbolSlots slots;
   for (const sym::SymbolInfo& info : env.symbols()) {
-    if (info.symbol.type() != sym::Type::Int) continue;
+    if (info.symbol.type() != sym::Type::Int && info.symbol.type() != sym::Type::Float) continue;
     slots[info.symbol] = w.symbols.size();
     w.symbols.push_back(info.symbol);
   }

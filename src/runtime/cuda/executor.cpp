@@ -370,8 +370,8 @@ struct CudaExecutor::Impl {
       if (it == binding.end())  // never guess a size: no input (or earlier fallback) bound it
         user_error("kernel " + k.name + " needs symbol " + w.symbols[slot].str() +
                    ", which no input's size or scalar value determines");
-      sym_values.push_back(it->second.i);
-      largest = std::max(largest, std::abs(sym_values.back()));
+      sym_values.push_back(symbol_word(it->second));
+      if (it->second.type != sym::Type::Float) largest = std::max(largest, std::abs(sym_values.back()));
     }
     const int64_t V = k.vector_width;
     LaunchDims dims;
