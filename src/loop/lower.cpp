@@ -217,6 +217,36 @@ void Lowering::fallback(const Node* n) {
   }
 }
 
+namespace {
+
+// A float scalar expression (1 - f0, f0*s0, f0/f1) computed in the kernel, in f64, from the
+// kernel's symbol arguments: its symbols' values change without new code.
+Expr float_scalar(SymExpr s) {
+  auto fold = [](std::span<const SymExpr> args, Op op) {
+    Expr acc = float_scalar(args[0]);
+    for (size_t i = 1; i < args.size(); ++i) acc = binary(op, acc, float_scalar(args[i]));
+    return acc;
+  };
+  switch (s.kind()) {
+    case sym::Kind::FloatConst: return constant(s.float_value(), DType::Float64);
+    case sym::Kind::IntConst: return constant(static_cast<double>(s.int_value()), DType::Float64);
+    case sym::Kind::Symbol: return s.is_float() ? float_symbol_value(s) : cast(index_value(s), DType::Float64);
+    case sym::Kind::Add: return fold(s.operands(), Op::Add);
+    case sym::Kind::Mul: return fold(s.operands(), Op::Mul);
+    case sym::Kind::Min: return fold(s.operands(), Op::Minimum);
+    case sym::Kind::Max: return fold(s.operands(), Op::Maximum);
+    case sym::Kind::TrueDiv: return binary(Op::Div, float_scalar(s.operands()[0]), float_scalar(s.operands()[1]));
+    case sym::Kind::ToFloat: return cast(index_value(s.operands()[0]), DType::Float64);
+    case sym::Kind::Pow:
+      return binary(Op::Pow, float_scalar(s.operands()[0]), constant(static_cast<double>(s.exponent()), DType::Float64));
+    default:
+      if (s.is_int()) return cast(index_value(s), DType::Float64);
+      user_error("symbolic float scalar " + s.str() + " is not supported in compiled code yet");
+  }
+}
+
+}  // namespace
+
 Expr scalar_expr(SymExpr s, DType dtype) {
   if (s.is_constant()) {
     if (s.kind() == sym::Kind::FloatConst) return constant(s.float_value(), dtype);
@@ -224,10 +254,8 @@ Expr scalar_expr(SymExpr s, DType dtype) {
     return is_floating(dtype) ? constant(static_cast<double>(s.int_value()), dtype) : int_constant(s.int_value(), dtype);
   }
   if (s.is_int()) return cast(index_value(s), dtype);
-  if (s.is_float() && s.is_symbol()) return cast(float_symbol_value(s), dtype);
-  user_error("symbolic " + std::string(s.is_float() ? "float" : "bool") + " scalar " + s.str() +
-             " is not supported in compiled code yet" +
-             (s.is_float() ? " (a float symbol alone is: compute the expression in the graph)" : ""));
+  if (s.is_float()) return cast(float_scalar(s), dtype);
+  user_error("symbolic bool scalar " + s.str() + " is not supported in compiled code yet");
 }
 
 DType compute_dtype(DType d) { return d == DType::BFloat16 || d == DType::Float16 ? DType::Float32 : d; }
