@@ -62,11 +62,18 @@ def sym_expr(x):
     raise Unsupported("cannot read the expression of symbolic value %r" % (x,))
 
 
+def _is_float_symbol(e):
+    """A float symbol (torch.compile with specialize_float=False: a learning rate, names zf0...)."""
+    return getattr(e, "is_integer", None) is False or str(e).startswith("zf")
+
+
 class Symbols:
-    """Names sympy symbols s0, s1, ... and renders sympy expressions in .tir syntax."""
+    """Names sympy symbols s0, s1, ... (float ones f0, f1, ...) and renders sympy expressions in
+    .tir syntax."""
 
     def __init__(self):
         self.names = {}  # sympy symbol -> tir name
+        self.floats = set()  # the float ones
         self.shape_env = None
 
     def expr(self, e):
@@ -79,8 +86,14 @@ class Symbols:
             return str(int(e))
         if isinstance(e, sympy.Symbol):
             if e not in self.names:
-                self.names[e] = "s%d" % len(self.names)
+                if _is_float_symbol(e):
+                    self.floats.add(e)
+                    self.names[e] = "f%d" % (len(self.floats) - 1)
+                else:
+                    self.names[e] = "s%d" % (len(self.names) - len(self.floats))
             return self.names[e]
+        if isinstance(e, sympy.Float):
+            return self.value(float(e))
         args = [self.expr(a) for a in e.args]
         name = type(e).__name__
         if isinstance(e, sympy.Add):
@@ -130,6 +143,11 @@ class Symbols:
         env = self.shape_env
         values = _hints(env)
         for s, name in self.names.items():
+            if s in self.floats:
+                if s not in values:
+                    raise Unsupported("float symbol %s has no hint" % s)
+                lines.append("  sym %s : float, hint=%s" % (name, self.value(float(values[s]))))
+                continue
             hint = int(values[s]) if s in values else None
             if hint is None:
                 raise Unsupported("symbol %s has no hint" % s)
