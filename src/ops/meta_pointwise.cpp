@@ -208,6 +208,15 @@ Results to_copy(const BoundArgs& a, MetaContext& ctx) {
   return {ResultSpec::tensor(fresh(ctx, dtype, device, m.sizes, std::move(strides)))};
 }
 
+// prims.convert_element_type: a cast that keeps the input's layout (what torch.compile's
+// tensorified float scalars go through).
+Results convert_element_type(const BoundArgs& a, MetaContext& ctx) {
+  const TensorMeta& m = self_meta(a, ctx, "a");
+  std::optional<DType> dtype = a.dtype("dtype");
+  if (!dtype) ctx.fail("dtype must be given");
+  return {ResultSpec::tensor(fresh(ctx, *dtype, m.device, m.sizes, like_strides(ctx, m, std::nullopt)))};
+}
+
 Results clone(const BoundArgs& a, MetaContext& ctx) {
   const TensorMeta& m = self_meta(a, ctx);
   std::optional<MemoryFormat> f;
@@ -373,7 +382,8 @@ std::vector<MetaImpl> pointwise_meta_impls() {
       {"aten.gelu_backward.default", [](const BoundArgs& a, MetaContext& c) { return grad_binary(a, c, "self"); }},
       {"aten.silu_backward.default", [](const BoundArgs& a, MetaContext& c) { return grad_binary(a, c, "self"); }},
       // Copies and fills.
-      {"aten._to_copy.default", to_copy}, {"aten.clone.default", clone}, {"aten.lift_fresh_copy.default", lift_fresh_copy},
+      {"aten._to_copy.default", to_copy}, {"prims.convert_element_type.default", convert_element_type},
+      {"aten.clone.default", clone}, {"aten.lift_fresh_copy.default", lift_fresh_copy},
       {"aten.copy.default", copy}, {"aten.copy_.default", copy_}, {"aten.fill.Scalar", fill},
       {"aten.masked_fill.Scalar", masked_fill},
       // In-place and out=.

@@ -289,6 +289,11 @@ Out k_to_copy(const RtArgs& a, KernelContext&) {
   return {copy_as(x, a.dtype("dtype").value_or(x.dtype()), a.memory_format("memory_format"))};
 }
 
+Out k_convert_element_type(const RtArgs& a, KernelContext&) {
+  const HostTensor& x = a.tensor("a");
+  return {copy_as(x, a.dtype("dtype").value_or(x.dtype()))};
+}
+
 Out k_clone(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
   HostTensor out = empty_like(x, x.dtype(), a.memory_format("memory_format"));
@@ -426,6 +431,7 @@ std::vector<KernelImpl> pointwise_kernel_impls() {
       {"aten.clamp.Tensor", k_clamp},
       {"aten.masked_fill.Scalar", k_masked_fill},
       {"aten._to_copy.default", k_to_copy},
+      {"prims.convert_element_type.default", k_convert_element_type},
       {"aten.clone.default", k_clone},
       {"aten.lift_fresh_copy.default", k_lift_fresh_copy},
       {"aten.copy.default", k_copy},

@@ -54,6 +54,14 @@ bool fill_like(Rewriter& rw, double value) {
                                    kw("memory_format", rw.args().get("memory_format"))}))});
 }
 
+// A cast keeping the layout, as _to_copy without a memory format; a new tensor even when the
+// dtype is already right (a clone), never the input itself.
+bool convert_element_type(Rewriter& rw) {
+  Value* x = rw.in("a");
+  DType d = rw.node()->result()->meta().dtype;
+  return rw.commit({x->meta().dtype == d ? rw.call("aten.clone.default", {Argument(x)}, {}) : rw.cast(x, d)});
+}
+
 }  // namespace
 
 std::vector<Decomposition> misc_decompositions() {
@@ -65,6 +73,7 @@ std::vector<Decomposition> misc_decompositions() {
       {"aten.ones.default", [](Rewriter& rw) { return fill(rw, 1.0); }},
       {"aten.zeros_like.default", [](Rewriter& rw) { return fill_like(rw, 0.0); }},
       {"aten.ones_like.default", [](Rewriter& rw) { return fill_like(rw, 1.0); }},
+      {"prims.convert_element_type.default", convert_element_type},
   };
 }
 
