@@ -475,7 +475,7 @@ class Emitter:
             root = self.storage.get(root) if root else None
             self.storage[name] = root or name
             names.append(name)
-            types.append(self._type(r, root))
+            types.append(self._type(r, root, device=self._moved(r)))
         if single:
             self.names[(node, None)] = names[0]
         rewrite = REWRITES.get(_schema_name(node.target))

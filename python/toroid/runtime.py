@@ -78,6 +78,9 @@ class Partition:
         self.traced_dtypes = [values[n].dtype if n.op != "placeholder" and hasattr(values.get(n), "dtype") else None
                               for n in self.inputs]
         self.scalar_kinds = [type(values.get(o)).__name__ for o in outputs]
+        # 0-dim CPU tensors computed on the GPU (fx_to_tir's Emitter._moved): returned on the CPU,
+        # where eager has them.
+        self.cpu_outputs = [i for i, o in enumerate(outputs) if device == "cuda" and _is_cpu_scalar(values.get(o))]
         self.device = device
         # No reference kernels: an op toroid has no compiled form for (at this dtype) fails the
         # compile at its node, and the caller runs it in eager instead (slow fallbacks are visible).
@@ -163,12 +166,18 @@ class Partition:
                 base = args[info.alias_input] if info.alias_input >= 0 else results[info.alias_output]
                 results[i] = base.as_strided(list(info.sizes[:info.ndim]), list(info.strides[:info.ndim]),
                                              base.storage_offset() + info.offset)
+        for i in self.cpu_outputs:
+            results[i] = results[i].to("cpu")
         return results
 
 
 # Why a node computing a symbolic scalar (sym_size, SymInt arithmetic) runs in Python: it is
 # cheap there, and partitions use its expression instead of its value.
 _SYMBOLIC = "a symbolic scalar"
+
+
+def _is_cpu_scalar(v):
+    return getattr(v, "device", None) is not None and v.device.type == "cpu" and getattr(v, "dim", lambda: -1)() == 0
 
 
 def _supported(n, values, device):
