@@ -412,20 +412,20 @@ bool cuda_available(std::string* why) {
 #endif
 }
 
+namespace {
+bool is_decomposed(const std::string& op) {
+  static const std::vector<std::string> decomposed = decomposed_ops();  // sorted
+  return std::binary_search(decomposed.begin(), decomposed.end(), op);
+}
+}  // namespace
+
 bool op_supported(const std::string& op) {
   ops::install_schema_op_info();
   const ops::OpEntry* e = ops::OpRegistry::global().find(op);
-  if (!e || !e->meta) return false;
-  if (e->kernel) return true;
-  std::vector<std::string> d = decomposed_ops();
-  return std::binary_search(d.begin(), d.end(), op);
+  return e && e->meta && (e->kernel || is_decomposed(op));
 }
 
-bool op_lowered(const std::string& op) {
-  if (!op_supported(op)) return false;
-  std::vector<std::string> d = decomposed_ops();
-  return loop::has_lowering(op) || std::binary_search(d.begin(), d.end(), op);
-}
+bool op_lowered(const std::string& op) { return op_supported(op) && (loop::has_lowering(op) || is_decomposed(op)); }
 
 std::string emit(const Specialization& s, const std::string& what) {
   if (what == "graph") return print_graph(*s.graph);

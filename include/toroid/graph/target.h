@@ -27,9 +27,6 @@ struct Target {
   std::string str() const {
     return is_cuda() ? "cuda sm_" + std::to_string(cuda_arch) : "cpu -march=" + cpu_arch;
   }
-  friend bool operator==(const Target& a, const Target& b) {
-    return a.device == b.device && a.cuda_arch == b.cuda_arch && a.cpu_arch == b.cpu_arch;
-  }
 };
 
 }  // namespace toroid
