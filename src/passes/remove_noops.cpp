@@ -101,23 +101,25 @@ class RemoveNoops {
   }
 
   // Forwarding a view of the same storage changes no aliasing. A copy may be dropped only if
-  // nothing can tell it from its source: not returned next to an observable storage, and its
-  // source is never written.
+  // nothing can tell it from its source: neither it nor a view of it returned next to an
+  // observable storage, and its source is never written.
   bool safe_to_forward(Value* r, Value* src) const {
     const Storage* sr = r->meta().storage;
     const Storage* ss = src->meta().storage;
     if (sr == ss) return true;
     if (mutated_.count(ss) || mutated_.count(sr)) return false;
     Node* out = g_.output_node();
+    // A view of the copy is as observable as the copy itself.
     bool returned = false;
     if (out)
-      for (const Argument& a : out->args()) a.for_each_value([&](Value* v) { returned = returned || v == r; });
+      for (const Argument& a : out->args())
+        a.for_each_value([&](Value* v) { returned = returned || (v->is_tensor() && v->has_meta() && v->meta().storage == sr); });
     if (!returned) return true;
     if (protected_.count(ss)) return false;
     bool ss_is_output = false;
     for (const Argument& a : out->args())
       a.for_each_value([&](Value* v) {
-        if (v != r && v->is_tensor() && v->meta().storage == ss) ss_is_output = true;
+        if (v->is_tensor() && v->has_meta() && v->meta().storage == ss) ss_is_output = true;
       });
     return !ss_is_output;
   }
