@@ -193,10 +193,12 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
 #endif
   }
   for (const Node* n : s->graph->nodes()) s->stats.ops += n->is_call() ? 1 : 0;
-  s->stats.kernels = static_cast<int>(s->wrapper.kernels.size() + s->wrapper.cuda_kernels.size());
-  for (const codegen::wrapper::Line& l : s->wrapper.lines) {
-    s->stats.extern_calls += l.kind == codegen::wrapper::Line::Kind::ExternCall;
-    s->stats.fallback_calls += l.kind == codegen::wrapper::Line::Kind::FallbackCall;
+  for (const codegen::wrapper::WrapperProgram* p : codegen::wrapper::nested_programs(s->wrapper)) {
+    s->stats.kernels += static_cast<int>(p->kernels.size() + p->cuda_kernels.size());
+    for (const codegen::wrapper::Line& l : p->lines) {
+      s->stats.extern_calls += l.kind == codegen::wrapper::Line::Kind::ExternCall;
+      s->stats.fallback_calls += l.kind == codegen::wrapper::Line::Kind::FallbackCall;
+    }
   }
   s->stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   TOROID_LOG("driver", "compiled " + s->graph->name() + " in " + std::to_string(s->stats.compile_ms) + " ms (" +

@@ -14,6 +14,8 @@ const char* buffer_kind_name(BufferKind k) {
     case BufferKind::Reduction: return "reduction";
     case BufferKind::Extern: return "extern";
     case BufferKind::Fallback: return "fallback";
+    case BufferKind::Scalar: return "scalar";
+    case BufferKind::Control: return "control";
   }
   return "?";
 }
@@ -86,8 +88,13 @@ std::string print_program(const LoopProgram& p) {
         break;
       case BufferKind::Extern:
       case BufferKind::Fallback:
+      case BufferKind::Control:
         os << " = " << b->node->target();
         if (b->node->num_results() > 1) os << "[" << b->result_index << "]";
+        break;
+      case BufferKind::Scalar:
+        if (!b->library_operands.empty()) os << " = item -> " << b->scalar.str();
+        else os << " = assert " << b->scalar.str();
         break;
     }
     os << "\n";

@@ -120,6 +120,17 @@ void Lowering::take_inlined(Buffer& b) {
   inlined_.clear();
 }
 
+std::unique_ptr<Buffer> Lowering::new_step(const Node* n, BufferKind kind) {
+  auto b = std::make_unique<Buffer>();
+  b->id = next_id_++;
+  b->name = "step" + std::to_string(b->id);
+  b->kind = kind;
+  b->node = n;
+  b->storage_numel = SymExpr::integer(0);
+  b->origins.push_back(n);
+  return b;
+}
+
 Buffer* Lowering::define_buffer(const Value* v, std::unique_ptr<Buffer> b) {
   take_inlined(*b);
   Buffer* raw = prog.add(std::move(b));
@@ -306,6 +317,39 @@ void lower_copy_epilogue(Lowering& L, const Node* n) {
   L.define_view(n->result(0), dst, {});
 }
 
+// Subgraph output `v` in a buffer of its own laid out as `like`: the buffer holding it when it
+// owns its memory in that layout and holds no earlier output, else a copy. `shown` is the value
+// the output plan names (v, or `like` for a copy).
+Buffer* own_output(Lowering& L, const Value* v, const Value* like, std::unordered_set<const Buffer*>& taken,
+                   const Value*& shown) {
+  Buffer* owner = L.realize(v);
+  const TensorMeta& m = v->meta();
+  const TensorMeta& want = like->meta();
+  ShapeEnv& env = L.graph.shape_env();
+  auto same = [&](const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (env.simplify(a[i]) != env.simplify(b[i])) return false;
+    return true;
+  };
+  SymExpr zero = SymExpr::integer(0);
+  bool in_place = owner->storage == owner && owner->kind != BufferKind::Input && owner->kind != BufferKind::Constant &&
+                  !taken.count(owner) && m.dtype == want.dtype && env.simplify(m.offset) == zero &&
+                  env.simplify(owner->offset) == zero && same(m.sizes, want.sizes) && same(m.strides, want.strides) &&
+                  same(owner->sizes, want.sizes) && same(owner->strides, want.strides);
+  if (in_place) {
+    taken.insert(owner);
+    return owner;
+  }
+  std::unique_ptr<Buffer> b = L.new_buffer(like, BufferKind::Pointwise);
+  b->body = cast(L.load(v, Lowering::vars(want.sizes.size())), want.dtype);
+  b->origins = {v->node()};
+  Buffer* copy = L.define_buffer(like, std::move(b));
+  taken.insert(copy);
+  shown = like;
+  return copy;
+}
+
 }  // namespace
 
 bool has_lowering(const std::string& op) {
@@ -347,7 +391,18 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
       continue;
     }
     if (n->kind() != NodeKind::Call) continue;
-    if (!n->subgraphs().empty()) L.fail(n, "control flow (" + n->target() + ") is not supported by the compiler yet");
+    if (!n->subgraphs().empty()) {
+      lower_control(L, n);
+      continue;
+    }
+    if (is_assert(n->target())) {
+      lower_assert(L, n);
+      continue;
+    }
+    if (n->target() == "aten._local_scalar_dense.default") {
+      lower_scalar_read(L, n);
+      continue;
+    }
     if (!has_tensor_result(n) && !n->has_users()) continue;
     const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
     if (op == nullptr) L.fail(n, "unknown operator");
@@ -376,9 +431,16 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     L.fallback(n);
   }
   if (const Node* out = g.output_node()) {
+    std::unordered_set<const Buffer*> taken;  // buffers holding an earlier subgraph output
     std::function<void(const Argument&)> add = [&](const Argument& a) {
+      size_t position = prog->outputs.size();
       if (a.is_list()) {
         for (const Argument& e : a.list()) add(e);
+      } else if (a.is_value() && a.value()->is_tensor() && position < options.output_layouts.size() &&
+                 options.output_layouts[position]) {
+        const Value* shown = a.value();
+        Buffer* b = own_output(L, a.value(), options.output_layouts[position], taken, shown);
+        prog->outputs.push_back(OutputRef{shown, b, SymExpr()});
       } else if (a.is_value() && a.value()->is_tensor()) {
         prog->outputs.push_back(OutputRef{a.value(), L.realize(a.value()), SymExpr()});
       } else if (a.is_value()) {

@@ -60,6 +60,9 @@ class Lowering {
   // with v's node as origin. Not yet added to the program.
   std::unique_ptr<Buffer> new_buffer(const Value* v, BufferKind kind);
 
+  // A buffer for a host step of call `n` (a Scalar step) that holds no memory.
+  std::unique_ptr<Buffer> new_step(const Node* n, BufferKind kind);
+
   // Index variables i0..i(rank-1).
   static Index vars(size_t rank);
   // The index of `operand` (broadcast to `out_sizes`) at output index idx: right-aligned,
@@ -106,6 +109,14 @@ std::span<const LowerRule> reduction_rules();
 std::span<const LowerRule> view_rules();
 std::span<const LowerRule> misc_rules();
 std::span<const LowerRule> indexing_rules();
+
+// Host steps and control flow (lower_control.cpp): item() (_local_scalar_dense), the asserts
+// (_assert_scalar, sym_constrain_range*), and cond / while_loop with their subgraphs lowered on
+// their own.
+void lower_scalar_read(Lowering& L, const Node* n);
+void lower_assert(Lowering& L, const Node* n);
+void lower_control(Lowering& L, const Node* n);
+bool is_assert(const std::string& op);
 
 // Shared by the families: the value of argument `name` at output index idx, cast to `dtype`
 // (a tensor broadcast to the output, or a number).

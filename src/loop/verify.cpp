@@ -87,6 +87,17 @@ class ProgramCheck {
       case BufferKind::Fallback:
         if (!b.node) fail(b, "no graph call");
         break;
+      case BufferKind::Scalar:
+        if (!b.node || !b.scalar) fail(b, "a scalar step without its call or value");
+        if (b.library_operands.size() > 1) fail(b, "a scalar read of more than one tensor");
+        break;
+      case BufferKind::Control:
+        if (!b.node) fail(b, "no graph call");
+        for (const auto& sub : b.subprograms) {
+          if (!sub) fail(b, "a missing subprogram");
+          verify_program(*sub);
+        }
+        break;
       case BufferKind::Pointwise:
       case BufferKind::Reduction: body(b); break;
     }

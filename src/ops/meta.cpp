@@ -73,6 +73,16 @@ SymExpr MetaContext::create_unbacked(sym::ValueRange range) {
   return shapes.create_unbacked("u" + std::to_string(n), range);
 }
 
+SymExpr MetaContext::create_unbacked_float() {
+  if (dry_run) {
+    placeholders.push_back(SymExpr::fresh_symbol("uf?", sym::Type::Float));
+    return placeholders.back();
+  }
+  size_t n = 0;
+  while (shapes.lookup("uf" + std::to_string(n))) ++n;
+  return shapes.create_unbacked_float("uf" + std::to_string(n));
+}
+
 void MetaContext::fail(const std::string& message) const { user_error(op + ": " + message, loc); }
 
 // ---------------------------------------------------------------------------------------------

@@ -129,9 +129,12 @@ Results local_scalar_dense(const BoundArgs& a, MetaContext& ctx) {
   if (numel.as_int() != std::optional<int64_t>(1))
     ctx.fail("a Tensor with " + numel.str() + " elements cannot be converted to Scalar");
   if (x.dtype == DType::Bool) return {ResultSpec::scalar(ValueType::Bool)};
-  if (is_floating(x.dtype)) return {ResultSpec::scalar(ValueType::Float)};
+  if (is_floating(x.dtype)) return {ResultSpec::scalar(ValueType::Float, ctx.create_unbacked_float())};
   return {ResultSpec::scalar(ValueType::Int, ctx.create_unbacked(sym::ValueRange::all()))};
 }
+
+// The asserts on scalars return nothing; what they check runs with the program.
+Results no_results(const BoundArgs&, MetaContext&) { return {}; }
 
 Results sym_size(const BoundArgs& a, MetaContext& ctx) {
   const TensorMeta& x = arg(a, ctx, "self");
@@ -168,6 +171,8 @@ std::vector<MetaImpl> indexing_meta_impls() {
       {"aten.scatter.src", scatter}, {"aten.scatter.value", scatter}, {"aten.scatter_add.default", scatter},
       {"aten.scatter_reduce.two", scatter}, {"aten.index.Tensor", index}, {"aten.index_put.default", index_put},
       {"aten.nonzero.default", nonzero}, {"aten._local_scalar_dense.default", local_scalar_dense},
+      {"aten._assert_scalar.default", no_results}, {"aten.sym_constrain_range.default", no_results},
+      {"aten.sym_constrain_range_for_size.default", no_results},
       {"aten.sym_size.int", sym_size}, {"aten.sym_stride.int", sym_size}, {"aten.sym_numel.default", sym_numel},
       {"aten.sym_storage_offset.default", sym_storage_offset}, {"aten.sym_is_contiguous.default", sym_is_contiguous},
   };

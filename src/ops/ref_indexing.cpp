@@ -51,6 +51,22 @@ Out k_local_scalar_dense(const RtArgs& a, KernelContext&) {
   return {RtValue::integer(x.get_int(0))};
 }
 
+// The asserts check their scalar: a false condition is the user's error, with their message.
+Out k_assert_scalar(const RtArgs& a, KernelContext&) {
+  if (!a.to_bool("self")) kernel_error(opname(a), a.str("assert_msg"));
+  return {};
+}
+
+Out k_sym_constrain_range(const RtArgs& a, KernelContext&) {
+  int64_t v = a.to_int("size");
+  std::optional<int64_t> lo = a.opt_int("min"), hi = a.opt_int("max");
+  if (!lo && opname(a).find("for_size") != std::string::npos) lo = 0;
+  if ((lo && v < *lo) || (hi && v > *hi))
+    kernel_error(opname(a), "value " + std::to_string(v) + " is outside [" + (lo ? std::to_string(*lo) : "-inf") + ", " +
+                                (hi ? std::to_string(*hi) : "inf") + "]");
+  return {};
+}
+
 Out k_nonzero(const RtArgs& a, KernelContext&) {
   const HostTensor& x = a.tensor("self");
   std::vector<std::vector<int64_t>> hits;
@@ -180,6 +196,9 @@ std::vector<KernelImpl> indexing_kernel_impls() {
   return {
       {"aten._local_scalar_dense.default", k_local_scalar_dense},
       {"aten.nonzero.default", k_nonzero},
+      {"aten._assert_scalar.default", k_assert_scalar},
+      {"aten.sym_constrain_range.default", k_sym_constrain_range},
+      {"aten.sym_constrain_range_for_size.default", k_sym_constrain_range},
       {"aten.index_select.default", k_index_select},
       {"aten.gather.default", k_gather},
       {"aten.scatter.src", k_scatter_src},

@@ -6,6 +6,7 @@
 
 #include "blas.h"
 #include "onednn.h"
+#include "toroid/runtime/control_flow.h"
 #include "toroid/runtime/host_allocator.h"
 #include "toroid/runtime/output_binding.h"
 #include "toroid/runtime/reference_call.h"
@@ -33,6 +34,8 @@ class CpuExecutor final : public Executor {
   TakeIndexErrorFn take_index_error = nullptr;  // when a kernel checks loaded positions
   std::vector<std::shared_ptr<HostStorage>> constants;  // by slot
   HostAllocator& allocator = HostAllocator::global();
+  const SharedObject& so;
+  std::vector<std::vector<std::unique_ptr<CpuExecutor>>> children;  // by line: its programs'
 
   // Per run.
   RunSlots rs;
@@ -40,7 +43,12 @@ class CpuExecutor final : public Executor {
   std::vector<int64_t> syms;
   size_t line = 0;  // the line running (for lifecycle messages)
 
-  CpuExecutor(const codegen::wrapper::WrapperProgram& prog, const SharedObject& so) : w(prog), env(*prog.env) {
+  CpuExecutor(const codegen::wrapper::WrapperProgram& prog, const SharedObject& object)
+      : w(prog), env(*prog.env), so(object) {
+    for (const Line& l : w.lines) {
+      children.emplace_back();
+      for (const auto& p : l.programs) children.back().push_back(std::make_unique<CpuExecutor>(*p, so));
+    }
     for (const codegen::CppKernel& k : w.kernels) {
       kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.name)));
       if (!k.index_sites.empty() && !take_index_error)
@@ -169,9 +177,41 @@ class CpuExecutor final : public Executor {
     check_index_error(k);
   }
 
+  ControlHooks control_hooks() {
+    ControlHooks h;
+    h.view = [this](const TensorRef& r) { return view(r); };
+    h.read = [](const HostTensor& t) { return element_value(t); };
+    h.run = [this](size_t index, const std::vector<RtValue>& inputs,
+                   const std::vector<std::shared_ptr<HostStorage>>& outputs, bool merge, int64_t* peak) {
+      CpuExecutor& c = *children.at(line).at(index);
+      RunOptions o;
+      o.outputs = outputs;
+      std::vector<RtValue> out = c.execute(inputs, binding, o);
+      *peak += c.rs.peak;
+      if (merge)
+        for (const auto& [s, v] : c.binding) binding.emplace(s, v);
+      return out;
+    };
+    h.allocate = [this](size_t n) { return allocator.allocate(std::max<size_t>(n, 1)); };
+    h.copy = [](const HostTensor& dst, const HostTensor& src) { ops::copy_into("control flow", dst, src); };
+    return h;
+  }
+
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
                            const RunOptions& options) override {
     if (options.workspace) user_error("a CPU program takes no workspace (pass none)");
+    std::vector<RtValue> out = execute(inputs, std::move(b), options);
+    // The plan's peak is evaluated only where it is checked or reported.
+    int64_t planned_peak = stats || rs.verify ? rs.check_peak(w, binding) : 0;
+    if (stats) {
+      stats->peak_bytes = rs.peak;
+      stats->planned_peak_bytes = planned_peak;
+    }
+    return out;
+  }
+
+  // The lines, from `b` (which the run extends with what it binds).
+  std::vector<RtValue> execute(const std::vector<RtValue>& inputs, sym::Binding b, const RunOptions& options) {
     binding = std::move(b);
     rs.start(w, inputs, constants, bind_outputs(w, options.outputs, binding), binding);
     syms.clear();
@@ -191,17 +231,18 @@ class CpuExecutor final : public Executor {
         case Line::Kind::KernelCall: run_kernel(l, ptrs); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::FallbackCall: run_fallback(l); break;
+        case Line::Kind::ScalarRead: bind_scalar_read(l, element_value(view(l.operands.at(0))), env, binding); break;
+        case Line::Kind::Assert: check_assert(l, env, binding); break;
+        case Line::Kind::Cond:
+        case Line::Kind::While:
+          rs.peak = std::max(rs.peak, rs.live + run_control(w, l, control_hooks(), binding));
+          break;
         case Line::Kind::Return:
           out = collect_outputs(w, binding, inputs, [this](const TensorRef& r) { return RtValue(view(r)); });
           break;
       }
     }
-    // The plan's peak is evaluated only where it is checked or reported.
-    int64_t planned_peak = stats || rs.verify ? rs.check_peak(w, binding) : 0;
-    if (stats) {
-      stats->peak_bytes = rs.peak;
-      stats->planned_peak_bytes = planned_peak;
-    }
+    if (rs.verify) rs.check_peak(w, binding);
     rs.finish();
     return out;
   }

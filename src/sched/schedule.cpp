@@ -115,6 +115,8 @@ class Scheduler {
           break;
         case BufferKind::Extern:
         case BufferKind::Fallback:
+        case BufferKind::Control:
+        case BufferKind::Scalar:
           add_call(b);
           break;
         case BufferKind::Pointwise:
@@ -132,17 +134,64 @@ class Scheduler {
   std::unordered_map<const Buffer*, size_t> step_of_;  // buffer -> step that computes it
   std::unordered_map<const Node*, size_t> call_step_;
   std::unordered_map<const Kernel*, size_t> kernel_step_;
+  // The step that binds each unbacked symbol (an item() read, a fallback's data-dependent size):
+  // nothing that uses the symbol runs before it.
+  std::unordered_map<SymExpr, size_t> symbol_step_;
+
+  static Step::Kind step_kind(BufferKind k) {
+    switch (k) {
+      case BufferKind::Extern: return Step::Kind::Extern;
+      case BufferKind::Scalar: return Step::Kind::Scalar;
+      case BufferKind::Control: return Step::Kind::Control;
+      default: return Step::Kind::Fallback;
+    }
+  }
+
+  void note_defined(SymExpr e, size_t step) {
+    if (e.is_null()) return;
+    for (SymExpr s : e.free_symbols()) {
+      const sym::SymbolInfo* info = prog_.graph->shape_env().info(s);
+      if (info && info->unbacked) symbol_step_.emplace(s, step);
+    }
+  }
+
+  // The last step binding a symbol `b` uses in its layout, sizes or body.
+  size_t symbols_ready(const Buffer* b) const {
+    size_t at = 0;
+    auto use = [&](SymExpr e) {
+      if (e.is_null() || symbol_step_.empty()) return;
+      for (SymExpr s : e.free_symbols()) {
+        auto it = symbol_step_.find(s);
+        if (it != symbol_step_.end()) at = std::max(at, it->second);
+      }
+    };
+    for (SymExpr e : b->sizes) use(e);
+    for (SymExpr e : b->strides) use(e);
+    for (SymExpr e : b->reduction_sizes) use(e);
+    use(b->offset);
+    use(b->storage_numel);
+    if (b->body && !symbol_step_.empty())
+      loop::visit(b->body, [&](Expr e) {
+        if (e.op() == loop::Op::Load || e.op() == loop::Op::Index || e.op() == loop::Op::IndirectLoad) use(e.index());
+      });
+    return at;
+  }
 
   void add_call(Buffer* b) {
     auto it = call_step_.find(b->node);
     if (it != call_step_.end()) {
       step_of_[b] = it->second;
+      for (SymExpr e : b->sizes) note_defined(e, it->second);
       return;
     }
-    Step s{b->kind == BufferKind::Extern ? Step::Kind::Extern : Step::Kind::Fallback, nullptr, b};
+    Step s{step_kind(b->kind), nullptr, b};
     out_.steps.push_back(s);
-    call_step_[b->node] = out_.steps.size() - 1;
-    step_of_[b] = out_.steps.size() - 1;
+    size_t step = out_.steps.size() - 1;
+    call_step_[b->node] = step;
+    step_of_[b] = step;
+    if (b->kind == BufferKind::Scalar) note_defined(b->scalar.is_symbol() ? b->scalar : SymExpr(), step);
+    else if (b->kind != BufferKind::Extern)
+      for (SymExpr e : b->sizes) note_defined(e, step);
   }
 
   // Can `m` join kernel `k`? Every read of a member must be the element that member stores
@@ -183,7 +232,7 @@ class Scheduler {
   }
 
   void add_computed(Buffer* b) {
-    size_t earliest = 0;
+    size_t earliest = symbols_ready(b);
     for (Buffer* r : b->reads()) {
       auto it = step_of_.find(r);
       if (it != step_of_.end()) earliest = std::max(earliest, it->second);

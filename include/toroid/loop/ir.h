@@ -23,7 +23,11 @@
 
 namespace toroid::loop {
 
-enum class BufferKind : uint8_t { Input, Constant, Pointwise, Reduction, Extern, Fallback };
+struct LoopProgram;
+
+// A Scalar buffer holds no memory: a host step of the program (an item() read, an assert).
+// Control buffers are the tensor results of a higher-order op (cond, while_loop).
+enum class BufferKind : uint8_t { Input, Constant, Pointwise, Reduction, Extern, Fallback, Scalar, Control };
 const char* buffer_kind_name(BufferKind k);
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, Mean, Var };
@@ -66,10 +70,21 @@ struct Buffer {
   // Constant: the data, laid out as `strides` say (row-major contiguous).
   const Node* constant = nullptr;
 
+  // Scalar: reads element 0 of `library_operands[0]` (item()) and binds or checks `scalar`, the
+  // value the graph gives its result; with no operand, checks that `scalar` (a condition) holds,
+  // else fails with `message` (an assert).
+  SymExpr scalar;
+  std::string message;
+  // Control (the first result's buffer): each subgraph of `node` lowered on its own (cond: true_branch, false_branch;
+  // while_loop: cond_fn, body_fn), in that order. `library_operands` are the node's operands
+  // (the predicate first, for cond), `extern_inputs` their buffers.
+  std::vector<std::shared_ptr<LoopProgram>> subprograms;
+
   // The graph values this buffer holds (the node whose result it is first), for provenance.
   std::vector<const Node*> origins;
 
   bool is_computed() const { return kind == BufferKind::Pointwise || kind == BufferKind::Reduction; }
+  bool holds_memory() const { return kind != BufferKind::Scalar; }
   // Every buffer this one reads (from its body's loads, or its extern/fallback operands).
   std::vector<Buffer*> reads() const;
 };

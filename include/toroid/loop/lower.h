@@ -10,8 +10,9 @@ namespace toroid::loop {
 
 // Every call becomes a pointwise body (inlined into its readers unless realized), a reduction,
 // a view (index arithmetic), an extern library call, or a fallback to the op's reference kernel.
-// Unsupported graphs (control flow, in-place ops other than a trailing copy_ into an input,
-// scalar results) are UserErrors at the node.
+// item() reads, asserts and control flow (cond, while_loop: subgraphs lowered on their own) are
+// host steps. Unsupported graphs (in-place ops other than a trailing copy_ into an input, scalar
+// results of fallbacks) are UserErrors at the node.
 struct LowerOptions {
   // What the program is for: its library calls (cuBLASLt on a GPU takes bf16 and f16 matmuls
   // too), where reference kernels run, and the split reductions' parallelism.
@@ -24,6 +25,10 @@ struct LowerOptions {
   // on a GPU). Off: such a call is an error located at its node, so that a frontend can run it
   // elsewhere (PyTorch eager) instead of slowly. Either way each one is logged (TOROID_LOG=fallback).
   bool reference_kernels = true;
+  // A subgraph of cond or while_loop (lower_control.cpp): output i is stored in a buffer of its
+  // own, laid out as output_layouts[i] (the owning node's result; null: as it is), which the
+  // owner's executor can hand memory for.
+  std::vector<const Value*> output_layouts;
 };
 std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options = {});
 

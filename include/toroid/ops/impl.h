@@ -113,6 +113,8 @@ struct MetaContext {
   bool size_oblivious(SymExpr cond);
   // An unbacked integer symbol with `range` (a placeholder in a dry run).
   SymExpr create_unbacked(sym::ValueRange range);
+  // An unbacked float symbol (a float item()).
+  SymExpr create_unbacked_float();
   // UserError "<op>: message" at loc.
   [[noreturn]] void fail(const std::string& message) const;
 };

@@ -37,9 +37,9 @@ SymExpr outer_var(size_t k);
 SymExpr inner_var(size_t k);
 
 struct Step {
-  enum class Kind { Kernel, Extern, Fallback } kind;
+  enum class Kind { Kernel, Extern, Fallback, Scalar, Control } kind;
   Kernel* kernel = nullptr;      // Kernel
-  loop::Buffer* buffer = nullptr;  // Extern, Fallback (the first buffer of the node)
+  loop::Buffer* buffer = nullptr;  // the others (the first buffer of the node)
 };
 
 struct Schedule {

@@ -20,7 +20,8 @@ SymExpr nbytes_of(const Buffer* b, const ShapeEnv& env) {
 
 std::string origins(const Buffer* b) {
   std::string s;
-  for (const Node* n : b->origins) s += (s.empty() ? "" : ", ") + n->target() + " " + describe_value(n->result(0));
+  for (const Node* n : b->origins)
+    s += (s.empty() ? "" : ", ") + n->target() + (n->num_results() ? " " + describe_value(n->result(0)) : "");
   return s;
 }
 
@@ -126,7 +127,7 @@ void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
     s.name = b->name;
     s.dtype = b->dtype;
     s.device = b->device;
-    if (b->storage != b.get()) continue;
+    if (b->storage != b.get() || !b->holds_memory()) continue;
     s.kind = b->kind == BufferKind::Input      ? Slot::Kind::Input
              : b->kind == BufferKind::Constant ? Slot::Kind::Constant
                                                : Slot::Kind::Intermediate;
@@ -171,8 +172,11 @@ class SourceTable {
   // After the lines: what runs each node.
   void finish(const Graph& g) {
     for (const Line& l : w_.lines) {
-      const char* as = l.kind == Line::Kind::KernelCall ? "kernel" : l.kind == Line::Kind::ExternCall ? "library"
-                                                                                                      : "fallback";
+      const char* as = l.kind == Line::Kind::KernelCall   ? "kernel"
+                       : l.kind == Line::Kind::ExternCall ? "library"
+                       : l.kind == Line::Kind::FallbackCall ? "fallback"
+                       : l.kind == Line::Kind::Cond || l.kind == Line::Kind::While ? "control"
+                                                                                 : "scalar";
       for (int s : l.sources) w_.sources[static_cast<size_t>(s)].runs_as = as;
     }
     for (const Node* n : g.nodes()) {
@@ -189,9 +193,48 @@ class SourceTable {
   std::unordered_map<const Node*, int> index_;
 };
 
+WrapperProgram build_program(const loop::LoopProgram& program, const sched::Schedule& schedule,
+                             const std::string& prefix);
+
+// Subprogram `sub` of control step `b`: its kernels named after the step, so that one module
+// holds every program's kernels.
+std::shared_ptr<WrapperProgram> build_subprogram(const loop::LoopProgram& sub, const std::string& prefix) {
+  sched::Schedule s = sched::schedule(sub);
+  for (auto& k : s.kernels) k->name = prefix + k->name;
+  return std::make_shared<WrapperProgram>(build_program(sub, s, prefix));
+}
+
+// The host steps: an item() read or assert (Scalar), a cond or while_loop (Control).
+Line host_step(const loop::LoopProgram& program, const Buffer* b, const std::vector<Buffer*>& results,
+               const std::string& prefix) {
+  Line call;
+  call.call.op_name = b->node->target();
+  call.call.loc = b->node->loc();
+  call.scalar = b->scalar;
+  if (b->kind == BufferKind::Scalar) {
+    call.kind = b->library_operands.empty() ? Line::Kind::Assert : Line::Kind::ScalarRead;
+    call.text = b->message;
+    for (const Value* v : b->library_operands) call.operands.push_back(ref_of(program, v));
+    return call;
+  }
+  call.kind = b->node->target() == "higher_order.cond" ? Line::Kind::Cond : Line::Kind::While;
+  for (const Value* v : b->library_operands) call.operands.push_back(ref_of(program, v));
+  for (const Buffer* r : results) call.results.push_back(ref_of(program, r->node->result(r->result_index)));
+  for (size_t i = 0; i < b->subprograms.size(); ++i)
+    call.programs.push_back(build_subprogram(*b->subprograms[i], prefix + b->name + "_" + std::to_string(i) + "_"));
+  return call;
+}
+
 }  // namespace
 
 WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Schedule& schedule) {
+  return build_program(program, schedule, "");
+}
+
+namespace {
+
+WrapperProgram build_program(const loop::LoopProgram& program, const sched::Schedule& schedule,
+                             const std::string& prefix) {
   WrapperProgram w;
   w.graph_name = program.graph->name();
   w.target = program.target;
@@ -265,7 +308,15 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
     }
     std::vector<Buffer*> results;
     for (const auto& owned : program.buffers)
-      if (owned->kind == BufferKind::Fallback && owned->node == b->node) results.push_back(owned.get());
+      if (owned->kind == b->kind && owned->node == b->node && owned->holds_memory()) results.push_back(owned.get());
+    if (step.kind == sched::Step::Kind::Scalar || step.kind == sched::Step::Kind::Control) {
+      for (Buffer* r : results) alloc(r);
+      Line call = host_step(program, b, results, prefix);
+      call.sources = sources.of({results.begin(), results.end()});
+      if (results.empty()) call.sources = sources.of({b});
+      w.lines.push_back(std::move(call));
+      continue;
+    }
     Line call;
     call.kind = Line::Kind::FallbackCall;
     call.call = reference_call(program, b->node, results);
@@ -279,5 +330,7 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
   sources.finish(*program.graph);
   return w;
 }
+
+}  // namespace
 
 }  // namespace toroid::codegen::wrapper

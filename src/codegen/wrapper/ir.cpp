@@ -36,6 +36,13 @@ std::vector<int> touched_slots(const Line& l) {
       for (const CallArg& a : l.call.args) add_arg_slots(a, out);
       for (const ReferenceCall::Result& r : l.call.results) out.push_back(r.ref.slot);
       break;
+    case Line::Kind::ScalarRead:
+    case Line::Kind::Cond:
+    case Line::Kind::While:
+      for (const TensorRef& r : l.operands)
+        if (r.slot >= 0) out.push_back(r.slot);
+      for (const TensorRef& r : l.results) out.push_back(r.slot);
+      break;
     case Line::Kind::Return:
       for (const OutputPlan& o : l.outputs)
         if (o.kind == OutputPlan::Kind::Tensor) out.push_back(o.tensor.slot);
@@ -46,6 +53,23 @@ std::vector<int> touched_slots(const Line& l) {
   for (int s : out)
     if (std::find(unique.begin(), unique.end(), s) == unique.end()) unique.push_back(s);
   return unique;
+}
+
+namespace {
+void collect_programs(const WrapperProgram& w, std::vector<const WrapperProgram*>& out) {
+  for (const Line& l : w.lines)
+    for (const auto& p : l.programs) {
+      out.push_back(p.get());
+      collect_programs(*p, out);
+    }
+}
+}  // namespace
+
+std::vector<const WrapperProgram*> nested_programs(const WrapperProgram& w, bool self) {
+  std::vector<const WrapperProgram*> out;
+  if (self) out.push_back(&w);
+  collect_programs(w, out);
+  return out;
 }
 
 }  // namespace toroid::codegen::wrapper

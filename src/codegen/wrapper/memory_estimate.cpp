@@ -29,6 +29,7 @@ class Maximum {
 
 }  // namespace
 
+// A Cond or While line's programs are planned before it (plan_memory), so their estimates are set.
 SymExpr estimate_peak_bytes(const WrapperProgram& w) {
   const ShapeEnv& env = *w.env;
   std::unordered_set<int> taken_later;  // a Reuse line takes its block
@@ -56,6 +57,20 @@ SymExpr estimate_peak_bytes(const WrapperProgram& w) {
         if (!taken_later.count(l.slot))
           if (auto it = block.find(l.slot); it != block.end()) live = env.simplify(live - it->second);
         break;
+      case Line::Kind::Cond:
+      case Line::Kind::While: {
+        // While the line runs: a program's peak (its own estimate) on top, less the results a
+        // program writes (held here already), and a loop's second set of carried values.
+        SymExpr results = SymExpr::integer(0);
+        for (const TensorRef& r : l.results) results = results + w.slots.at(static_cast<size_t>(r.slot)).nbytes;
+        SymExpr scratch = l.kind == Line::Kind::While ? results : SymExpr::integer(0);
+        for (size_t i = 0; i < l.programs.size(); ++i) {
+          bool writes_results = l.kind == Line::Kind::Cond || i == 1;
+          SymExpr own = l.programs[i]->planned_peak_bytes - (writes_results ? results : SymExpr::integer(0));
+          peak.add(env.simplify(live + scratch + own));
+        }
+        break;
+      }
       default: break;
     }
     peak.add(live);

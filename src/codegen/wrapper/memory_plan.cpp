@@ -38,6 +38,8 @@ std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const Wr
 }  // namespace
 
 void plan_memory(WrapperProgram& w) {
+  for (Line& l : w.lines)
+    for (auto& p : l.programs) plan_memory(*p);
   std::unordered_set<int> returned;
   for (const OutputPlan& o : w.outputs())
     if (o.kind == OutputPlan::Kind::Tensor) returned.insert(o.tensor.slot);

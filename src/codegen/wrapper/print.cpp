@@ -111,6 +111,24 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
       os << ")";
       break;
     }
+    case Line::Kind::ScalarRead:
+      os << "item " << l.scalar.str() << " <- " << ref_str(l.operands.at(0));
+      break;
+    case Line::Kind::Assert: os << "assert " << l.scalar.str() << ", \"" << l.text << "\""; break;
+    case Line::Kind::Cond:
+    case Line::Kind::While: {
+      bool cond = l.kind == Line::Kind::Cond;
+      size_t first = cond && l.scalar.is_null() ? 1 : 0;
+      os << (cond ? "cond " : "while ");
+      if (cond) os << (first ? ref_str(l.operands.at(0)) : l.scalar.str()) << " ";
+      os << "(";
+      for (size_t i = first; i < l.operands.size(); ++i) os << (i > first ? ", " : "") << ref_str(l.operands[i]);
+      os << ") -> (";
+      for (size_t i = 0; i < l.results.size(); ++i) os << (i ? ", " : "") << ref_str(l.results[i]);
+      os << ")" << (cond ? " then @" : " cond_fn @") << l.programs.at(0)->graph_name
+         << (cond ? " else @" : " body_fn @") << l.programs.at(1)->graph_name;
+      break;
+    }
     case Line::Kind::Return: {
       os << "return";
       for (size_t i = 0; i < l.outputs.size(); ++i) os << (i ? ", " : " ") << output_str(l.outputs[i]);
@@ -119,6 +137,23 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
   }
   return os.str();
 }
+
+namespace {
+
+// Each line of `text` after `indent`.
+std::string indented(const std::string& text, const std::string& indent) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += indent + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string print_wrapper(const WrapperProgram& w) {
   std::ostringstream os;
@@ -134,46 +169,53 @@ std::string print_wrapper(const WrapperProgram& w) {
   for (const Line& l : w.lines) {
     if (l.kind == Line::Kind::Return) os << "  # planned peak: " << w.planned_peak_bytes.str() << " bytes\n";
     os << "  " << print_line(w, l) << "\n";
+    for (const auto& p : l.programs) os << indented(print_wrapper(*p), "    ");
   }
   os << "}\n";
   return os.str();
 }
 
 std::string kernels_source(const WrapperProgram& w) {
+  std::vector<const WrapperProgram*> programs = nested_programs(w);
   if (w.target.is_cuda()) {
     std::string s = cuda::cuda_prelude();
-    for (const cuda::CudaKernel& k : w.cuda_kernels) s += "\n" + k.source;
+    for (const WrapperProgram* p : programs)
+      for (const cuda::CudaKernel& k : p->cuda_kernels) s += "\n" + k.source;
     return s;
   }
   std::string s = cpu::cpp_prelude();
-  for (const cpu::CppKernel& k : w.kernels) s += "\n" + k.source;
+  for (const WrapperProgram* p : programs)
+    for (const cpu::CppKernel& k : p->kernels) s += "\n" + k.source;
   return s;
 }
 
 std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts) {
   // Below this many bytes of kernels, one g++ process is quicker than starting several.
   constexpr size_t kSplitBytes = 64 * 1024;
+  std::vector<const cpu::CppKernel*> kernels;  // every program's
+  for (const WrapperProgram* p : nested_programs(w))
+    for (const cpu::CppKernel& k : p->kernels) kernels.push_back(&k);
   size_t total = 0;
-  for (const cpu::CppKernel& k : w.kernels) total += k.source.size();
-  parts = std::min(parts, w.kernels.size());
+  for (const cpu::CppKernel* k : kernels) total += k->source.size();
+  parts = std::min(parts, kernels.size());
   if (w.target.is_cuda() || parts < 2 || total < kSplitBytes) return {kernels_source(w)};
   // Greedy: each kernel, largest first, goes to the smallest part so far.
-  std::vector<size_t> order(w.kernels.size());
+  std::vector<size_t> order(kernels.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return w.kernels[a].source.size() > w.kernels[b].source.size(); });
+                   [&](size_t a, size_t b) { return kernels[a]->source.size() > kernels[b]->source.size(); });
   std::vector<size_t> bytes(parts, 0);
   std::vector<std::vector<size_t>> members(parts);
   for (size_t i : order) {
     size_t p = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
-    bytes[p] += w.kernels[i].source.size();
+    bytes[p] += kernels[i]->source.size();
     members[p].push_back(i);
   }
   std::vector<std::string> out;
   for (size_t p = 0; p < parts; ++p) {
     std::sort(members[p].begin(), members[p].end());  // program order, so the text is stable
     std::string s = (p == 0 ? "" : "#define TOROID_KERNELS_EXTRA_PART 1\n") + cpu::cpp_prelude();
-    for (size_t i : members[p]) s += "\n" + w.kernels[i].source;
+    for (size_t i : members[p]) s += "\n" + kernels[i]->source;
     out.push_back(std::move(s));
   }
   return out;

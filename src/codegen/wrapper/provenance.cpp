@@ -17,11 +17,27 @@ std::string call_name(const WrapperProgram& w, const Line& l) {
 }
 
 const char* call_kind(Line::Kind k) {
-  return k == Line::Kind::KernelCall ? "kernel" : k == Line::Kind::ExternCall ? "library" : "fallback";
+  switch (k) {
+    case Line::Kind::KernelCall: return "kernel";
+    case Line::Kind::ExternCall: return "library";
+    case Line::Kind::FallbackCall: return "fallback";
+    case Line::Kind::Cond:
+    case Line::Kind::While: return "control";
+    default: return "scalar";
+  }
 }
 
 bool is_call(const Line& l) {
-  return l.kind == Line::Kind::KernelCall || l.kind == Line::Kind::ExternCall || l.kind == Line::Kind::FallbackCall;
+  switch (l.kind) {
+    case Line::Kind::KernelCall:
+    case Line::Kind::ExternCall:
+    case Line::Kind::FallbackCall:
+    case Line::Kind::ScalarRead:
+    case Line::Kind::Assert:
+    case Line::Kind::Cond:
+    case Line::Kind::While: return true;
+    default: return false;
+  }
 }
 
 }  // namespace

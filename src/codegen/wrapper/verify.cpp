@@ -92,9 +92,28 @@ class LifecycleCheck {
       }
       case Line::Kind::KernelCall:
       case Line::Kind::ExternCall:
+      case Line::Kind::ScalarRead:
       case Line::Kind::Return:
         for (int s : touched_slots(l)) use(s);
         return;
+      case Line::Kind::Assert: return;
+      case Line::Kind::Cond:
+      case Line::Kind::While: {
+        if (l.programs.size() != 2) fail("runs " + std::to_string(l.programs.size()) + " programs, not 2");
+        for (int s : touched_slots(l)) use(s);
+        for (size_t i = 0; i < l.programs.size(); ++i) {
+          const WrapperProgram& p = *l.programs[i];
+          bool predicate = l.kind == Line::Kind::While && i == 0;
+          if (!predicate && p.outputs().size() != l.results.size())
+            fail("program " + std::to_string(i) + " returns " + std::to_string(p.outputs().size()) + " values for " +
+                 std::to_string(l.results.size()) + " results");
+          for (size_t r = 0; !predicate && r < l.results.size(); ++r)
+            if (!p.outputs()[r].bindable)
+              fail("program " + std::to_string(i) + " cannot write result " + std::to_string(r) + " into its memory");
+          verify_wrapper(p);
+        }
+        return;
+      }
       case Line::Kind::FallbackCall: {
         std::unordered_set<int> results;
         for (const ReferenceCall::Result& r : l.call.results) results.insert(r.ref.slot);

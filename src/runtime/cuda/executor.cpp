@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "toroid/runtime/cuda/cublaslt.h"
+#include "toroid/runtime/control_flow.h"
 #include "toroid/runtime/cuda/cudnn.h"
 #include "toroid/runtime/output_binding.h"
 #include "toroid/runtime/reference_call.h"
@@ -100,10 +101,11 @@ RtValue to_host(const RtValue& device, Stream s) {
 
 std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w, bool both_widths) {
   std::vector<CubinRequest> out;
-  for (const CudaKernel& k : w.cuda_kernels) {
-    out.push_back({codegen::cuda::cuda_translation_unit(k, !k.has_i32), k.name});
-    if (both_widths && k.has_i32) out.push_back({codegen::cuda::cuda_translation_unit(k, true), k.name + "_i64"});
-  }
+  for (const codegen::wrapper::WrapperProgram* p : codegen::wrapper::nested_programs(w))
+    for (const CudaKernel& k : p->cuda_kernels) {
+      out.push_back({codegen::cuda::cuda_translation_unit(k, !k.has_i32), k.name});
+      if (both_widths && k.has_i32) out.push_back({codegen::cuda::cuda_translation_unit(k, true), k.name + "_i64"});
+    }
   return out;
 }
 
@@ -140,13 +142,16 @@ struct CudaExecutor::Impl {
   size_t line = 0;  // the line running (for lifecycle messages)
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
   char* workspace = nullptr;
+  std::vector<std::vector<std::unique_ptr<Impl>>> children;  // by line: its programs'
 
-  Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins, const NvrtcOptions& options)
+  // Takes this program's cubins from `next` on, then its nested programs' (nested_programs order).
+  Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins, size_t& next,
+       const NvrtcOptions& options)
       : w(prog), env(*prog.env), nvrtc(options) {
-    TOROID_CHECK(cubins.size() == w.cuda_kernels.size(), "one cubin per kernel");
-    for (size_t i = 0; i < cubins.size(); ++i) {
+    TOROID_CHECK(next + w.cuda_kernels.size() <= cubins.size(), "one cubin per kernel");
+    for (size_t i = 0; i < w.cuda_kernels.size(); ++i) {
       const CudaKernel& k = w.cuda_kernels[i];
-      modules.push_back(std::make_unique<Module>(cubins[i].image, k.name));
+      modules.push_back(std::make_unique<Module>(cubins[next++].image, k.name));
       fn_i32.push_back(k.has_i32 ? modules.back()->function(k.name + "_i32") : nullptr);
       fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(k.name + "_i64"));
       if (!k.index_sites.empty()) error_records.push_back({i, modules.back()->global("t_index_error")});
@@ -155,6 +160,45 @@ struct CudaExecutor::Impl {
     for (const codegen::wrapper::ConstantSlot& c : w.constants) upload_constant(c);
     rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
     rs.init(w);
+    for (const Line& l : w.lines) {
+      children.emplace_back();
+      for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
+    }
+  }
+
+  // One element of a device tensor, read after the work queued before it (the one sync).
+  sym::Scalar read_element(const HostTensor& t) {
+    HostStorage host(static_cast<size_t>(t.element_size()), false);
+    copy_to_host(host.data(), t.data(), static_cast<size_t>(t.element_size()), stream);
+    auto view = std::shared_ptr<HostStorage>(&host, [](HostStorage*) {});
+    return element_value(HostTensor::from_storage(view, t.dtype(), t.sizes(), t.strides(), 0));
+  }
+
+  ControlHooks control_hooks() {
+    ControlHooks h;
+    h.view = [this](const TensorRef& r) { return view(r); };
+    h.read = [this](const HostTensor& t) { return read_element(t); };
+    h.run = [this](size_t index, const std::vector<RtValue>& inputs,
+                   const std::vector<std::shared_ptr<HostStorage>>& outputs, bool merge, int64_t* peak) {
+      Impl& c = *children.at(line).at(index);
+      RunOptions o;
+      o.stream = stream;
+      o.outputs = outputs;
+      std::vector<RtValue> out = c.run(inputs, binding, nullptr, o);
+      *peak += c.rs.peak;
+      if (merge)
+        for (const auto& [s, v] : c.binding) binding.emplace(s, v);
+      return out;
+    };
+    h.allocate = [this](size_t n) { return device_storage(n, stream); };
+    h.copy = [this](const HostTensor& dst, const HostTensor& src) {
+      if (dst.sizes() != src.sizes() || dst.strides() != src.strides() || dst.dtype() != src.dtype())
+        TOROID_INTERNAL_ERROR("control flow: a carried value changed its layout");
+      size_t n = static_cast<size_t>(view_extent(src.sizes(), src.strides(), "carried value")) *
+                 static_cast<size_t>(src.element_size());
+      if (n > 0) copy_device_to_device(dst.data(), src.data(), n, stream);
+    };
+    return h;
   }
 
   // An error in a deferred check nobody collected is not dropped silently.
@@ -493,6 +537,15 @@ struct CudaExecutor::Impl {
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::FallbackCall: run_on_host(l.call); break;
+        case Line::Kind::ScalarRead:
+          bind_scalar_read(l, read_element(view(l.operands.at(0))), env, binding);
+          break;
+        case Line::Kind::Assert: check_assert(l, env, binding); break;
+        case Line::Kind::Cond:
+        case Line::Kind::While:
+          if (workspace) user_error("workspace mode does not run control flow (" + l.call.op_name + ") yet");
+          rs.peak = std::max(rs.peak, rs.live + run_control(w, l, control_hooks(), binding));
+          break;
         case Line::Kind::Return:
           out = collect_outputs(w, binding, inputs, [this](const TensorRef& r) { return RtValue(view(r)); });
           break;
@@ -514,8 +567,11 @@ struct CudaExecutor::Impl {
 };
 
 CudaExecutor::CudaExecutor(const codegen::wrapper::WrapperProgram& program, const std::vector<Cubin>& cubins,
-                           const NvrtcOptions& options)
-    : impl_(std::make_unique<Impl>(program, cubins, options)) {}
+                           const NvrtcOptions& options) {
+  size_t next = 0;
+  impl_ = std::make_unique<Impl>(program, cubins, next, options);
+  TOROID_CHECK(next == cubins.size(), "one cubin per kernel");
+}
 CudaExecutor::~CudaExecutor() = default;
 
 std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::Binding binding, RunStats* stats,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -108,8 +109,18 @@ struct SourceNode {
   std::string runs_as;
 };
 
+struct WrapperProgram;
+
+// ScalarRead (item()): reads the one element of operands[0] (one device sync) and binds
+// `scalar`, an unbacked symbol (or checks the value equals it). Assert: fails with `text` unless
+// `scalar` holds. Cond: runs programs[0] (true) or programs[1] (false) on the operands, the
+// predicate read from operands[0] (a tensor; `scalar` null) or evaluated from `scalar`; the
+// branch writes the results' memory. While: runs programs[1] (body_fn) while programs[0]
+// (cond_fn) returns true; the carried values alternate between the results' memory and a
+// second set of the same sizes, so no iteration copies (one copy at the end when the last
+// iteration wrote the second set). Operands after the carried ones are passed unchanged.
 struct Line {
-  enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall, Return };
+  enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall, ScalarRead, Assert, Cond, While, Return };
   Kind kind = Kind::Comment;
   int slot = -1;   // Alloc, Reuse, Free: the buffer's slot
   int from = -1;   // Reuse: the slot whose freed block it takes
@@ -126,7 +137,10 @@ struct Line {
   // library cannot take these operands (the GPU's, on some layouts).
   ReferenceCall call;
   std::vector<OutputPlan> outputs;  // Return
-  std::string text;                 // Comment
+  std::string text;                 // Comment; Assert: the message
+  SymExpr scalar;                   // ScalarRead, Assert, Cond (see above)
+  std::vector<TensorRef> results;   // Cond, While
+  std::vector<std::shared_ptr<WrapperProgram>> programs;  // Cond, While
   // KernelCall, ExternCall, FallbackCall: the graph nodes it computes (indices into
   // WrapperProgram::sources), fused or inlined ones included.
   std::vector<int> sources;
@@ -157,5 +171,9 @@ const std::string& kernel_name(const WrapperProgram& w, const Line& call);
 // The slots a call line reads or writes, or the return line returns (none for other lines;
 // each slot once).
 std::vector<int> touched_slots(const Line& l);
+
+// Every program a Cond or While line of `w` runs, and theirs, depth first in line order (after
+// `w` itself when `self`).
+std::vector<const WrapperProgram*> nested_programs(const WrapperProgram& w, bool self = true);
 
 }  // namespace toroid::codegen::wrapper
