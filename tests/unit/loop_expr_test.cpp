@@ -106,7 +106,7 @@ TEST(LoopLowering, SoftmaxBecomesTwoReductionsAndOnePointwiseInOneKernel) {
   EXPECT_EQ(s.kernels[0]->members.size(), 3u);
 }
 
-TEST(LoopLowering, UnsupportedOpsAreUserErrorsAtTheNode) {
+TEST(LoopLowering, CondLowersToAControlStepWithBothBranches) {
   ops::install_schema_op_info();
   auto g = parse_graph(R"(graph @c functional {
   %p = input : bool[]
@@ -114,7 +114,8 @@ TEST(LoopLowering, UnsupportedOpsAreUserErrorsAtTheNode) {
   %r = higher_order.cond(%p, [%x]) : f32[4]
     subgraph true_branch functional {
       %a = input : f32[4]
-      output %a
+      %b = aten.exp.default(%a) : f32[4]
+      output %b
     }
     subgraph false_branch functional {
       %a = input : f32[4]
@@ -122,12 +123,46 @@ TEST(LoopLowering, UnsupportedOpsAreUserErrorsAtTheNode) {
     }
   output %r
 })", "c.tir");
+  std::unique_ptr<LoopProgram> p = lower(*g);
+  verify_program(*p);
+  const Buffer* control = nullptr;
+  for (const auto& b : p->buffers)
+    if (b->kind == BufferKind::Control) control = b.get();
+  ASSERT_NE(control, nullptr);
+  ASSERT_EQ(control->subprograms.size(), 2u);
+  ASSERT_EQ(control->library_operands.size(), 2u);  // the predicate, then the operand
+  // The false branch returns its input: a copy into a buffer of its own, which the cond's
+  // result memory can take.
+  const LoopProgram& f = *control->subprograms[1];
+  ASSERT_EQ(f.outputs.size(), 1u);
+  EXPECT_EQ(f.outputs[0].buffer->kind, BufferKind::Pointwise);
+}
+
+TEST(LoopLowering, UnsupportedControlFlowIsAUserErrorAtTheNode) {
+  ops::install_schema_op_info();
+  // A carried value whose layout changes around the loop cannot stay in the loop's memory.
+  auto g = parse_graph(R"(graph @c functional {
+  %x = input : f32[4, 4]
+  %r = higher_order.while_loop([%x]) : f32[4, 4]{strides=[1, 4]}
+    subgraph cond_fn functional {
+      %a = input : f32[4, 4]
+      %s = aten.sum.default(%a) : f32[]
+      %go = aten.gt.Scalar(%s, 100.0) : bool[]
+      output %go
+    }
+    subgraph body_fn functional {
+      %a = input : f32[4, 4]
+      %t = aten.t.default(%a) : f32[4, 4]{strides=[1, 4], storage=%a}
+      output %t
+    }
+  output %r
+})", "c.tir");
   try {
     lower(*g);
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_EQ(e.loc().line, 4);
-    EXPECT_NE(std::string(e.what()).find("control flow"), std::string::npos);
+    EXPECT_EQ(e.loc().line, 3);
+    EXPECT_NE(std::string(e.what()).find("changes its layout around the loop"), std::string::npos) << e.what();
   }
 }
 

@@ -21,7 +21,8 @@ SymExpr nbytes_of(const Buffer* b, const ShapeEnv& env) {
 std::string origins(const Buffer* b) {
   std::string s;
   for (const Node* n : b->origins)
-    s += (s.empty() ? "" : ", ") + n->target() + (n->num_results() ? " " + describe_value(n->result(0)) : "");
+    s += (s.empty() ? "" : ", ") + (n->is_call() ? n->target() : std::string(node_kind_name(n->kind()))) +
+         (n->num_results() ? " " + describe_value(n->result(0)) : "");
   return s;
 }
 
