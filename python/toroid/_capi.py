@@ -69,6 +69,7 @@ def lib():
         "toroid_module_free": ([vp], None), "toroid_num_inputs": ([vp], i), "toroid_num_outputs": ([vp], i),
         "toroid_get_output_info": ([vp, P(Tensor), i, P(OutputInfo), i, P(ctypes.c_size_t)], i),
         "toroid_run_into": ([vp, P(Tensor), i, P(Tensor), i, vp, ctypes.c_size_t, vp], i),
+        "toroid_run": ([vp, P(Tensor), i, P(Tensor), i, vp], i), "toroid_tensor_release": ([P(Tensor)], None),
         "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
     }
     for name, (args, res) in sigs.items():
@@ -133,6 +134,17 @@ class Module:
     def run_into(self, inputs, outputs, workspace=None, workspace_bytes=0, stream=None):
         check(lib().toroid_run_into(self._h, inputs, len(inputs), outputs, len(outputs), workspace, workspace_bytes,
                                     stream))
+
+    def run(self, inputs, stream=None):
+        """Runs with toroid allocating the outputs (for sizes only the run knows: nonzero, item());
+        returns the output headers, each to be released with release()."""
+        outs = (Tensor * self.num_outputs)()
+        check(lib().toroid_run(self._h, inputs, len(inputs), outs, self.num_outputs, stream))
+        return outs
+
+    @staticmethod
+    def release(t):
+        lib().toroid_tensor_release(ctypes.byref(t))
 
     def check_errors(self):
         """Waits for this module's earlier CUDA runs; raises ToroidError for an out of range

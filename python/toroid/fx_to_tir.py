@@ -63,18 +63,33 @@ def sym_expr(x):
 
 
 def _is_float_symbol(e):
-    """A float symbol (torch.compile with specialize_float=False: a learning rate, names zf0...)."""
-    return getattr(e, "is_integer", None) is False or str(e).startswith("zf")
+    """A float symbol (torch.compile with specialize_float=False: a learning rate, names zf0...;
+    a float item(): zuf0...)."""
+    return getattr(e, "is_integer", None) is False or str(e).startswith(("zf", "zuf"))
+
+
+def _is_unbacked(e):
+    """An unbacked symbol: a value only the data knows (item(): u0, zuf0; nonzero's count)."""
+    return str(e).startswith(("u", "zuf"))
 
 
 class Symbols:
-    """Names sympy symbols s0, s1, ... (float ones f0, f1, ...) and renders sympy expressions in
-    .tir syntax."""
+    """Names sympy symbols s0, s1, ... (float ones f0, f1, ...; unbacked ones u0, ... and uf0, ...)
+    and renders sympy expressions in .tir syntax."""
 
     def __init__(self):
         self.names = {}  # sympy symbol -> tir name
         self.floats = set()  # the float ones
+        self.counts = {}  # name prefix -> symbols named with it so far
         self.shape_env = None
+
+    def _name(self, e):
+        prefix = ("uf" if _is_float_symbol(e) else "u") if _is_unbacked(e) else ("f" if _is_float_symbol(e) else "s")
+        n = self.counts.get(prefix, 0)
+        self.counts[prefix] = n + 1
+        if _is_float_symbol(e):
+            self.floats.add(e)
+        return "%s%d" % (prefix, n)
 
     def expr(self, e):
         import sympy
@@ -86,12 +101,10 @@ class Symbols:
             return str(int(e))
         if isinstance(e, sympy.Symbol):
             if e not in self.names:
-                if _is_float_symbol(e):
-                    self.floats.add(e)
-                    self.names[e] = "f%d" % (len(self.floats) - 1)
-                else:
-                    self.names[e] = "s%d" % (len(self.names) - len(self.floats))
+                self.names[e] = self._name(e)
             return self.names[e]
+        if getattr(e, "is_infinite", False):  # sympy's oo, torch's int_oo
+            return "inf" if e > 0 else "-inf"
         if isinstance(e, sympy.Float):
             return self.value(float(e))
         args = [self.expr(a) for a in e.args]
@@ -143,6 +156,16 @@ class Symbols:
         env = self.shape_env
         values = _hints(env)
         for s, name in self.names.items():
+            if _is_unbacked(s):
+                if s in self.floats:
+                    lines.append("  sym %s : float, unbacked" % name)
+                    continue
+                r = getattr(env, "var_to_range", {}).get(s) if env is not None else None
+                lo = _finite_int(r.lower) if r is not None else None
+                up = _finite_int(r.upper) if r is not None else None
+                lines.append("  sym %s : unbacked, range=[%s, %s]" % (name, "-inf" if lo is None else lo,
+                                                                      "inf" if up is None else up))
+                continue
             if s in self.floats:
                 if s not in values:
                     raise Unsupported("float symbol %s has no hint" % s)
@@ -297,6 +320,18 @@ REWRITES = {
 VIEW_OF_ARG = {"aten._unsafe_view.default": 0}
 
 
+def hop_name(target):
+    """"cond" or "while_loop" for torch.ops.higher_order.cond / .while_loop; None otherwise."""
+    try:
+        from torch._ops import HigherOrderOperator
+    except ImportError:  # torch < 2.1
+        return None
+    if not isinstance(target, HigherOrderOperator):
+        return None
+    name = getattr(target, "_name", None) or getattr(target, "__name__", None)
+    return name if name in ("cond", "while_loop") else None
+
+
 def op_name(target):
     """"aten.add.Tensor" for torch.ops.aten.add.Tensor (after REWRITES); None for other callables."""
     name = _schema_name(target)
@@ -423,13 +458,17 @@ class Emitter:
             if src is None:
                 raise Unsupported("symbol %s is not determined by the inputs of this graph" % sym)
             name = self._fresh(src.name)
-            lines.append("  %s = input : int{value=%s}" % (name, self.syms.names[sym]))
+            kind = "float" if sym in self.syms.floats else "int"
+            lines.append("  %s = input : %s{value=%s}" % (name, kind, self.syms.names[sym]))
             nodes.append(src)
         self.inputs = nodes + self.inputs
         return lines
 
     def get_attr(self, node):
         t = self.attr[node.target]
+        import torch
+        if isinstance(t, torch.fx.GraphModule):
+            return  # a cond / while_loop subgraph: written under its call
         name = self.define(node)
         self.storage[name] = name
         import torch
@@ -442,6 +481,66 @@ class Emitter:
             return
         self.params.append(node)
         self.lines.append('  %s = param "%s" : %s' % (name, node.target, self._type(t, device=self._moved(t))))
+
+    def higher_order(self, node, kind):
+        """higher_order.cond / .while_loop with its subgraphs written under the call."""
+        import torch
+        v = self.values[node]
+        results = list(v) if isinstance(v, (tuple, list)) else [v]
+        args = list(node.args)
+        if kind == "cond":
+            pred, true_gm, false_gm, operands = args[:4]
+            subs = [("true_branch", true_gm), ("false_branch", false_gm)]
+            head = [self.arg(pred), self.arg(list(operands))]
+        else:
+            cond_gm, body_gm, carried = args[:3]
+            extra = list(args[3]) if len(args) > 3 else []
+            subs = [("cond_fn", cond_gm), ("body_fn", body_gm)]
+            head = [self.arg(list(carried) + extra)]
+        names, types = [], []
+        for i, r in enumerate(results):
+            if not _is_tensor(r):
+                raise Unsupported("%s returns a %s; compiled control flow returns tensors" % (kind, type(r).__name__))
+            name = self.define(node, i)
+            self.storage[name] = name
+            names.append(name)
+            types.append(self._type(r))
+        self.line_nodes[len(self.lines)] = node
+        self.lines.append("  %s = higher_order.%s(%s) : %s%s" % (", ".join(names), kind, ", ".join(head),
+                                                                  ", ".join(types), origin(node)))
+        for sub_name, gm_node in subs:
+            gm = self.attr[gm_node.target] if isinstance(gm_node, torch.fx.Node) else gm_node
+            self.lines += ["    " + line for line in self._subgraph(sub_name, gm)]
+
+    def _subgraph(self, name, gm):
+        """The lines of `subgraph name functional { ... }` for GraphModule `gm`, sharing this
+        graph's symbols."""
+        values = node_values(gm)
+        sub = Emitter(name, values, get_attrs(gm), self.device, self.symbol_sources)
+        sub.syms = self.syms
+        out = next(n for n in gm.graph.nodes if n.op == "output")
+        flat, _ = flatten_outputs(out.args[0])
+        for n in gm.graph.nodes:
+            sub.emit(n)
+        return ["subgraph %s functional {" % name] + sub.lines + ["  output " + ", ".join(sub.arg(o) for o in flat),
+                                                                 "}"]
+
+    def emit(self, n):
+        if n.op == "placeholder":
+            self.placeholder(n)
+        elif n.op == "get_attr":
+            self.get_attr(n)
+        elif n.op == "call_function" and n.target is operator.getitem:
+            src, idx = n.args
+            if (src, idx) not in self.names:
+                raise Unsupported("getitem of %s" % src.name)
+            self.names[(n, None)] = self.names[(src, idx)]
+        elif n.op == "call_function" and hop_name(n.target):
+            self.higher_order(n, hop_name(n.target))
+        elif n.op == "call_function":
+            self.call(n)
+        elif n.op != "output":
+            raise Unsupported("node %s (%s)" % (n.name, n.op))
 
     def call(self, node):
         op = op_name(node.target)
@@ -466,6 +565,12 @@ class Emitter:
         if op in VIEW_OF_ARG and isinstance(node.args[VIEW_OF_ARG[op]], torch.fx.Node):
             alias_arg["view"] = self.names.get((node.args[VIEW_OF_ARG[op]], None))
             ret_sets = ["view"]
+        if v is None:  # an assert: a call without results
+            args = [self.arg(a) for a in node.args] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
+            self.line_nodes[len(self.lines)] = node
+            self.lines.append("  %s(%s)%s" % (op, ", ".join(args), origin(node)))
+            return
+        self._note_defined(results)
         names, types = [], []
         single = not isinstance(v, (tuple, list))
         for i, r in enumerate(results):
@@ -483,6 +588,16 @@ class Emitter:
         args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
         self.line_nodes[len(self.lines)] = node
         self.lines.append("  %s = %s(%s) : %s%s" % (", ".join(names), op, ", ".join(args), ", ".join(types), origin(node)))
+
+    def _note_defined(self, results):
+        """Unbacked symbols this call binds (an item() value, nonzero's row count): known to the
+        graph from then on, so no input need carry them."""
+        for r in results:
+            for x in (list(r.shape) if _is_tensor(r) else [r]):
+                if is_symbolic(x):
+                    e = sym_expr(x)[0]
+                    if e.is_Symbol and _is_unbacked(e):
+                        self.bound.add(e)
 
     def render(self, outputs):
         """The graph's text; also sets self.node_at_line (1-based line -> call node), which maps
@@ -537,19 +652,9 @@ def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="c
     for b in boundary:
         e.placeholder(b)
     for n in nodes:
-        if n.op == "placeholder":
-            e.placeholder(n)
-        elif n.op == "get_attr":
-            e.get_attr(n)
-        elif n.op == "call_function" and n.target is operator.getitem:
-            src, idx = n.args
-            if (src, idx) not in e.names:
-                raise Unsupported("getitem of %s" % src.name)
-            e.names[(n, None)] = e.names[(src, idx)]
-        elif n.op == "call_function":
-            e.call(n)
-        else:
+        if n.op == "output":
             raise Unsupported("node %s (%s)" % (n.name, n.op))
+        e.emit(n)
     e.text = e.render(outputs)
     return e
 

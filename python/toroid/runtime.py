@@ -11,8 +11,8 @@ import re
 
 from . import _capi
 from .foreach import expand_foreach
-from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, is_symbolic, node_values, op_name,
-                        sym_expr, tir_dtype)
+from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, hop_name, is_symbolic, node_values,
+                        op_name, sym_expr, tir_dtype)
 
 log = logging.getLogger("toroid")
 
@@ -119,7 +119,16 @@ class Partition:
         if plan is not None:
             return plan
         headers = (_capi.Tensor * len(args))(*[_header(x) for x in args])
-        infos, ws_bytes = self.module.output_info(headers)
+        try:
+            infos, ws_bytes = self.module.output_info(headers)
+        except _capi.ToroidError as e:
+            if "depends on data" not in str(e):
+                raise
+            # Output sizes only the run knows (nonzero's count, an item() size): toroid
+            # allocates the outputs and they are copied into torch tensors.
+            plan = (headers, [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)], None, 0, None, None)
+            self._plans[key] = plan
+            return plan
         outs = (_capi.Tensor * len(infos))()
         allocate = []  # (output index, sizes, strides, torch dtype)
         for i, info in enumerate(infos):
@@ -141,9 +150,12 @@ class Partition:
         key = tuple((x.dtype, x.device, tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else
                     (type(x), x) for x in args)
         headers, tensors, infos, ws_bytes, outs, allocate = self._plan(args, key)
-        headers, outs = type(headers).from_buffer_copy(headers), type(outs).from_buffer_copy(outs)
+        headers = type(headers).from_buffer_copy(headers)
         for i in tensors:
             headers[i].data = args[i].data_ptr() or None
+        if infos is None:
+            return self._run_data_dependent(headers)
+        outs = type(outs).from_buffer_copy(outs)
         device = torch.device(self.device) if self.device == "cpu" else torch.device("cuda", torch.cuda.current_device())
         results = [None] * len(infos)
         for i, sizes, strides, dtype in allocate:
@@ -170,10 +182,76 @@ class Partition:
             results[i] = results[i].to("cpu")
         return results
 
+    def _scalar(self, i, v):
+        kind = self.scalar_kinds[i]
+        return bool(v) if "Bool" in kind or kind == "bool" else int(v) if "Int" in kind or kind == "int" else v
+
+    def _run_data_dependent(self, headers):
+        """A run whose output sizes depend on data: toroid allocates the outputs; each is copied
+        into a torch tensor (views of one storage stay views) and released."""
+        import torch
+        stream = (torch.cuda.current_stream().cuda_stream or None) if self.device == "cuda" else None
+        outs = self.module.run(headers, stream)
+        results, storages = [], {}
+        try:
+            for i in range(len(outs)):
+                t = outs[i]
+                if t.ndim < 0:
+                    results.append(self._scalar(i, t.scalar))
+                    continue
+                results.append(_copy_out(t, self.device, storages))
+        finally:
+            for i in range(len(outs)):
+                self.module.release(outs[i])
+        for i in self.cpu_outputs:
+            results[i] = results[i].to("cpu")
+        return results
+
+
+def _copy_out(t, device, storages):
+    """A torch tensor with the contents and layout of toroid output header `t` (memory toroid
+    owns until released): its storage span copied once per storage."""
+    import ctypes
+    import torch
+    dtype = _torch_dtype(t.dtype)
+    sizes = [t.sizes[d] for d in range(t.ndim)]
+    strides = [t.strides[d] for d in range(t.ndim)]
+    esize = torch.empty((), dtype=dtype).element_size()
+    extent = 0 if 0 in sizes else t.offset + 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
+    base = t.data or 0  # the storage's start: elements are at offset + sum(i * stride)
+    buf = storages.get(base)
+    if buf is None or buf.numel() < extent:
+        dev = torch.device("cuda", torch.cuda.current_device()) if device == "cuda" else torch.device("cpu")
+        buf = torch.empty(max(extent, 1), dtype=torch.uint8 if dtype == torch.bool else dtype, device=dev)
+        if extent and base:
+            nbytes = extent * esize
+            if device == "cuda":
+                src = torch.as_tensor(_RawCuda(base, nbytes), device=dev)
+                buf.view(torch.uint8)[:nbytes].copy_(src)
+            else:
+                ctypes.memmove(buf.data_ptr(), base, nbytes)
+        storages[base] = buf
+    if dtype == torch.bool:
+        buf = buf.view(torch.bool)
+    return buf.as_strided(sizes, strides, t.offset)
+
+
+class _RawCuda:
+    """`nbytes` bytes of device memory at `ptr`, as a uint8 array torch can read."""
+
+    def __init__(self, ptr, nbytes):
+        self.__cuda_array_interface__ = {"shape": (nbytes,), "typestr": "|u1", "strides": None, "version": 2,
+                                         "data": (ptr, False)}
+
 
 # Why a node computing a symbolic scalar (sym_size, SymInt arithmetic) runs in Python: it is
 # cheap there, and partitions use its expression instead of its value.
 _SYMBOLIC = "a symbolic scalar"
+# item() compiles: its value binds an unbacked symbol in the partition. The asserts on such
+# values (they return None) compile too.
+_ITEM = "aten._local_scalar_dense.default"
+_ASSERTS = ("aten._assert_scalar.default", "aten.sym_constrain_range.default",
+            "aten.sym_constrain_range_for_size.default")
 
 
 def _is_cpu_scalar(v):
@@ -185,11 +263,11 @@ def _supported(n, values, device):
     import operator
     if n.op != "call_function":
         return None
-    if is_symbolic(values.get(n)):
-        return _SYMBOLIC
-    if n.target is operator.getitem:
-        return None
     op = op_name(n.target)
+    if is_symbolic(values.get(n)) and op != _ITEM:
+        return _SYMBOLIC
+    if n.target is operator.getitem or hop_name(n.target):
+        return None  # control flow: its subgraphs must emit, or the partition's compile names it
     if op is None:
         return "not an ATen op"
     if not _capi.op_supported(op):
@@ -206,7 +284,7 @@ def _supported(n, values, device):
                 tir_dtype(r.dtype)
             except Unsupported as e:
                 return str(e)
-        elif not isinstance(r, (int, float, bool)):
+        elif not isinstance(r, (int, float, bool)) and not is_symbolic(r) and not (r is None and op in _ASSERTS):
             return "a result of type %s" % type(r).__name__
     return None
 
@@ -277,16 +355,31 @@ class CompiledGraph:
 
     def _build(self):
         """Steps in order: ("eager", node) and ("toroid", Partition)."""
-        steps, run = [], []
+        steps, run, deferred = [], [], []
         for n in [n for n in self.gm.graph.nodes if n.op == "call_function"] + [None]:
             if n is not None and n not in self.eager:
                 run.append(n)
                 continue
+            if n is not None and self._deferrable(n):
+                deferred.append(n)  # partitions read its expression; Python computes it after
+                continue
             self._compile_run(run, steps)
             run = []
+            steps += [("eager", d) for d in deferred]
+            deferred = []
             if n is not None:
                 steps.append(("eager", n))
         return steps
+
+    def _deferrable(self, n):
+        """A symbolic scalar that is an expression (u0 >= 0, 2*s0), not a plain symbol: no
+        partition needs its value (they write the expression), so it need not end a run."""
+        if self.eager.get(n) != _SYMBOLIC:
+            return False
+        try:
+            return not sym_expr(self.values[n])[0].is_Symbol
+        except Unsupported:
+            return False
 
     def _compile_run(self, run, steps):
         """Appends the steps of `run` (compilable nodes in order): one partition, or, when its
@@ -312,7 +405,7 @@ class CompiledGraph:
             if n is first:
                 break
             v = self.values.get(n)
-            if is_symbolic(v) and (n.op == "placeholder" or n in self.eager):
+            if is_symbolic(v):
                 e = sym_expr(v)[0]
                 if e.is_Symbol:
                     out.setdefault(e, n)
@@ -329,7 +422,10 @@ class CompiledGraph:
                     continue
                 seen.add(a)
                 (attrs if a.op == "get_attr" else boundary).append(a)
-        outputs = [n for n in run if any(u not in inside for u in n.users)]
+        # Plain symbolic values (an item()) are returned too: a later partition or Python's
+        # symbolic arithmetic may read the symbol.
+        outputs = [n for n in run if any(u not in inside for u in n.users) or
+                   (is_symbolic(self.values.get(n)) and sym_expr(self.values[n])[0].is_Symbol)]
         for n in outputs:
             if isinstance(self.values.get(n), (tuple, list)):
                 return None, (n, "a multi-result op whose results are used as a tuple")
