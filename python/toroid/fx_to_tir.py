@@ -585,7 +585,12 @@ class Emitter:
             self.names[(node, None)] = names[0]
         rewrite = REWRITES.get(_schema_name(node.target))
         positional = rewrite[1](node.args) if rewrite else node.args
-        args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in node.kwargs.items()]
+        kwargs = dict(node.kwargs)
+        # A CPU 0-dim result computed on the GPU (see _moved) is made there: scalar_tensor's
+        # device argument says so too.
+        if any(self._moved(r) is not None for r in results) and isinstance(kwargs.get("device"), torch.device):
+            kwargs["device"] = torch.device("cuda", 0)
+        args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in kwargs.items()]
         self.line_nodes[len(self.lines)] = node
         self.lines.append("  %s = %s(%s) : %s%s" % (", ".join(names), op, ", ".join(args), ", ".join(types), origin(node)))
 

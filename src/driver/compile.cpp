@@ -196,8 +196,9 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   for (const codegen::wrapper::WrapperProgram* p : codegen::wrapper::nested_programs(s->wrapper)) {
     s->stats.kernels += static_cast<int>(p->kernels.size() + p->cuda_kernels.size());
     for (const codegen::wrapper::Line& l : p->lines) {
-      s->stats.extern_calls += l.kind == codegen::wrapper::Line::Kind::ExternCall;
-      s->stats.fallback_calls += l.kind == codegen::wrapper::Line::Kind::FallbackCall;
+      bool fallback = l.kind == codegen::wrapper::Line::Kind::FallbackCall;
+      s->stats.extern_calls += l.kind == codegen::wrapper::Line::Kind::ExternCall || (fallback && l.device_kernel);
+      s->stats.fallback_calls += fallback && !l.device_kernel;
     }
   }
   s->stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -427,7 +428,9 @@ bool op_supported(const std::string& op) {
   return e && e->meta && (e->kernel || is_decomposed(op));
 }
 
-bool op_lowered(const std::string& op) { return op_supported(op) && (loop::has_lowering(op) || is_decomposed(op)); }
+bool op_lowered(const std::string& op) {
+  return op_supported(op) && (loop::has_lowering(op) || is_decomposed(op) || loop::has_library_kernel(op));
+}
 
 std::string emit(const Specialization& s, const std::string& what) {
   if (what == "graph") return print_graph(*s.graph);

@@ -18,6 +18,8 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::Addmm, "aten.addmm.default", kBlas, kCublasLt},
     {LibraryCall::Addmm, "aten._addmm_activation.default", kBlas, kCublasLt},
     {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
+    // The host's reference kernel reads host memory as fast; the GPU's avoids two copies.
+    {LibraryCall::Nonzero, "aten.nonzero.default", 0, bit(DType::Int64)},
 };
 
 }  // namespace
@@ -28,6 +30,7 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::Bmm: return "bmm";
     case LibraryCall::Addmm: return "addmm";
     case LibraryCall::Convolution: return "convolution";
+    case LibraryCall::Nonzero: return "nonzero";
   }
   return "?";
 }

@@ -212,7 +212,10 @@ Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
 void Lowering::fallback(const Node* n) {
   const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
   if (op == nullptr || op->kernel == nullptr) fail(n, "no lowering and no reference kernel");
-  note_reference_kernel(n, "no lowering rule");
+  const Value* r0 = n->num_results() ? n->result(0) : nullptr;
+  const LibraryKernel* device_kernel =
+      r0 && r0->is_tensor() ? find_library_kernel(n->target(), r0->meta().dtype, options.target.device) : nullptr;
+  if (!device_kernel) note_reference_kernel(n, "no lowering rule");
   // The op's exact reference kernel, on realized operands.
   for (const Value* in : n->inputs())
     if (in->is_tensor()) realize(in);
@@ -222,6 +225,10 @@ void Lowering::fallback(const Node* n) {
     std::unique_ptr<Buffer> b = new_buffer(r, BufferKind::Fallback);
     b->node = n;
     b->result_index = r->index();
+    if (device_kernel) {
+      b->library = device_kernel->call;
+      b->on_device = true;
+    }
     if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
     first = false;
     define_buffer(r, std::move(b));

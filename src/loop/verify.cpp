@@ -84,9 +84,14 @@ class ProgramCheck {
                       b.node->target() + " in " + dtype_short_name(b.dtype) + " on " + p_.target.device_name());
         break;
       }
-      case BufferKind::Fallback:
+      case BufferKind::Fallback: {
         if (!b.node) fail(b, "no graph call");
+        const LibraryKernel* k = b.on_device ? find_library_kernel(b.node->target(), b.dtype, p_.target.device) : nullptr;
+        if (b.on_device && (!k || k->call != b.library))
+          fail(b, std::string("runs the device's ") + library_call_name(b.library) + ", which the table has not for " +
+                      b.node->target() + " on " + p_.target.device_name());
         break;
+      }
       case BufferKind::Scalar:
         if (!b.node || !b.scalar) fail(b, "a scalar step without its call or value");
         if (b.library_operands.size() > 1) fail(b, "a scalar read of more than one tensor");

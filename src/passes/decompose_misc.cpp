@@ -62,6 +62,28 @@ bool convert_element_type(Rewriter& rw) {
   return rw.commit({x->meta().dtype == d ? rw.call("aten.clone.default", {Argument(x)}, {}) : rw.cast(x, d)});
 }
 
+// x[mask] with a bool (or uint8) mask over x's leading dims: the mask's nonzero positions, one
+// index per masked dim. The count keeps the graph's unbacked symbol for the result's rows.
+bool index_with_mask(Rewriter& rw) {
+  std::vector<Value*> list = rw.args().tensor_list("indices");
+  if (list.size() != 1 || !list[0]) return false;
+  DType t = list[0]->meta().dtype;
+  if (t != DType::Bool && t != DType::UInt8) return false;
+  Value* x = rw.in("self");
+  Value* mask = rw.map(list[0]);
+  size_t k = mask->meta().sizes.size();
+  if (k == 0 || k > x->meta().sizes.size()) return false;
+  SymExpr rows = rw.node()->result()->meta().sizes.at(0);
+  Value* nz = rw.call("aten.nonzero.default", {Argument(mask)});
+  nz->meta().sizes[0] = rows;
+  nz->meta().strides = {SymExpr::integer(1), rows};
+  Argument::List idx;
+  for (size_t d = 0; d < k; ++d)
+    idx.push_back(Argument(rw.call("aten.select.int", {Argument(nz), Argument::integer(1),
+                                                        Argument::integer(static_cast<int64_t>(d))})));
+  return rw.commit({rw.call("aten.index.Tensor", {Argument(x), Argument(std::move(idx))})});
+}
+
 }  // namespace
 
 std::vector<Decomposition> misc_decompositions() {
@@ -74,6 +96,7 @@ std::vector<Decomposition> misc_decompositions() {
       {"aten.zeros_like.default", [](Rewriter& rw) { return fill_like(rw, 0.0); }},
       {"aten.ones_like.default", [](Rewriter& rw) { return fill_like(rw, 1.0); }},
       {"prims.convert_element_type.default", convert_element_type},
+      {"aten.index.Tensor", index_with_mask},
   };
 }
 

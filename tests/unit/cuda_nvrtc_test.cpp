@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "toroid/runtime/cuda/device_kernels.h"
 #include "toroid/runtime/cuda/nvrtc.h"
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
@@ -54,6 +55,12 @@ class CudaNvrtc : public ::testing::Test {
 
   fs::path dir_;
 };
+
+TEST_F(CudaNvrtc, DeviceKernelsCompile) {
+  Cubin c = compile_cubin({device_kernels_source(), "toroid_device_kernels"});
+  EXPECT_TRUE(is_elf(c.image));
+  EXPECT_NE(c.image.find("toroid_nonzero_coordinates"), std::string::npos);
+}
 
 TEST_F(CudaNvrtc, Version) { EXPECT_EQ(nvrtc_version().substr(0, 3), "13."); }
 

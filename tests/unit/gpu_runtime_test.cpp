@@ -3,6 +3,7 @@
 // tests need no NVRTC). Each test skips where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "toroid/runtime/cuda/device_allocator.h"
+#include "toroid/runtime/cuda/device_kernels.h"
 #include "toroid/runtime/cuda/driver.h"
 #include "toroid/support/error.h"
 
@@ -265,6 +267,43 @@ TEST(GpuRuntime, ModuleLaunch) {
   uint32_t answer = 0;
   cuda::copy_to_host(&answer, g, sizeof answer);
   EXPECT_EQ(answer, 42u);
+}
+
+// nonzero on the device against a host loop: f32 with -0.0 (zero) and NaN (nonzero), over
+// more elements than one scan chunk, in 2 dims; and an all-zero input.
+TEST(GpuDeviceKernels, NonzeroMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  const int64_t rows = 37, cols = 53, n = rows * cols;
+  std::vector<float> host(n, 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    if (i % 7 == 0) host[i] = -0.0f;
+    else if (i % 5 == 0) host[i] = 1.5f;
+    else if (i % 11 == 0) host[i] = std::nanf("");
+  }
+  DeviceMemory x = DeviceAllocator::global().allocate(n * sizeof(float));
+  cuda::copy_to_device(x->ptr, host.data(), n * sizeof(float));
+  cuda::NonzeroInput in;
+  in.data = x->ptr;
+  in.numel = n;
+  in.esize = 4;
+  in.sign_mask = uint64_t(1) << 31;
+  in.sizes = {rows, cols};
+  std::vector<int64_t> want;  // [count, 2] with strides [1, count]
+  for (int64_t i = 0; i < n; ++i)
+    if (!(host[i] == 0.0f)) want.push_back(i);  // NaN is nonzero, -0.0 is not
+  int64_t count = cuda::count_nonzero(in, nullptr);
+  ASSERT_EQ(count, static_cast<int64_t>(want.size()));
+  DeviceMemory out = DeviceAllocator::global().allocate(2 * count * sizeof(int64_t));
+  cuda::nonzero_coordinates(in, count, static_cast<int64_t*>(out->ptr), nullptr);
+  std::vector<int64_t> got(2 * count);
+  cuda::copy_to_host(got.data(), out->ptr, got.size() * sizeof(int64_t));
+  for (int64_t k = 0; k < count; ++k) {
+    ASSERT_EQ(got[k], want[k] / cols) << k;
+    ASSERT_EQ(got[count + k], want[k] % cols) << k;
+  }
+  std::vector<float> zeros(n, 0.0f);
+  cuda::copy_to_device(x->ptr, zeros.data(), n * sizeof(float));
+  EXPECT_EQ(cuda::count_nonzero(in, nullptr), 0);
 }
 
 TEST(GpuRuntime, ModuleErrorsNameWhatWasAsked) {

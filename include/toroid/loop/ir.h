@@ -64,6 +64,9 @@ struct Buffer {
   LibraryCall library = LibraryCall::Mm;
   std::vector<const Value*> library_operands;
   LibraryParams library_params;
+  // Fallback: the device's library kernel `library` runs the call (it allocates its results, of
+  // data-dependent size), not the reference kernel on host copies.
+  bool on_device = false;
 
   // Input: the position among the graph inputs (Input nodes, then Param nodes).
   int input_index = -1;

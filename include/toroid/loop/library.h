@@ -18,6 +18,9 @@ enum class LibraryCall : uint8_t {
   Bmm,          // out[i] = a[i] @ b[i]
   Addmm,        // out = beta * self + alpha * (a @ b), then the epilogue
   Convolution,  // forward convolution, 1 to 3 spatial dims, optional bias
+  // nonzero on the device: a count (the run's one sync), then the coordinates. Its result size
+  // is data-dependent, so the call allocates it (a fallback line that runs a device kernel).
+  Nonzero,
 };
 const char* library_call_name(LibraryCall c);
 

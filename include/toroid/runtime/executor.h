@@ -23,7 +23,9 @@ struct RunStats {
 struct RunOptions {
   void* stream = nullptr;  // a CUstream; nullptr: toroid's own
   // Workspace mode: every buffer the program allocates is carved out of this memory, as the
-  // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too.
+  // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too. The
+  // programs of cond and while lines (and a loop's second set of carried values) take their
+  // memory from the caching allocator.
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   // Gather-position checks on a device: false waits for the run and reports an out of range

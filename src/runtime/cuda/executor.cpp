@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "toroid/runtime/cuda/cublaslt.h"
+#include "toroid/runtime/cuda/device_kernels.h"
 #include "toroid/runtime/control_flow.h"
 #include "toroid/runtime/cuda/cudnn.h"
 #include "toroid/runtime/output_binding.h"
@@ -300,6 +301,43 @@ struct CudaExecutor::Impl {
   }
 
   HostTensor view(const codegen::wrapper::TensorRef& r) const { return rs.view(r, line, env, binding); }
+
+  // A fallback line whose library kernel runs on the device; the host's reference kernel where
+  // that kernel cannot take the operands.
+  void run_device_kernel(const Line& l) {
+    if (l.library == loop::LibraryCall::Nonzero && nonzero_on_device(l)) return;
+    run_on_host(l.call);
+  }
+
+  bool nonzero_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    if (c.args.empty() || c.args[0].kind != codegen::wrapper::CallArg::Kind::Tensor || c.results.size() != 1) return false;
+    HostTensor x = view(c.args[0].tensor);
+    if (!x.is_contiguous() || x.sizes().size() > kMaxNonzeroDims || is_complex(x.dtype())) return false;
+    // The kernel writes the [count, rank] result with strides [1, count], as PyTorch lays it out.
+    const codegen::wrapper::ReferenceCall::Result& r = c.results[0];
+    size_t rank = x.sizes().size();
+    if (r.ref.sizes.size() != 2 || r.ref.strides[0] != SymExpr::integer(1) ||
+        (rank > 1 && r.ref.strides[1] != r.ref.sizes[0]))
+      return false;
+    NonzeroInput in;
+    in.data = x.data();
+    in.numel = x.numel();
+    in.esize = static_cast<int>(x.element_size());
+    in.sizes = x.sizes();
+    if (is_floating(x.dtype())) in.sign_mask = uint64_t(1) << (8 * in.esize - 1);
+    int64_t count = count_nonzero(in, stream);
+    if (r.ref.sizes[0].is_symbol() && !binding.count(r.ref.sizes[0]))
+      binding[r.ref.sizes[0]] = sym::Scalar{sym::Type::Int, count, 0};
+    if (!rs.slots[static_cast<size_t>(r.ref.slot)]) allocate(r.ref.slot, eval(r.nbytes));
+    HostTensor out = view(r.ref);
+    if (out.sizes() != std::vector<int64_t>{count, static_cast<int64_t>(rank)})
+      user_error(c.op_name + ": the graph says the result is " + r.ref.sizes[0].str() + " rows, the data has " +
+                     std::to_string(count),
+                 c.loc);
+    nonzero_coordinates(in, count, reinterpret_cast<int64_t*>(out.data()), stream);
+    return true;
+  }
   double eval_double(SymExpr e) const { return eval_real(env, binding, e); }
 
   // The line's library call through cuBLASLt or cuDNN when the layouts allow it; else its op's
@@ -536,14 +574,16 @@ struct CudaExecutor::Impl {
         case Line::Kind::Free: rs.free(l, line); break;
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
-        case Line::Kind::FallbackCall: run_on_host(l.call); break;
+        case Line::Kind::FallbackCall:
+          if (l.device_kernel) run_device_kernel(l);
+          else run_on_host(l.call);
+          break;
         case Line::Kind::ScalarRead:
           bind_scalar_read(l, read_element(view(l.operands.at(0))), env, binding);
           break;
         case Line::Kind::Assert: check_assert(l, env, binding); break;
         case Line::Kind::Cond:
         case Line::Kind::While:
-          if (workspace) user_error("workspace mode does not run control flow (" + l.call.op_name + ") yet");
           rs.peak = std::max(rs.peak, rs.live + run_control(w, l, control_hooks(), binding));
           break;
         case Line::Kind::Return:

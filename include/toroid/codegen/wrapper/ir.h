@@ -136,6 +136,9 @@ struct Line {
   // FallbackCall; ExternCall: the same call as a reference kernel, for an executor whose
   // library cannot take these operands (the GPU's, on some layouts).
   ReferenceCall call;
+  // FallbackCall: the device's library kernel `library` runs it (the executor may still take
+  // the reference kernel for operands it cannot take).
+  bool device_kernel = false;
   std::vector<OutputPlan> outputs;  // Return
   std::string text;                 // Comment; Assert: the message
   SymExpr scalar;                   // ScalarRead, Assert, Cond (see above)
