@@ -586,10 +586,12 @@ class Emitter:
         rewrite = REWRITES.get(_schema_name(node.target))
         positional = rewrite[1](node.args) if rewrite else node.args
         kwargs = dict(node.kwargs)
-        # A CPU 0-dim result computed on the GPU (see _moved) is made there: scalar_tensor's
-        # device argument says so too.
-        if any(self._moved(r) is not None for r in results) and isinstance(kwargs.get("device"), torch.device):
-            kwargs["device"] = torch.device("cuda", 0)
+        # A creation op (scalar_tensor, full) says where its result is: where the value is, or
+        # the GPU for a CPU 0-dim result computed there (see _moved).
+        if len(results) == 1 and _is_tensor(results[0]) and any(a.name == "device" for a in schema.arguments) and \
+                not any(a.name == "device" for a in schema.arguments[:len(node.args)]):
+            dev = self._moved(results[0]) or results[0].device
+            kwargs["device"] = torch.device(dev.type, dev.index or 0) if dev.type == "cuda" else dev
         args = [self.arg(a) for a in positional] + ["%s=%s" % (k, self.arg(a)) for k, a in kwargs.items()]
         self.line_nodes[len(self.lines)] = node
         self.lines.append("  %s = %s(%s) : %s%s" % (", ".join(names), op, ", ".join(args), ", ".join(types), origin(node)))
@@ -622,16 +624,20 @@ def node_values(gm, example_inputs=None):
     from torch.fx.node import map_arg
     nodes = list(gm.graph.nodes)
     vals = {}
+    known = set()  # nodes whose value is known, None included (an assert returns nothing)
     for n in nodes:
-        if "val" in n.meta and n.meta["val"] is not None:
-            vals[n] = n.meta["val"]
+        returns_nothing = n.op == "call_function" and getattr(n.target, "_schema", None) is not None and \
+            not n.target._schema.returns
+        if "val" in n.meta and (n.meta["val"] is not None or returns_nothing) or returns_nothing:
+            vals[n] = n.meta.get("val")
+            known.add(n)
         elif n.op == "call_function" and n.all_input_nodes and all(a in vals for a in n.all_input_nodes):
             mode = next((getattr(vals[a], "fake_mode", None) for a in n.all_input_nodes
                          if getattr(vals[a], "fake_mode", None) is not None), None)
             if mode is not None:
                 with mode:
                     vals[n] = n.target(*map_arg(n.args, vals.get), **map_arg(n.kwargs, vals.get))
-    missing = [n for n in nodes if n.op not in ("output", "get_attr") and n not in vals]
+    missing = [n for n in nodes if n.op not in ("output", "get_attr") and n not in vals and n not in known]
     if not missing:
         return vals
     if example_inputs is None:

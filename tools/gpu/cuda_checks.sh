@@ -65,4 +65,7 @@ if has torch; then
   TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/torch_compile_check.py 2>&1 | tee "$out/torch_compile.log" | tail -60
   echo "== dynamic shapes, guard recompiles and torch.export"
   TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/torch_frontend_check.py 2>&1 | tee "$out/torch_frontend.log" | tail -40
+  echo "== data-dependent programs: item(), nonzero, masks, cond, while_loop, a changing lr"
+  TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/data_dependent_check.py 2>&1 | tee "$out/data_dependent.log" |
+    grep -E "PASS|FAIL|falls back"
 fi
