@@ -290,7 +290,7 @@ int toroid_op_supported_on(const char* name, const char* device) {
   }
   if (!name) return 0;
   try {
-    return toroid::driver::op_lowered(name) ? 1 : 0;
+    return toroid::driver::op_lowered(name, d == "cuda" ? toroid::Device::cuda(0) : toroid::Device::cpu()) ? 1 : 0;
   } catch (const std::exception& e) {
     last_error = e.what();
     return 0;

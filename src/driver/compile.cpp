@@ -428,8 +428,10 @@ bool op_supported(const std::string& op) {
   return e && e->meta && (e->kernel || is_decomposed(op));
 }
 
-bool op_lowered(const std::string& op) {
-  return op_supported(op) && (loop::has_lowering(op) || is_decomposed(op) || loop::has_library_kernel(op));
+bool op_lowered(const std::string& op) { return op_supported(op) && (loop::has_lowering(op) || is_decomposed(op)); }
+
+bool op_lowered(const std::string& op, const Device& device) {
+  return op_lowered(op) || (op_supported(op) && loop::has_library_kernel(op, device));
 }
 
 std::string emit(const Specialization& s, const std::string& what) {

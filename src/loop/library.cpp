@@ -9,6 +9,9 @@ constexpr uint32_t kBlas = bit(DType::Float32) | bit(DType::Float64);
 constexpr uint32_t kCublasLt = kBlas | bit(DType::BFloat16) | bit(DType::Float16);
 constexpr uint32_t kOneDnn = bit(DType::Float32);
 constexpr uint32_t kCudnn = kCublasLt;
+constexpr uint32_t kInts = bit(DType::UInt8) | bit(DType::Int8) | bit(DType::Int16) | bit(DType::Int32) | bit(DType::Int64);
+constexpr uint32_t kScanOut = kInts | kCublasLt;
+constexpr uint32_t kPut = kCublasLt | bit(DType::Int32) | bit(DType::Int64);
 
 // One row per op a library serves. The executors implement every LibraryCall for every dtype
 // their device's column names (a test walks this table against them).
@@ -18,8 +21,12 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::Addmm, "aten.addmm.default", kBlas, kCublasLt},
     {LibraryCall::Addmm, "aten._addmm_activation.default", kBlas, kCublasLt},
     {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
-    // The host's reference kernel reads host memory as fast; the GPU's avoids two copies.
+    // Device kernels of the GPU (runtime/cuda/device_kernels.h). The host's reference kernels
+    // read host memory as fast; on the GPU these avoid two copies.
     {LibraryCall::Nonzero, "aten.nonzero.default", 0, bit(DType::Int64)},
+    {LibraryCall::Cumsum, "aten.cumsum.default", 0, kScanOut},
+    {LibraryCall::Cumprod, "aten.cumprod.default", 0, kScanOut},
+    {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut},
 };
 
 }  // namespace
@@ -31,6 +38,9 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::Addmm: return "addmm";
     case LibraryCall::Convolution: return "convolution";
     case LibraryCall::Nonzero: return "nonzero";
+    case LibraryCall::Cumsum: return "cumsum";
+    case LibraryCall::Cumprod: return "cumprod";
+    case LibraryCall::IndexPut: return "index_put";
   }
   return "?";
 }
@@ -48,6 +58,12 @@ const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Devic
   for (const LibraryKernel& k : kTable)
     if (k.op == op && ((device.is_cuda() ? k.cuda_dtypes : k.cpu_dtypes) & bit(dtype))) return &k;
   return nullptr;
+}
+
+bool has_library_kernel(std::string_view op, Device device) {
+  for (const LibraryKernel& k : kTable)
+    if (k.op == op && (device.is_cuda() ? k.cuda_dtypes : k.cpu_dtypes)) return true;
+  return false;
 }
 
 bool has_library_kernel(std::string_view op) {

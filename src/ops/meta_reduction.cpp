@@ -141,7 +141,7 @@ std::vector<MetaImpl> reduction_meta_impls() {
       {"aten.argmax.default", argmax}, {"aten.argmin.default", argmax},
       {"aten.max.dim", max_dim}, {"aten.min.dim", max_dim},
       {"aten.var.correction", var}, {"aten.var.dim", var}, {"aten.var_mean.correction", var_mean},
-      {"aten.cumsum.default", cumsum},
+      {"aten.cumsum.default", cumsum}, {"aten.cumprod.default", cumsum},
   };
 }
 

@@ -310,9 +310,10 @@ Out k_var_mean(const RtArgs& a, KernelContext&) {
   return {v, m};
 }
 
-// ---- cumsum -------------------------------------------------------------------------------
+// ---- cumsum, cumprod ----------------------------------------------------------------------
 
-Out k_cumsum(const RtArgs& a, KernelContext&) {
+template <bool Prod>
+Out k_scan(const RtArgs& a, KernelContext&) {
   std::string op = opname(a);
   const HostTensor& x = a.tensor("self");
   DType out = sum_dtype(x, a.dtype("dtype"));
@@ -342,14 +343,16 @@ Out k_cumsum(const RtArgs& a, KernelContext&) {
   DType src = x.dtype();
   for_each_element<2>(xv.sizes(), {&rv, &xv}, [&](const std::array<std::byte*, 2>& p) {
     if (k == 0) {
-      facc = 0;
-      iacc = 0;
+      facc = Prod ? 1 : 0;
+      iacc = Prod ? 1 : 0;
     }
     if (is_floating(out)) {
-      facc += round_to(out, load_double(src, p[1]));
+      double v = round_to(out, load_double(src, p[1]));
+      facc = Prod ? facc * v : facc + v;
       store_double(out, p[0], facc);
     } else {
-      iacc = wrap_add(iacc, wrap_to(out, load_int(src, p[1])));
+      int64_t v = wrap_to(out, load_int(src, p[1]));
+      iacc = Prod ? wrap_mul(iacc, v) : wrap_add(iacc, v);
       store_int(out, p[0], iacc);
     }
     if (++k == len) k = 0;
@@ -381,7 +384,8 @@ std::vector<KernelImpl> reduction_kernel_impls() {
       {"aten.var.correction", k_var},
       {"aten.var.dim", k_var},
       {"aten.var_mean.correction", k_var_mean},
-      {"aten.cumsum.default", k_cumsum},
+      {"aten.cumsum.default", k_scan<false>},
+      {"aten.cumprod.default", k_scan<true>},
   };
 }
 

@@ -155,7 +155,10 @@ class CpuExecutor final : public Executor {
         onednn_convolution(view(l.operands[0]), view(l.operands[1]), bias ? &*bias : nullptr, c, out);
         return;
       }
-      case loop::LibraryCall::Nonzero: break;  // a device kernel, never an extern line here
+      case loop::LibraryCall::Nonzero:
+      case loop::LibraryCall::Cumsum:
+      case loop::LibraryCall::Cumprod:
+      case loop::LibraryCall::IndexPut: break;  // device kernels, never an extern line here
     }
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }

@@ -146,9 +146,12 @@ bool cuda_available(std::string* why = nullptr);
 // Whether graphs may call `op` (an ATen name such as "aten.add.Tensor"): it has a meta function
 // and a reference kernel or a decomposition.
 bool op_supported(const std::string& op);
-// Whether `op` also compiles to kernels or library calls (or decomposes into ops that do), so
-// that it never runs as a reference fallback. CPU and CUDA lower the same ops.
+// Whether `op` also compiles to kernels or library calls (or decomposes into ops that do) on
+// every device, so that it never runs as a reference fallback.
 bool op_lowered(const std::string& op);
+// The same on one device ("cpu", "cuda"): the GPU's device kernels (nonzero, cumsum, index_put)
+// count there only.
+bool op_lowered(const std::string& op, const Device& device);
 
 // Text forms of the pipeline's stages (toroidc --emit): "graph", "loop", "wrapper", the
 // provenance map ("provenance", JSON), and the kernels' source, "cpp" (CPU) or "cuda" (GPU).

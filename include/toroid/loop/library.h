@@ -21,6 +21,9 @@ enum class LibraryCall : uint8_t {
   // nonzero on the device: a count (the run's one sync), then the coordinates. Its result size
   // is data-dependent, so the call allocates it (a fallback line that runs a device kernel).
   Nonzero,
+  Cumsum,    // along one dim, contiguous (device kernels, as Nonzero)
+  Cumprod,
+  IndexPut,  // one index tensor over dim 0, atomic adds when accumulating
 };
 const char* library_call_name(LibraryCall c);
 
@@ -48,5 +51,7 @@ struct LibraryKernel {
 const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device);
 // Whether some device has a library kernel for `op` (for messages: why a call fell back).
 bool has_library_kernel(std::string_view op);
+// Whether `device` has a library kernel for `op` for some dtype.
+bool has_library_kernel(std::string_view op, Device device);
 
 }  // namespace toroid::loop

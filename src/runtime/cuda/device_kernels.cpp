@@ -15,7 +15,157 @@ namespace {
 // The count is a grid-stride sum; the coordinates come from one block that scans the elements
 // 1024 at a time (warp scans, then a scan of the warp totals), carrying the running count.
 constexpr const char* kSource = R"(
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 struct Dims { long long size[8]; int rank; };
+
+// Elements by dtype code, toroid's DType order: bool u8 i8 i16 i32 i64 f16 bf16 f32 f64.
+__device__ __forceinline__ long long toroid_load_int(const void* p, long long i, int t) {
+  switch (t) {
+    case 0: case 1: return static_cast<const unsigned char*>(p)[i];
+    case 2: return static_cast<const signed char*>(p)[i];
+    case 3: return static_cast<const short*>(p)[i];
+    case 4: return static_cast<const int*>(p)[i];
+    default: return static_cast<const long long*>(p)[i];
+  }
+}
+__device__ __forceinline__ double toroid_load_real(const void* p, long long i, int t) {
+  switch (t) {
+    case 6: return __half2float(static_cast<const __half*>(p)[i]);
+    case 7: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case 8: return static_cast<const float*>(p)[i];
+    case 9: return static_cast<const double*>(p)[i];
+    default: return static_cast<double>(toroid_load_int(p, i, t));
+  }
+}
+__device__ __forceinline__ void toroid_store(void* p, long long i, int t, double f, long long n) {
+  switch (t) {
+    case 0: static_cast<unsigned char*>(p)[i] = n != 0; break;
+    case 1: static_cast<unsigned char*>(p)[i] = static_cast<unsigned char>(n); break;
+    case 2: static_cast<signed char*>(p)[i] = static_cast<signed char>(n); break;
+    case 3: static_cast<short*>(p)[i] = static_cast<short>(n); break;
+    case 4: static_cast<int*>(p)[i] = static_cast<int>(n); break;
+    case 5: static_cast<long long*>(p)[i] = n; break;
+    case 6: static_cast<__half*>(p)[i] = __float2half(static_cast<float>(f)); break;
+    case 7: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16(static_cast<float>(f)); break;
+    case 8: static_cast<float*>(p)[i] = static_cast<float>(f); break;
+    default: static_cast<double*>(p)[i] = f; break;
+  }
+}
+
+// An inclusive scan (sum or product) along the middle dim of contiguous [outer, len, inner]
+// tensors: one block per line, 256 elements at a time (warp scans, then the warp totals),
+// carrying the line's running value. Floats accumulate in double, integers in int64 (wrapping),
+// as the reference kernel.
+template <typename Acc>
+__device__ Acc toroid_load_acc(const void* p, long long i, int t);
+template <>
+__device__ double toroid_load_acc<double>(const void* p, long long i, int t) { return toroid_load_real(p, i, t); }
+template <>
+__device__ long long toroid_load_acc<long long>(const void* p, long long i, int t) { return toroid_load_int(p, i, t); }
+
+template <typename Acc, bool Prod>
+__device__ void toroid_scan(const void* x, int xt, void* out, int ot, long long outer, long long len,
+                            long long inner) {
+  __shared__ Acc warp_totals[32];
+  __shared__ Acc carry;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const Acc identity = Prod ? Acc(1) : Acc(0);
+  for (long long line = blockIdx.x; line < outer * inner; line += gridDim.x) {
+    long long o = line / inner, in = line % inner, start = o * len * inner + in;
+    if (threadIdx.x == 0) carry = identity;
+    __syncthreads();
+    for (long long base = 0; base < len; base += blockDim.x) {
+      long long k = base + threadIdx.x;
+      Acc v = identity;
+      if (k < len) v = toroid_load_acc<Acc>(x, start + k * inner, xt);
+      for (int d = 1; d < 32; d <<= 1) {
+        Acc t = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v = Prod ? v * t : v + t;
+      }
+      if (lane == 31) warp_totals[warp] = v;
+      __syncthreads();
+      if (warp == 0) {
+        Acc w = lane < warps ? warp_totals[lane] : identity;
+        for (int d = 1; d < 32; d <<= 1) {
+          Acc t = __shfl_up_sync(0xffffffffu, w, d);
+          if (lane >= d) w = Prod ? w * t : w + t;
+        }
+        warp_totals[lane] = w;
+      }
+      __syncthreads();
+      Acc before = warp > 0 ? warp_totals[warp - 1] : identity;
+      Acc total = Prod ? carry * before * v : carry + before + v;
+      if (k < len) toroid_store(out, start + k * inner, ot, static_cast<double>(total), static_cast<long long>(total));
+      __syncthreads();
+      if (threadIdx.x == 0) carry = Prod ? carry * warp_totals[warps - 1] : carry + warp_totals[warps - 1];
+      __syncthreads();
+    }
+  }
+}
+
+extern "C" __global__ void toroid_cumsum_real(const void* x, int xt, void* out, int ot, long long outer, long long len,
+                                              long long inner) {
+  toroid_scan<double, false>(x, xt, out, ot, outer, len, inner);
+}
+extern "C" __global__ void toroid_cumsum_int(const void* x, int xt, void* out, int ot, long long outer, long long len,
+                                             long long inner) {
+  toroid_scan<long long, false>(x, xt, out, ot, outer, len, inner);
+}
+extern "C" __global__ void toroid_cumprod_real(const void* x, int xt, void* out, int ot, long long outer, long long len,
+                                               long long inner) {
+  toroid_scan<double, true>(x, xt, out, ot, outer, len, inner);
+}
+extern "C" __global__ void toroid_cumprod_int(const void* x, int xt, void* out, int ot, long long outer, long long len,
+                                              long long inner) {
+  toroid_scan<long long, true>(x, xt, out, ot, outer, len, inner);
+}
+
+// out[idx[j], :] (+)= values[j, :] for j < n over rows of `row` elements (out holds `rows` of
+// them): atomic adds with `accumulate`, plain stores (the last writer wins) without. An index out
+// of [-rows, rows) sets *bad to it + 1 and writes nothing.
+template <typename T>
+__device__ void toroid_put(T* out, long long rows, long long row, const long long* idx, long long n, const T* values,
+                           int accumulate, unsigned long long* bad) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n * row; e += (long long)gridDim.x * blockDim.x) {
+    long long j = e / row, c = e % row, r = idx[j];
+    if (r < 0) r += rows;
+    if (r < 0 || r >= rows) {
+      atomicCAS(bad, 0ull, static_cast<unsigned long long>(idx[j]) + 1ull);
+      continue;
+    }
+    if (accumulate) atomicAdd(out + r * row + c, values[e]);
+    else out[r * row + c] = values[e];
+  }
+}
+)"
+R"(
+extern "C" __global__ void toroid_index_put_f32(float* out, long long rows, long long row, const long long* idx, long long n,
+                                                const float* v, int acc, unsigned long long* bad) {
+  toroid_put(out, rows, row, idx, n, v, acc, bad);
+}
+extern "C" __global__ void toroid_index_put_f64(double* out, long long rows, long long row, const long long* idx,
+                                                long long n, const double* v, int acc, unsigned long long* bad) {
+  toroid_put(out, rows, row, idx, n, v, acc, bad);
+}
+extern "C" __global__ void toroid_index_put_f16(__half* out, long long rows, long long row, const long long* idx,
+                                                long long n, const __half* v, int acc, unsigned long long* bad) {
+  toroid_put(out, rows, row, idx, n, v, acc, bad);
+}
+extern "C" __global__ void toroid_index_put_bf16(__nv_bfloat16* out, long long rows, long long row, const long long* idx,
+                                                 long long n, const __nv_bfloat16* v, int acc, unsigned long long* bad) {
+  toroid_put(out, rows, row, idx, n, v, acc, bad);
+}
+extern "C" __global__ void toroid_index_put_i64(unsigned long long* out, long long rows, long long row,
+                                                const long long* idx, long long n, const unsigned long long* v, int acc,
+                                                unsigned long long* bad) {
+  toroid_put(out, rows, row, idx, n, v, acc, bad);
+}
+extern "C" __global__ void toroid_index_put_i32(int* out, long long rows, long long row, const long long* idx, long long n,
+                                                const int* v, int acc, unsigned long long* bad) {
+  toroid_put(out, rows, row, idx, n, v, acc, bad);
+}
 
 __device__ __forceinline__ bool toroid_nz(const unsigned char* x, long long i, int esize, unsigned long long mask) {
   unsigned long long v;
@@ -87,6 +237,8 @@ struct Dims {
 struct Kernels {
   std::unique_ptr<Module> module;
   Function count = nullptr, coordinates = nullptr;
+  Function scan[2][2] = {};  // [prod][real]
+  Function put[10] = {};     // by DType, where atomics take it
 };
 
 const Kernels& kernels() {
@@ -99,6 +251,16 @@ const Kernels& kernels() {
     k.module = std::make_unique<Module>(c.image, "toroid_device_kernels");
     k.count = k.module->function("toroid_count_nonzero");
     k.coordinates = k.module->function("toroid_nonzero_coordinates");
+    k.scan[0][0] = k.module->function("toroid_cumsum_int");
+    k.scan[0][1] = k.module->function("toroid_cumsum_real");
+    k.scan[1][0] = k.module->function("toroid_cumprod_int");
+    k.scan[1][1] = k.module->function("toroid_cumprod_real");
+    k.put[static_cast<int>(DType::Float32)] = k.module->function("toroid_index_put_f32");
+    k.put[static_cast<int>(DType::Float64)] = k.module->function("toroid_index_put_f64");
+    k.put[static_cast<int>(DType::Float16)] = k.module->function("toroid_index_put_f16");
+    k.put[static_cast<int>(DType::BFloat16)] = k.module->function("toroid_index_put_bf16");
+    k.put[static_cast<int>(DType::Int64)] = k.module->function("toroid_index_put_i64");
+    k.put[static_cast<int>(DType::Int32)] = k.module->function("toroid_index_put_i32");
   });
   return k;
 }
@@ -145,6 +307,51 @@ void nonzero_coordinates(const NonzeroInput& x, int64_t count, int64_t* out, Str
   LaunchDims dims;
   dims.block_x = 1024;
   launch(k.coordinates, dims, args, s, "toroid_nonzero_coordinates");
+}
+
+bool scan_supported(DType x, DType out) {
+  auto code = [](DType d) { return static_cast<int>(d); };
+  return code(x) <= code(DType::Float64) && code(out) <= code(DType::Float64);
+}
+
+void scan(bool prod, const void* x, DType xt, void* out, DType ot, int64_t outer, int64_t len, int64_t inner, Stream s) {
+  if (outer * inner == 0 || len == 0) return;
+  TOROID_CHECK(scan_supported(xt, ot), "a scan on the device of an unsupported dtype");
+  const Kernels& k = kernels();
+  bool real = is_floating(ot);
+  int xc = static_cast<int>(xt), oc = static_cast<int>(ot);
+  long long o = outer, l = len, in = inner;
+  void* args[] = {&x, &xc, &out, &oc, &o, &l, &in};
+  LaunchDims dims;
+  dims.block_x = 256;
+  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(outer * inner, 1, int64_t(device().sm_count) * 8));
+  launch(k.scan[prod ? 1 : 0][real ? 1 : 0], dims, args, s, prod ? "toroid_cumprod" : "toroid_cumsum");
+}
+
+bool index_put_supported(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16 ||
+         t == DType::Int64 || t == DType::Int32;
+}
+
+std::optional<int64_t> index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n,
+                                      const void* values, bool accumulate, Stream s) {
+  TOROID_CHECK(index_put_supported(t), "index_put on the device of an unsupported dtype");
+  if (n == 0 || row == 0) return std::nullopt;
+  const Kernels& k = kernels();
+  DeviceMemory bad = DeviceAllocator::global().allocate(sizeof(unsigned long long), s);
+  memset_zero(bad->ptr, sizeof(unsigned long long), s);
+  long long r = rows, w = row, cnt = n;
+  int acc = accumulate ? 1 : 0;
+  void* flag = bad->ptr;
+  void* args[] = {&out, &r, &w, &idx, &cnt, &values, &acc, &flag};
+  LaunchDims dims;
+  dims.block_x = 256;
+  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n * row + 255) / 256, 1, int64_t(device().sm_count) * 8));
+  launch(k.put[static_cast<int>(t)], dims, args, s, "toroid_index_put");
+  unsigned long long first = 0;
+  copy_to_host(&first, bad->ptr, sizeof first, s);
+  if (first == 0) return std::nullopt;
+  return static_cast<int64_t>(first - 1);
 }
 
 }  // namespace toroid::runtime::cuda

@@ -305,8 +305,72 @@ struct CudaExecutor::Impl {
   // A fallback line whose library kernel runs on the device; the host's reference kernel where
   // that kernel cannot take the operands.
   void run_device_kernel(const Line& l) {
-    if (l.library == loop::LibraryCall::Nonzero && nonzero_on_device(l)) return;
-    run_on_host(l.call);
+    bool done = false;
+    switch (l.library) {
+      case loop::LibraryCall::Nonzero: done = nonzero_on_device(l); break;
+      case loop::LibraryCall::Cumsum:
+      case loop::LibraryCall::Cumprod: done = scan_on_device(l); break;
+      case loop::LibraryCall::IndexPut: done = index_put_on_device(l); break;
+      default: break;
+    }
+    if (!done) run_on_host(l.call);
+  }
+
+  // The result's slot, allocated if no line did, as a view.
+  HostTensor result_view(const codegen::wrapper::ReferenceCall::Result& r) {
+    if (!rs.slots[static_cast<size_t>(r.ref.slot)]) allocate(r.ref.slot, eval(r.nbytes));
+    return view(r.ref);
+  }
+
+  static bool tensor_arg(const codegen::wrapper::CallArg& a) {
+    return a.kind == codegen::wrapper::CallArg::Kind::Tensor && a.tensor.slot >= 0;
+  }
+
+  // cumsum / cumprod(self, dim, dtype) of a contiguous tensor into a contiguous result.
+  bool scan_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    if (c.args.size() < 2 || !tensor_arg(c.args[0]) || c.results.size() != 1) return false;
+    HostTensor x = view(c.args[0].tensor);
+    if (!x.is_contiguous() || !scan_supported(x.dtype(), c.results[0].ref.dtype)) return false;
+    int64_t rank = static_cast<int64_t>(x.sizes().size());
+    int64_t dim = rank == 0 ? 0 : eval(c.args[1].scalar);
+    if (dim < 0) dim += rank;
+    if (rank > 0 && (dim < 0 || dim >= rank)) return false;  // the reference kernel reports it
+    HostTensor out = result_view(c.results[0]);
+    if (!out.is_contiguous() || out.sizes() != x.sizes()) return false;
+    int64_t outer = 1, len = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < dim ? outer : d == dim ? len : inner) *= x.sizes()[static_cast<size_t>(d)];
+    scan(l.library == loop::LibraryCall::Cumprod, x.data(), x.dtype(), out.data(), out.dtype(), outer, len, inner, stream);
+    return true;
+  }
+
+  // index_put(self, [idx], values, accumulate) with one int64 index over dim 0 and values laid
+  // out as idx's shape followed by a row of self, all contiguous.
+  bool index_put_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    if (c.args.size() < 4 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || c.results.size() != 1) return false;
+    const codegen::wrapper::CallArg& list = c.args[1];
+    if (list.kind != codegen::wrapper::CallArg::Kind::List || list.list.size() != 1 || !tensor_arg(list.list[0]))
+      return false;
+    HostTensor self = view(c.args[0].tensor), idx = view(list.list[0].tensor), values = view(c.args[2].tensor);
+    if (self.sizes().empty() || idx.dtype() != DType::Int64 || values.dtype() != self.dtype() ||
+        !index_put_supported(self.dtype()) || !self.is_contiguous() || !idx.is_contiguous() || !values.is_contiguous())
+      return false;
+    int64_t rows = self.sizes()[0], row = rows ? self.numel() / rows : 0, n = idx.numel();
+    if (values.numel() != n * row) return false;  // broadcast values: the reference kernel
+    HostTensor out = result_view(c.results[0]);
+    if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
+    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
+    if (nbytes && out.data() != self.data()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
+    bool accumulate = eval(c.args[3].scalar) != 0;
+    std::optional<int64_t> bad =
+        index_put_rows(out.data(), self.dtype(), rows, row, reinterpret_cast<const int64_t*>(idx.data()), n,
+                       values.data(), accumulate, stream);
+    if (bad)
+      user_error(c.op_name + ": index " + std::to_string(*bad) + " is out of bounds for dimension 0 with size " +
+                     std::to_string(rows),
+                 c.loc);
+    return true;
   }
 
   bool nonzero_on_device(const Line& l) {

@@ -1,11 +1,14 @@
-// Hand-written device kernels for the library calls no generated kernel can do: nonzero, whose
-// result size only the data knows. Compiled with NVRTC (through the cubin cache) on first use.
+// Hand-written device kernels for the library calls no generated kernel can do: nonzero (its
+// result size only the data knows), the scans (cumsum, cumprod) and index_put. Compiled with
+// NVRTC (through the cubin cache) on first use.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "toroid/graph/types.h"
 #include "toroid/runtime/cuda/driver.h"
 
 namespace toroid::runtime::cuda {
@@ -29,5 +32,19 @@ int64_t count_nonzero(const NonzeroInput& x, Stream s);
 // The coordinates of the nonzero elements in order, element (i, d) at out[d * count + i] (the
 // [count, rank] result with strides [1, count], as PyTorch lays it out).
 void nonzero_coordinates(const NonzeroInput& x, int64_t count, int64_t* out, Stream s);
+
+// cumsum (prod: cumprod) along the middle dim of contiguous [outer, len, inner] tensors, from
+// dtype xt to ot (bool to f64): floats accumulate in double, integers in int64, as the
+// reference kernel.
+bool scan_supported(DType x, DType out);
+void scan(bool prod, const void* x, DType xt, void* out, DType ot, int64_t outer, int64_t len, int64_t inner, Stream s);
+
+// index_put over rows: out[idx[j], :] (+)= values[j, :] for j < n, rows of `row` elements, out
+// holding `rows` of them (negative indices count from the end). Accumulation is by atomic adds
+// (its order, so float rounding, varies between runs). Waits for the stream and returns the
+// first index out of range, if any (nothing is written for it).
+bool index_put_supported(DType t);
+std::optional<int64_t> index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n,
+                                      const void* values, bool accumulate, Stream s);
 
 }  // namespace toroid::runtime::cuda
