@@ -233,7 +233,9 @@ struct CudaExecutor::Impl {
     auto& slot = rs.slots[static_cast<size_t>(id)];
     if (const auto& mine = rs.bound[static_cast<size_t>(id)]) {
       slot = mine;
-    } else if (workspace) {
+    } else if (workspace && workspace_offsets.at(static_cast<size_t>(id)) >= 0) {
+      // Results a call allocates itself (a fallback's, a device kernel's of data-dependent size)
+      // have no place in the workspace's layout: they come from the caching allocator.
       slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(id)), static_cast<size_t>(nbytes), nullptr);
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);

@@ -2,7 +2,8 @@
 planned_peak_bytes, and that at most reference_peak_bytes (every value the reference
 interpreter computes, all kept to the end). With --plan-only the second bound is not checked:
 the reference counts the root graph's values only, and a while_loop holds two sets of its
-carried values (and its body's temporaries) that the root graph does not show."""
+carried values (and its body's temporaries) that the root graph does not show; a decomposition
+may add intermediates (x[mask]'s nonzero positions) that the reference's graph does not have."""
 import json
 import sys
 
