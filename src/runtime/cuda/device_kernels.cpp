@@ -123,8 +123,8 @@ extern "C" __global__ void toroid_cumprod_int(const void* x, int xt, void* out, 
 }
 
 // out[idx[j], :] (+)= values[j, :] for j < n over rows of `row` elements (out holds `rows` of
-// them): atomic adds with `accumulate`, plain stores (the last writer wins) without. An index out
-// of [-rows, rows) sets *bad to it + 1 and writes nothing.
+// them): atomic adds with `accumulate`, plain stores (the last writer wins) without. The first
+// index out of [-rows, rows) is recorded as {1, rows, index} and writes nothing.
 template <typename T>
 __device__ void toroid_put(T* out, long long rows, long long row, const long long* idx, long long n, const T* values,
                            int accumulate, unsigned long long* bad) {
@@ -132,7 +132,10 @@ __device__ void toroid_put(T* out, long long rows, long long row, const long lon
     long long j = e / row, c = e % row, r = idx[j];
     if (r < 0) r += rows;
     if (r < 0 || r >= rows) {
-      atomicCAS(bad, 0ull, static_cast<unsigned long long>(idx[j]) + 1ull);
+      if (atomicCAS(bad, 0ull, 1ull) == 0ull) {
+        bad[1] = static_cast<unsigned long long>(rows);
+        bad[2] = static_cast<unsigned long long>(idx[j]);
+      }
       continue;
     }
     if (accumulate) atomicAdd(out + r * row + c, values[e]);
@@ -333,25 +336,20 @@ bool index_put_supported(DType t) {
          t == DType::Int64 || t == DType::Int32;
 }
 
-std::optional<int64_t> index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n,
-                                      const void* values, bool accumulate, Stream s) {
+void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n, const void* values,
+                    bool accumulate, uint64_t* record, Stream s) {
   TOROID_CHECK(index_put_supported(t), "index_put on the device of an unsupported dtype");
-  if (n == 0 || row == 0) return std::nullopt;
+  TOROID_CHECK(record != nullptr, "index_put on the device needs an error record");
+  if (n == 0 || row == 0) return;
   const Kernels& k = kernels();
-  DeviceMemory bad = DeviceAllocator::global().allocate(sizeof(unsigned long long), s);
-  memset_zero(bad->ptr, sizeof(unsigned long long), s);
   long long r = rows, w = row, cnt = n;
   int acc = accumulate ? 1 : 0;
-  void* flag = bad->ptr;
+  void* flag = record;
   void* args[] = {&out, &r, &w, &idx, &cnt, &values, &acc, &flag};
   LaunchDims dims;
   dims.block_x = 256;
   dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n * row + 255) / 256, 1, int64_t(device().sm_count) * 8));
   launch(k.put[static_cast<int>(t)], dims, args, s, "toroid_index_put");
-  unsigned long long first = 0;
-  copy_to_host(&first, bad->ptr, sizeof first, s);
-  if (first == 0) return std::nullopt;
-  return static_cast<int64_t>(first - 1);
 }
 
 }  // namespace toroid::runtime::cuda

@@ -116,11 +116,14 @@ struct CudaExecutor::Impl {
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<Function> fn_i32, fn_i64;
   // The t_index_error global of each loaded module whose kernel checks gather positions (a
-  // kernel whose 64-bit entry was compiled later has two).
+  // kernel whose 64-bit entry was compiled later has two), and the record of each index_put
+  // device-kernel line ({1, rows, index} for an index out of range).
   struct ErrorRecord {
     size_t kernel;
     void* global;
+    const Line* line = nullptr;  // an index_put line's record
   };
+  std::vector<DeviceMemory> line_records;  // the memory of the lines' records
   std::vector<ErrorRecord> error_records;
   // Deferred checks: each run's copies of the error records, oldest first, and spares to reuse.
   struct PendingCheck {
@@ -164,7 +167,19 @@ struct CudaExecutor::Impl {
     for (const Line& l : w.lines) {
       children.emplace_back();
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
+      if (l.kind == Line::Kind::FallbackCall && l.device_kernel && l.library == loop::LibraryCall::IndexPut) {
+        line_records.push_back(DeviceAllocator::global().allocate(kRecordBytes, nullptr));
+        memset_zero(line_records.back()->ptr, kRecordBytes, nullptr);
+        error_records.push_back({0, line_records.back()->ptr, &l});
+      }
     }
+  }
+
+  // The error record of an index_put line (null: the line has none).
+  uint64_t* line_record(const Line& l) const {
+    for (const ErrorRecord& r : error_records)
+      if (r.line == &l) return static_cast<uint64_t*>(r.global);
+    return nullptr;
   }
 
   // One element of a device tensor, read after the work queued before it (the one sync).
@@ -365,13 +380,10 @@ struct CudaExecutor::Impl {
     size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
     if (nbytes && out.data() != self.data()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
     bool accumulate = eval(c.args[3].scalar) != 0;
-    std::optional<int64_t> bad =
-        index_put_rows(out.data(), self.dtype(), rows, row, reinterpret_cast<const int64_t*>(idx.data()), n,
-                       values.data(), accumulate, stream);
-    if (bad)
-      user_error(c.op_name + ": index " + std::to_string(*bad) + " is out of bounds for dimension 0 with size " +
-                     std::to_string(rows),
-                 c.loc);
+    // An index out of range is recorded, and reported with the run's other checks (deferred
+    // when the run's are): the host does not wait here.
+    index_put_rows(out.data(), self.dtype(), rows, row, reinterpret_cast<const int64_t*>(idx.data()), n, values.data(),
+                   accumulate, line_record(l), stream);
     return true;
   }
 
@@ -566,6 +578,10 @@ struct CudaExecutor::Impl {
   void report(size_t r, const uint64_t* rec, Stream s, const char* when) {
     if (rec[0] == 0) return;
     memset_zero(error_records[r].global, kRecordBytes, s);
+    if (const Line* l = error_records[r].line)
+      user_error(l->call.op_name + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
+                     " is out of bounds for dimension 0 with size " + std::to_string(static_cast<int64_t>(rec[1])) + when,
+                 l->call.loc);
     const CudaKernel& k = w.cuda_kernels[error_records[r].kernel];
     if (rec[0] > k.index_sites.size()) return;
     const auto& site = k.index_sites[rec[0] - 1];

@@ -41,10 +41,11 @@ void scan(bool prod, const void* x, DType xt, void* out, DType ot, int64_t outer
 
 // index_put over rows: out[idx[j], :] (+)= values[j, :] for j < n, rows of `row` elements, out
 // holding `rows` of them (negative indices count from the end). Accumulation is by atomic adds
-// (its order, so float rounding, varies between runs). Waits for the stream and returns the
-// first index out of range, if any (nothing is written for it).
+// (its order, so float rounding, varies between runs). The first index out of range (nothing
+// is written for it) is recorded in `record` (device memory of 3 words, zero: none) as
+// {1, rows, index}; the host does not wait.
 bool index_put_supported(DType t);
-std::optional<int64_t> index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n,
-                                      const void* values, bool accumulate, Stream s);
+void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n, const void* values,
+                    bool accumulate, uint64_t* record, Stream s);
 
 }  // namespace toroid::runtime::cuda
