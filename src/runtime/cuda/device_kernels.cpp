@@ -181,6 +181,28 @@ __device__ __forceinline__ bool toroid_nz(const unsigned char* x, long long i, i
   return (v & ~mask) != 0;
 }
 
+// dst (contiguous) = src (strided: sizes and element strides of up to 8 dims), `esize` bytes
+// per element.
+struct Layout { long long size[8]; long long stride[8]; int rank; };
+extern "C" __global__ void toroid_contiguous(const unsigned char* src, unsigned char* dst, long long n, int esize,
+                                             Layout l) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    long long rest = i, at = 0;
+    for (int d = l.rank - 1; d >= 0; --d) {
+      at += (rest % l.size[d]) * l.stride[d];
+      rest /= l.size[d];
+    }
+    switch (esize) {
+      case 1: dst[i] = src[at]; break;
+      case 2: reinterpret_cast<unsigned short*>(dst)[i] = reinterpret_cast<const unsigned short*>(src)[at]; break;
+      case 4: reinterpret_cast<unsigned int*>(dst)[i] = reinterpret_cast<const unsigned int*>(src)[at]; break;
+      default:
+        reinterpret_cast<unsigned long long*>(dst)[i] = reinterpret_cast<const unsigned long long*>(src)[at];
+        break;
+    }
+  }
+}
+
 extern "C" __global__ void toroid_count_nonzero(const unsigned char* x, long long n, int esize,
                                                 unsigned long long mask, unsigned long long* count) {
   unsigned long long c = 0;
@@ -240,6 +262,7 @@ struct Dims {
 struct Kernels {
   std::unique_ptr<Module> module;
   Function count = nullptr, coordinates = nullptr;
+  Function contiguous = nullptr;
   Function scan[2][2] = {};  // [prod][real]
   Function put[10] = {};     // by DType, where atomics take it
 };
@@ -252,6 +275,7 @@ const Kernels& kernels() {
     o.arch = device().arch();
     Cubin c = compile_cubin({kSource, "toroid_device_kernels"}, o);
     k.module = std::make_unique<Module>(c.image, "toroid_device_kernels");
+    k.contiguous = k.module->function("toroid_contiguous");
     k.count = k.module->function("toroid_count_nonzero");
     k.coordinates = k.module->function("toroid_nonzero_coordinates");
     k.scan[0][0] = k.module->function("toroid_cumsum_int");
@@ -310,6 +334,32 @@ void nonzero_coordinates(const NonzeroInput& x, int64_t count, int64_t* out, Str
   LaunchDims dims;
   dims.block_x = 1024;
   launch(k.coordinates, dims, args, s, "toroid_nonzero_coordinates");
+}
+
+struct Layout {
+  long long size[kMaxNonzeroDims];
+  long long stride[kMaxNonzeroDims];
+  int rank;
+};
+
+void copy_contiguous(const void* src, int esize, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                     void* dst, Stream s) {
+  TOROID_CHECK(sizes.size() <= kMaxNonzeroDims && sizes.size() == strides.size(), "a strided copy of more than 8 dims");
+  int64_t n = 1;
+  for (int64_t x : sizes) n *= x;
+  if (n == 0) return;
+  Layout l{};
+  l.rank = static_cast<int>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    l.size[d] = sizes[d];
+    l.stride[d] = strides[d];
+  }
+  long long count = n;
+  void* args[] = {&src, &dst, &count, &esize, &l};
+  LaunchDims dims;
+  dims.block_x = 256;
+  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, int64_t(device().sm_count) * 8));
+  launch(kernels().contiguous, dims, args, s, "toroid_contiguous");
 }
 
 bool scan_supported(DType x, DType out) {

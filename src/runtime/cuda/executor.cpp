@@ -330,13 +330,33 @@ struct CudaExecutor::Impl {
       case loop::LibraryCall::IndexPut: done = index_put_on_device(l); break;
       default: break;
     }
-    if (!done) run_on_host(l.call);
+    if (!done) {
+      TOROID_LOG("fallback", l.call.op_name + ": the device kernel cannot take these operands; the host runs it");
+      run_on_host(l.call);
+    }
   }
 
   // The result's slot, allocated if no line did, as a view.
   HostTensor result_view(const codegen::wrapper::ReferenceCall::Result& r) {
     if (!rs.slots[static_cast<size_t>(r.ref.slot)]) allocate(r.ref.slot, eval(r.nbytes));
     return view(r.ref);
+  }
+
+  // `t` itself when contiguous, else a contiguous copy in memory that `keep` holds (the device
+  // kernels read contiguous operands). An operand of more than 8 dims: none (the host runs it).
+  std::optional<HostTensor> contiguous(const HostTensor& t, std::vector<std::shared_ptr<HostStorage>>& keep) {
+    if (t.is_contiguous()) return t;
+    if (t.sizes().size() > kMaxNonzeroDims) return std::nullopt;
+    auto storage = device_storage(static_cast<size_t>(std::max<int64_t>(t.numel(), 1) * t.element_size()), stream);
+    copy_contiguous(t.data(), static_cast<int>(t.element_size()), t.sizes(), t.strides(), storage->data(), stream);
+    keep.push_back(storage);
+    return HostTensor::from_storage(storage, t.dtype(), t.sizes(), contiguous_strides(t.sizes()), 0);
+  }
+
+  static std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+    std::vector<int64_t> s(sizes.size(), 1);
+    for (size_t d = sizes.size(); d-- > 1;) s[d - 1] = s[d] * std::max<int64_t>(sizes[d], 1);
+    return s;
   }
 
   static bool tensor_arg(const codegen::wrapper::CallArg& a) {
@@ -347,8 +367,10 @@ struct CudaExecutor::Impl {
   bool scan_on_device(const Line& l) {
     const codegen::wrapper::ReferenceCall& c = l.call;
     if (c.args.size() < 2 || !tensor_arg(c.args[0]) || c.results.size() != 1) return false;
-    HostTensor x = view(c.args[0].tensor);
-    if (!x.is_contiguous() || !scan_supported(x.dtype(), c.results[0].ref.dtype)) return false;
+    std::vector<std::shared_ptr<HostStorage>> keep;
+    std::optional<HostTensor> xc = contiguous(view(c.args[0].tensor), keep);
+    if (!xc || !scan_supported(xc->dtype(), c.results[0].ref.dtype)) return false;
+    const HostTensor& x = *xc;
     int64_t rank = static_cast<int64_t>(x.sizes().size());
     int64_t dim = rank == 0 ? 0 : eval(c.args[1].scalar);
     if (dim < 0) dim += rank;
@@ -369,10 +391,13 @@ struct CudaExecutor::Impl {
     const codegen::wrapper::CallArg& list = c.args[1];
     if (list.kind != codegen::wrapper::CallArg::Kind::List || list.list.size() != 1 || !tensor_arg(list.list[0]))
       return false;
-    HostTensor self = view(c.args[0].tensor), idx = view(list.list[0].tensor), values = view(c.args[2].tensor);
-    if (self.sizes().empty() || idx.dtype() != DType::Int64 || values.dtype() != self.dtype() ||
-        !index_put_supported(self.dtype()) || !self.is_contiguous() || !idx.is_contiguous() || !values.is_contiguous())
-      return false;
+    HostTensor self = view(c.args[0].tensor);
+    if (self.sizes().empty() || !self.is_contiguous() || !index_put_supported(self.dtype())) return false;
+    std::vector<std::shared_ptr<HostStorage>> keep;
+    std::optional<HostTensor> ic = contiguous(view(list.list[0].tensor), keep);
+    std::optional<HostTensor> vc = contiguous(view(c.args[2].tensor), keep);
+    if (!ic || !vc || ic->dtype() != DType::Int64 || vc->dtype() != self.dtype()) return false;
+    const HostTensor &idx = *ic, &values = *vc;
     int64_t rows = self.sizes()[0], row = rows ? self.numel() / rows : 0, n = idx.numel();
     if (values.numel() != n * row) return false;  // broadcast values: the reference kernel
     HostTensor out = result_view(c.results[0]);
@@ -390,8 +415,10 @@ struct CudaExecutor::Impl {
   bool nonzero_on_device(const Line& l) {
     const codegen::wrapper::ReferenceCall& c = l.call;
     if (c.args.empty() || c.args[0].kind != codegen::wrapper::CallArg::Kind::Tensor || c.results.size() != 1) return false;
-    HostTensor x = view(c.args[0].tensor);
-    if (!x.is_contiguous() || x.sizes().size() > kMaxNonzeroDims || is_complex(x.dtype())) return false;
+    std::vector<std::shared_ptr<HostStorage>> keep;
+    std::optional<HostTensor> xc = contiguous(view(c.args[0].tensor), keep);
+    if (!xc || is_complex(xc->dtype())) return false;
+    const HostTensor& x = *xc;
     // The kernel writes the [count, rank] result with strides [1, count], as PyTorch lays it out.
     const codegen::wrapper::ReferenceCall::Result& r = c.results[0];
     size_t rank = x.sizes().size();

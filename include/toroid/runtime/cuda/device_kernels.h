@@ -27,6 +27,10 @@ constexpr size_t kMaxNonzeroDims = 8;
 // The kernels' CUDA source (NVRTC compiles it once per process).
 std::string device_kernels_source();
 
+// dst (contiguous, `esize` bytes per element) = the strided tensor at src (element strides).
+void copy_contiguous(const void* src, int esize, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                     void* dst, Stream s);
+
 // How many elements are nonzero: one kernel, then a wait for the stream (the one sync).
 int64_t count_nonzero(const NonzeroInput& x, Stream s);
 // The coordinates of the nonzero elements in order, element (i, d) at out[d * count + i] (the
