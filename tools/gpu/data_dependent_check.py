@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_frontend_check import CompileCounter, close  # noqa: E402
 
 
-def run_compiled(torch, fn, inputs_list):
+def run_compiled(torch, fn, inputs_list, dynamic=None):
     """fn compiled with toroid over each inputs tuple: (all match eager, graphs, fallbacks)."""
     import toroid  # noqa: F401  registers the backend
     torch._dynamo.reset()
@@ -28,7 +28,7 @@ def run_compiled(torch, fn, inputs_list):
     log.addHandler(counter)
     log.setLevel(logging.INFO)
     try:
-        f = torch.compile(fn, backend="toroid")
+        f = torch.compile(fn, backend="toroid", dynamic=dynamic)
         ok = True
         for inputs in inputs_list:
             got, want = f(*inputs), fn(*inputs)
@@ -102,7 +102,9 @@ def check_while_loop(torch, device):
 
 
 def check_sgd_lr(torch, device):
-    """An SGD loop whose lr changes every step: one compile after dynamo's first two graphs."""
+    """An SGD loop whose lr changes every step compiles once: with dynamic=True the lr is a float
+    symbol from the first call (by default dynamo first specializes it, then compiles a second,
+    dynamic graph, as it does for sizes: two, and none after)."""
     import torch._dynamo.config as dynamo_config
     old = getattr(dynamo_config, "specialize_float", True)
     dynamo_config.specialize_float = False
@@ -110,11 +112,14 @@ def check_sgd_lr(torch, device):
         def step(p, g, lr):
             return p - lr * g
         p, g = torch.randn(256, device=device), torch.randn(256, device=device)
-        ok, graphs, fallbacks = run_compiled(torch, step, [(p, g, 0.1 / (k + 1)) for k in range(10)])
+        lrs = [(p, g, 0.1 / (k + 1)) for k in range(10)]
+        ok, graphs, fallbacks = run_compiled(torch, step, lrs, dynamic=True)
+        ok2, graphs2, fallbacks2 = run_compiled(torch, step, lrs)
     finally:
         dynamo_config.specialize_float = old
-    return ok and graphs <= 2 and not fallbacks, "10 learning rates match: %s; toroid graphs: %d (want <= 2); " \
-        "fallbacks: %s" % (ok, graphs, fallbacks)
+    return ok and ok2 and graphs == 1 and graphs2 <= 2 and not fallbacks + fallbacks2, (
+        "10 learning rates match: %s; toroid graphs with dynamic=True: %d (want 1), by default: %d (want <= 2); "
+        "fallbacks: %s" % (ok and ok2, graphs, graphs2, fallbacks + fallbacks2))
 
 
 def main():
