@@ -70,8 +70,9 @@ TEST_F(CApi, VersionAndOps) {
   EXPECT_EQ(toroid_op_supported("aten._softmax.default"), 1);
   EXPECT_EQ(toroid_op_supported("aten.no_such_op.default"), 0);
   EXPECT_EQ(toroid_op_supported(nullptr), 0);
-  // On CUDA only ops with device code or a library call: sort and cumsum run their reference
-  // kernels on the host there, so a frontend runs them in PyTorch instead.
+  // On CUDA only ops with device code or a library call: sort runs its reference kernel on the
+  // host there, so a frontend runs it in PyTorch instead; cumsum has a device kernel on the GPU
+  // and only its reference kernel on the CPU.
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.convolution.default", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten._softmax.default", "cuda"), 1);  // decomposed
@@ -79,7 +80,8 @@ TEST_F(CApi, VersionAndOps) {
   EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cuda"), 0);
   EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cpu"), 0);  // only its reference kernel
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cpu"), 1);
-  EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cuda"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cuda"), 1);
+  EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cpu"), 0);
   EXPECT_EQ(toroid_op_supported_on("aten.no_such_op.default", "cuda"), 0);
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "tpu"), -1);
   EXPECT_NE(std::string(toroid_last_error()).find("unknown device 'tpu'"), std::string::npos);
