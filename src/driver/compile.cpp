@@ -72,6 +72,8 @@ void land_output(ops::RtValue& v, size_t index, const std::shared_ptr<ops::HostS
   if (cuda) {
 #ifdef TOROID_WITH_CUDA
     runtime::cuda::copy_device_to_device(dst->data(), t.data(), n, stream);
+#else
+    (void)stream;
 #endif
   } else if (n > 0) {
     std::memcpy(dst->data(), t.data(), n);
