@@ -27,6 +27,8 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::Cumsum, "aten.cumsum.default", 0, kScanOut},
     {LibraryCall::Cumprod, "aten.cumprod.default", 0, kScanOut},
     {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut},
+    {LibraryCall::Scatter, "aten.scatter.src", 0, kPut},
+    {LibraryCall::ScatterAdd, "aten.scatter_add.default", 0, kPut},
 };
 
 }  // namespace
@@ -41,6 +43,8 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::Cumsum: return "cumsum";
     case LibraryCall::Cumprod: return "cumprod";
     case LibraryCall::IndexPut: return "index_put";
+    case LibraryCall::Scatter: return "scatter";
+    case LibraryCall::ScatterAdd: return "scatter_add";
   }
   return "?";
 }

@@ -158,7 +158,9 @@ class CpuExecutor final : public Executor {
       case loop::LibraryCall::Nonzero:
       case loop::LibraryCall::Cumsum:
       case loop::LibraryCall::Cumprod:
-      case loop::LibraryCall::IndexPut: break;  // device kernels, never an extern line here
+      case loop::LibraryCall::IndexPut:
+      case loop::LibraryCall::Scatter:
+      case loop::LibraryCall::ScatterAdd: break;  // device kernels, never an extern line here
     }
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }

@@ -24,6 +24,8 @@ enum class LibraryCall : uint8_t {
   Cumsum,    // along one dim, contiguous (device kernels, as Nonzero)
   Cumprod,
   IndexPut,  // one index tensor over dim 0, atomic adds when accumulating
+  Scatter,     // scatter.src: stores (the last writer wins, as PyTorch's)
+  ScatterAdd,  // scatter_add: atomic adds
 };
 const char* library_call_name(LibraryCall c);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "toroid/runtime/cuda/device_allocator.h"
 #include "toroid/runtime/cuda/nvrtc.h"
@@ -19,6 +20,7 @@ constexpr const char* kSource = R"(
 #include <cuda_fp16.h>
 
 struct Dims { long long size[8]; int rank; };
+struct Layout { long long size[8]; long long stride[8]; int rank; };
 
 // Elements by dtype code, toroid's DType order: bool u8 i8 i16 i32 i64 f16 bf16 f32 f64.
 __device__ __forceinline__ long long toroid_load_int(const void* p, long long i, int t) {
@@ -144,6 +146,50 @@ __device__ void toroid_put(T* out, long long rows, long long row, const long lon
 }
 )"
 R"(
+// scatter / scatter_add along `dim`: for each element e of index (sizes il.size, strides
+// il.stride), out at e's coordinates with coordinate `dim` replaced by index[e] gets src at e's
+// coordinates (strides sl.stride), added atomically with `accumulate`. out is contiguous with
+// sizes ol.size (strides ol.stride). An index out of [0, size) is recorded as {1, size, index}.
+template <typename T>
+__device__ void toroid_scatter(T* out, Layout ol, const long long* idx, Layout il, const T* src, Layout sl, int dim,
+                               int accumulate, unsigned long long* bad) {
+  long long n = 1;
+  for (int d = 0; d < il.rank; ++d) n *= il.size[d];
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+    long long rest = e, io = 0, so = 0, oo = 0, k = 0;
+    long long coord[8];
+    for (int d = il.rank - 1; d >= 0; --d) {
+      coord[d] = rest % il.size[d];
+      rest /= il.size[d];
+      io += coord[d] * il.stride[d];
+      so += coord[d] * sl.stride[d];
+    }
+    k = idx[io];
+    if (k < 0 || k >= ol.size[dim]) {
+      if (atomicCAS(bad, 0ull, 1ull) == 0ull) {
+        bad[1] = static_cast<unsigned long long>(ol.size[dim]);
+        bad[2] = static_cast<unsigned long long>(k);
+      }
+      continue;
+    }
+    for (int d = 0; d < ol.rank; ++d) oo += (d == dim ? k : coord[d]) * ol.stride[d];
+    if (accumulate) atomicAdd(out + oo, src[so]);
+    else out[oo] = src[so];
+  }
+}
+
+#define TOROID_SCATTER(name, T)                                                                              \
+  extern "C" __global__ void name(T* out, Layout ol, const long long* idx, Layout il, const T* src, Layout sl, \
+                                  int dim, int acc, unsigned long long* bad) {                             \
+    toroid_scatter(out, ol, idx, il, src, sl, dim, acc, bad);                                                \
+  }
+TOROID_SCATTER(toroid_scatter_f32, float)
+TOROID_SCATTER(toroid_scatter_f64, double)
+TOROID_SCATTER(toroid_scatter_f16, __half)
+TOROID_SCATTER(toroid_scatter_bf16, __nv_bfloat16)
+TOROID_SCATTER(toroid_scatter_i64, unsigned long long)
+TOROID_SCATTER(toroid_scatter_i32, int)
+
 extern "C" __global__ void toroid_index_put_f32(float* out, long long rows, long long row, const long long* idx, long long n,
                                                 const float* v, int acc, unsigned long long* bad) {
   toroid_put(out, rows, row, idx, n, v, acc, bad);
@@ -183,7 +229,6 @@ __device__ __forceinline__ bool toroid_nz(const unsigned char* x, long long i, i
 
 // dst (contiguous) = src (strided: sizes and element strides of up to 8 dims), `esize` bytes
 // per element.
-struct Layout { long long size[8]; long long stride[8]; int rank; };
 extern "C" __global__ void toroid_contiguous(const unsigned char* src, unsigned char* dst, long long n, int esize,
                                              Layout l) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -265,6 +310,7 @@ struct Kernels {
   Function contiguous = nullptr;
   Function scan[2][2] = {};  // [prod][real]
   Function put[10] = {};     // by DType, where atomics take it
+  Function scatter[10] = {};
 };
 
 const Kernels& kernels() {
@@ -288,8 +334,31 @@ const Kernels& kernels() {
     k.put[static_cast<int>(DType::BFloat16)] = k.module->function("toroid_index_put_bf16");
     k.put[static_cast<int>(DType::Int64)] = k.module->function("toroid_index_put_i64");
     k.put[static_cast<int>(DType::Int32)] = k.module->function("toroid_index_put_i32");
+    const std::pair<DType, const char*> scatters[] = {
+        {DType::Float32, "f32"}, {DType::Float64, "f64"}, {DType::Float16, "f16"},
+        {DType::BFloat16, "bf16"}, {DType::Int64, "i64"}, {DType::Int32, "i32"}};
+    for (const auto& [d, name] : scatters)
+      k.scatter[static_cast<int>(d)] = k.module->function(std::string("toroid_scatter_") + name);
   });
   return k;
+}
+
+// A strided tensor's sizes and element strides as the kernels take them (at most 8 dims).
+struct Layout {
+  long long size[kMaxNonzeroDims];
+  long long stride[kMaxNonzeroDims];
+  int rank;
+};
+
+Layout layout_of(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  TOROID_CHECK(sizes.size() <= kMaxNonzeroDims && sizes.size() == strides.size(), "a layout of more than 8 dims");
+  Layout l{};
+  l.rank = static_cast<int>(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    l.size[d] = sizes[d];
+    l.stride[d] = strides[d];
+  }
+  return l;
 }
 
 }  // namespace
@@ -336,24 +405,13 @@ void nonzero_coordinates(const NonzeroInput& x, int64_t count, int64_t* out, Str
   launch(k.coordinates, dims, args, s, "toroid_nonzero_coordinates");
 }
 
-struct Layout {
-  long long size[kMaxNonzeroDims];
-  long long stride[kMaxNonzeroDims];
-  int rank;
-};
-
 void copy_contiguous(const void* src, int esize, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                      void* dst, Stream s) {
   TOROID_CHECK(sizes.size() <= kMaxNonzeroDims && sizes.size() == strides.size(), "a strided copy of more than 8 dims");
   int64_t n = 1;
   for (int64_t x : sizes) n *= x;
   if (n == 0) return;
-  Layout l{};
-  l.rank = static_cast<int>(sizes.size());
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    l.size[d] = sizes[d];
-    l.stride[d] = strides[d];
-  }
+  Layout l = layout_of(sizes, strides);
   long long count = n;
   void* args[] = {&src, &dst, &count, &esize, &l};
   LaunchDims dims;
@@ -400,6 +458,27 @@ void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t
   dims.block_x = 256;
   dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n * row + 255) / 256, 1, int64_t(device().sm_count) * 8));
   launch(k.put[static_cast<int>(t)], dims, args, s, "toroid_index_put");
+}
+
+void scatter_elements(const ScatterArgs& a, Stream s) {
+  TOROID_CHECK(index_put_supported(a.dtype), "scatter on the device of an unsupported dtype");
+  TOROID_CHECK(a.record != nullptr, "scatter on the device needs an error record");
+  int64_t n = 1;
+  for (int64_t x : a.index_sizes) n *= x;
+  if (n == 0) return;
+  const Kernels& k = kernels();
+  Layout ol = layout_of(a.out_sizes, a.out_strides), il = layout_of(a.index_sizes, a.index_strides),
+         sl = layout_of(a.index_sizes, a.src_strides);
+  void* out = a.out;
+  const void* idx = a.index;
+  const void* src = a.src;
+  int dim = static_cast<int>(a.dim), acc = a.accumulate ? 1 : 0;
+  void* rec = a.record;
+  void* args[] = {&out, &ol, &idx, &il, &src, &sl, &dim, &acc, &rec};
+  LaunchDims dims;
+  dims.block_x = 256;
+  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, int64_t(device().sm_count) * 8));
+  launch(k.scatter[static_cast<int>(a.dtype)], dims, args, s, a.accumulate ? "toroid_scatter_add" : "toroid_scatter");
 }
 
 }  // namespace toroid::runtime::cuda

@@ -167,7 +167,9 @@ struct CudaExecutor::Impl {
     for (const Line& l : w.lines) {
       children.emplace_back();
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
-      if (l.kind == Line::Kind::FallbackCall && l.device_kernel && l.library == loop::LibraryCall::IndexPut) {
+      bool records = l.library == loop::LibraryCall::IndexPut || l.library == loop::LibraryCall::Scatter ||
+                     l.library == loop::LibraryCall::ScatterAdd;
+      if (l.kind == Line::Kind::FallbackCall && l.device_kernel && records) {
         line_records.push_back(DeviceAllocator::global().allocate(kRecordBytes, nullptr));
         memset_zero(line_records.back()->ptr, kRecordBytes, nullptr);
         error_records.push_back({0, line_records.back()->ptr, &l});
@@ -328,6 +330,8 @@ struct CudaExecutor::Impl {
       case loop::LibraryCall::Cumsum:
       case loop::LibraryCall::Cumprod: done = scan_on_device(l); break;
       case loop::LibraryCall::IndexPut: done = index_put_on_device(l); break;
+      case loop::LibraryCall::Scatter:
+      case loop::LibraryCall::ScatterAdd: done = scatter_on_device(l); break;
       default: break;
     }
     if (!done) {
@@ -380,6 +384,49 @@ struct CudaExecutor::Impl {
     int64_t outer = 1, len = 1, inner = 1;
     for (int64_t d = 0; d < rank; ++d) (d < dim ? outer : d == dim ? len : inner) *= x.sizes()[static_cast<size_t>(d)];
     scan(l.library == loop::LibraryCall::Cumprod, x.data(), x.dtype(), out.data(), out.dtype(), outer, len, inner, stream);
+    return true;
+  }
+
+  // scatter.src / scatter_add(self, dim, index, src): a contiguous copy of self, then the
+  // elements of src the index names (index and src at any strides).
+  bool scatter_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    if (c.args.size() < 4 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || !tensor_arg(c.args[3]) ||
+        c.results.size() != 1)
+      return false;
+    HostTensor self = view(c.args[0].tensor), idx = view(c.args[2].tensor), src = view(c.args[3].tensor);
+    int64_t rank = static_cast<int64_t>(self.sizes().size());
+    if (rank == 0 || rank > static_cast<int64_t>(kMaxNonzeroDims) || idx.dtype() != DType::Int64 ||
+        src.dtype() != self.dtype() || !index_put_supported(self.dtype()) ||
+        idx.sizes().size() != self.sizes().size() || src.sizes().size() != self.sizes().size())
+      return false;
+    int64_t dim = eval(c.args[1].scalar);
+    if (dim < 0) dim += rank;
+    if (dim < 0 || dim >= rank) return false;  // the reference kernel reports it
+    for (size_t d = 0; d < idx.sizes().size(); ++d)
+      if (idx.sizes()[d] > src.sizes()[d] || (static_cast<int64_t>(d) != dim && idx.sizes()[d] > self.sizes()[d]))
+        return false;
+    HostTensor out = result_view(c.results[0]);
+    if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
+    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
+    if (nbytes && out.data() != self.data()) {
+      if (self.is_contiguous()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
+      else copy_contiguous(self.data(), static_cast<int>(self.element_size()), self.sizes(), self.strides(), out.data(), stream);
+    }
+    ScatterArgs a;
+    a.out = out.data();
+    a.dtype = self.dtype();
+    a.out_sizes = out.sizes();
+    a.out_strides = out.strides();
+    a.index = reinterpret_cast<const int64_t*>(idx.data());
+    a.index_sizes = idx.sizes();
+    a.index_strides = idx.strides();
+    a.src = src.data();
+    a.src_strides = src.strides();
+    a.dim = dim;
+    a.accumulate = l.library == loop::LibraryCall::ScatterAdd;
+    a.record = line_record(l);
+    scatter_elements(a, stream);
     return true;
   }
 
@@ -607,7 +654,7 @@ struct CudaExecutor::Impl {
     memset_zero(error_records[r].global, kRecordBytes, s);
     if (const Line* l = error_records[r].line)
       user_error(l->call.op_name + ": index " + std::to_string(static_cast<int64_t>(rec[2])) +
-                     " is out of bounds for dimension 0 with size " + std::to_string(static_cast<int64_t>(rec[1])) + when,
+                     " is out of bounds for a dimension of size " + std::to_string(static_cast<int64_t>(rec[1])) + when,
                  l->call.loc);
     const CudaKernel& k = w.cuda_kernels[error_records[r].kernel];
     if (rec[0] > k.index_sites.size()) return;

@@ -52,4 +52,22 @@ bool index_put_supported(DType t);
 void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n, const void* values,
                     bool accumulate, uint64_t* record, Stream s);
 
+// scatter (accumulate: scatter_add) along `dim` into contiguous `out`: for each element of the
+// int64 index (any strides), out at its coordinates with coordinate `dim` replaced by the index
+// gets src at its coordinates (src's strides; src at least the index's sizes), by atomic adds
+// when accumulating (dtypes as index_put). An index out of range is recorded as index_put's.
+struct ScatterArgs {
+  void* out = nullptr;
+  DType dtype = DType::Float32;
+  std::vector<int64_t> out_sizes, out_strides;
+  const int64_t* index = nullptr;
+  std::vector<int64_t> index_sizes, index_strides;
+  const void* src = nullptr;
+  std::vector<int64_t> src_strides;
+  int64_t dim = 0;
+  bool accumulate = false;
+  uint64_t* record = nullptr;
+};
+void scatter_elements(const ScatterArgs& a, Stream s);
+
 }  // namespace toroid::runtime::cuda
