@@ -29,6 +29,7 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut},
     {LibraryCall::Scatter, "aten.scatter.src", 0, kPut},
     {LibraryCall::ScatterAdd, "aten.scatter_add.default", 0, kPut},
+    {LibraryCall::IndexAdd, "aten.index_add.default", 0, kPut},
 };
 
 }  // namespace
@@ -45,6 +46,7 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::IndexPut: return "index_put";
     case LibraryCall::Scatter: return "scatter";
     case LibraryCall::ScatterAdd: return "scatter_add";
+    case LibraryCall::IndexAdd: return "index_add";
   }
   return "?";
 }

@@ -115,6 +115,19 @@ Results index_put(const BoundArgs& a, MetaContext& ctx) {
   return {ResultSpec::tensor(fresh(ctx, x.dtype, x.device, x.sizes, preserve_strides(ctx, x)))};
 }
 
+Results index_add(const BoundArgs& a, MetaContext& ctx) {
+  const TensorMeta& x = arg(a, ctx, "self");
+  const TensorMeta& idx = arg(a, ctx, "index");
+  const TensorMeta& src = arg(a, ctx, "source");
+  index_dtype(ctx, idx, true);
+  if (idx.rank() > 1) ctx.fail("index_add_(): Index is supposed to be a vector");
+  wrap_dim(ctx, const_int(ctx, a.scalar("dim"), "dim"), x.rank());
+  if (src.dtype != x.dtype)
+    ctx.fail(std::string("index_add_(): self (") + dtype_short_name(x.dtype) + ") and source (" +
+             dtype_short_name(src.dtype) + ") must have the same scalar type");
+  return {ResultSpec::tensor(fresh(ctx, x.dtype, x.device, x.sizes, preserve_strides(ctx, x)))};
+}
+
 Results nonzero(const BoundArgs& a, MetaContext& ctx) {
   const TensorMeta& x = arg(a, ctx, "self");
   std::optional<int64_t> n = ctx.shapes.simplify(x.numel()).as_int();
@@ -171,6 +184,7 @@ std::vector<MetaImpl> indexing_meta_impls() {
       {"aten.scatter.src", scatter}, {"aten.scatter.value", scatter}, {"aten.scatter_add.default", scatter},
       {"aten.scatter_reduce.two", scatter}, {"aten.index.Tensor", index}, {"aten.index_put.default", index_put},
       {"aten.nonzero.default", nonzero}, {"aten._local_scalar_dense.default", local_scalar_dense},
+      {"aten.index_add.default", index_add},
       {"aten._assert_scalar.default", no_results}, {"aten.sym_constrain_range.default", no_results},
       {"aten.sym_constrain_range_for_size.default", no_results},
       {"aten.sym_size.int", sym_size}, {"aten.sym_stride.int", sym_size}, {"aten.sym_numel.default", sym_numel},

@@ -195,6 +195,52 @@ Out k_index_put(const RtArgs& a, KernelContext&) {
 
 // ---- scatter_reduce -----------------------------------------------------------------------------
 
+// index_add: a clone of self with alpha * source added along `dim` at the positions `index`
+// names (PyTorch's out-of-place form of index_add_).
+Out k_index_add(const RtArgs& a, KernelContext&) {
+  std::string op = op_of(a);
+  const HostTensor& self = a.tensor("self");
+  const HostTensor& index = a.tensor("index");
+  const HostTensor& source = a.tensor("source");
+  int64_t dim = wrap_dim(op, a.to_int("dim"), self.dim());
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
+    kernel_error(op, std::string("index_add_(): Expected dtype int32/int64 for index, got ") + dtype_aten_name(index.dtype()));
+  if (index.dim() > 1) kernel_error(op, "index_add_(): Index is supposed to be a vector");
+  if (source.dtype() != self.dtype())
+    kernel_error(op, std::string("index_add_(): self (") + dtype_aten_name(self.dtype()) + ") and source (" +
+                         dtype_aten_name(source.dtype()) + ") must have the same scalar type");
+  if (source.dim() != self.dim() && !(self.dim() <= 1 && source.dim() <= 1))
+    kernel_error(op, "index_add_(): self and source must have the same number of dimensions");
+  int64_t along = source.dim() == 0 ? 1 : source.sizes()[static_cast<size_t>(dim)];
+  if (index.numel() != along)
+    kernel_error(op, "index_add_(): Number of indices (" + std::to_string(index.numel()) +
+                         ") should be equal to source.size(dim) (" + std::to_string(along) + ")");
+  for (int64_t d = 0; d < source.dim() && self.dim() > 0; ++d)
+    if (d != dim && source.sizes()[static_cast<size_t>(d)] != self.sizes()[static_cast<size_t>(d)])
+      kernel_error(op, "index_add_(): source " + shape_str(source.sizes()) + " and self " + shape_str(self.sizes()) +
+                           " differ at dimension " + std::to_string(d));
+  HostTensor out = empty_like(self, self.dtype());
+  copy_into(op, out, self);
+  DType dt = self.dtype();
+  double alpha_f = a.to_double("alpha");
+  int64_t alpha_i = is_floating(dt) ? 0 : a.to_int("alpha");
+  int64_t extent = self.dim() == 0 ? 1 : self.sizes()[static_cast<size_t>(dim)];
+  ref_for_each_index(source.sizes(), [&](const std::vector<int64_t>& c) {
+    int64_t j = source.dim() == 0 ? 0 : c[static_cast<size_t>(dim)];
+    const std::byte* ip = index.dim() == 0 ? index.data() : index.element_ptr({j});
+    int64_t r = load_int(index.dtype(), ip);
+    if (r < 0 || r >= extent) kernel_error(op, "index out of range in self");
+    std::vector<int64_t> o = c;
+    if (self.dim() > 0) o[static_cast<size_t>(dim)] = r;
+    std::byte* dp = self.dim() == 0 ? out.data() : out.element_ptr(o);
+    const std::byte* sp = source.dim() == 0 ? source.data() : source.element_ptr(c);
+    if (is_floating(dt)) store_double(dt, dp, load_double(dt, dp) + alpha_f * load_double(dt, sp));
+    else if (dt == DType::Bool) store_int(dt, dp, load_int(dt, dp) | load_int(dt, sp));
+    else store_int(dt, dp, wrap_add(load_int(dt, dp), wrap_mul(alpha_i, load_int(dt, sp))));
+  });
+  return {out};
+}
+
 Out k_scatter_reduce(const RtArgs& a, KernelContext&) {
   std::string op = op_of(a);
   const HostTensor& self = a.tensor("self");
@@ -546,6 +592,7 @@ std::vector<KernelImpl> index_more_kernel_impls() {
   return {
       {"aten.index.Tensor", k_index},
       {"aten.index_put.default", k_index_put},
+      {"aten.index_add.default", k_index_add},
       {"aten.scatter_reduce.two", k_scatter_reduce},
       {"aten.masked_scatter.default", k_masked_scatter},
       {"aten.select_scatter.default", k_select_scatter},

@@ -160,7 +160,8 @@ class CpuExecutor final : public Executor {
       case loop::LibraryCall::Cumprod:
       case loop::LibraryCall::IndexPut:
       case loop::LibraryCall::Scatter:
-      case loop::LibraryCall::ScatterAdd: break;  // device kernels, never an extern line here
+      case loop::LibraryCall::ScatterAdd:
+      case loop::LibraryCall::IndexAdd: break;  // device kernels, never an extern line here
     }
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }

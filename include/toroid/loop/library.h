@@ -26,6 +26,7 @@ enum class LibraryCall : uint8_t {
   IndexPut,  // one index tensor over dim 0, atomic adds when accumulating
   Scatter,     // scatter.src: stores (the last writer wins, as PyTorch's)
   ScatterAdd,  // scatter_add: atomic adds
+  IndexAdd,    // index_add with alpha 1: scatter_add with the index broadcast along the other dims
 };
 const char* library_call_name(LibraryCall c);
 

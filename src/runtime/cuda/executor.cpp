@@ -168,7 +168,7 @@ struct CudaExecutor::Impl {
       children.emplace_back();
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
       bool records = l.library == loop::LibraryCall::IndexPut || l.library == loop::LibraryCall::Scatter ||
-                     l.library == loop::LibraryCall::ScatterAdd;
+                     l.library == loop::LibraryCall::ScatterAdd || l.library == loop::LibraryCall::IndexAdd;
       if (l.kind == Line::Kind::FallbackCall && l.device_kernel && records) {
         line_records.push_back(DeviceAllocator::global().allocate(kRecordBytes, nullptr));
         memset_zero(line_records.back()->ptr, kRecordBytes, nullptr);
@@ -332,6 +332,7 @@ struct CudaExecutor::Impl {
       case loop::LibraryCall::IndexPut: done = index_put_on_device(l); break;
       case loop::LibraryCall::Scatter:
       case loop::LibraryCall::ScatterAdd: done = scatter_on_device(l); break;
+      case loop::LibraryCall::IndexAdd: done = index_add_on_device(l); break;
       default: break;
     }
     if (!done) {
@@ -425,6 +426,49 @@ struct CudaExecutor::Impl {
     a.src_strides = src.strides();
     a.dim = dim;
     a.accumulate = l.library == loop::LibraryCall::ScatterAdd;
+    a.record = line_record(l);
+    scatter_elements(a, stream);
+    return true;
+  }
+
+  // index_add(self, dim, index, source, alpha=1): scatter_add of source with the index read at
+  // each element's coordinate along dim (stride 0 along the others).
+  bool index_add_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    if (c.args.size() < 5 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || !tensor_arg(c.args[3]) ||
+        c.results.size() != 1 || eval_double(c.args[4].scalar) != 1.0)
+      return false;
+    HostTensor self = view(c.args[0].tensor), idx = view(c.args[2].tensor), src = view(c.args[3].tensor);
+    int64_t rank = static_cast<int64_t>(self.sizes().size());
+    if (rank == 0 || rank > static_cast<int64_t>(kMaxNonzeroDims) || idx.dtype() != DType::Int64 ||
+        idx.sizes().size() > 1 || src.dtype() != self.dtype() || !index_put_supported(self.dtype()) ||
+        src.sizes().size() != self.sizes().size())
+      return false;
+    int64_t dim = eval(c.args[1].scalar);
+    if (dim < 0) dim += rank;
+    if (dim < 0 || dim >= rank || idx.numel() != src.sizes()[static_cast<size_t>(dim)]) return false;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && src.sizes()[static_cast<size_t>(d)] != self.sizes()[static_cast<size_t>(d)]) return false;
+    HostTensor out = result_view(c.results[0]);
+    if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
+    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
+    if (nbytes && out.data() != self.data()) {
+      if (self.is_contiguous()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
+      else copy_contiguous(self.data(), static_cast<int>(self.element_size()), self.sizes(), self.strides(), out.data(), stream);
+    }
+    ScatterArgs a;
+    a.out = out.data();
+    a.dtype = self.dtype();
+    a.out_sizes = out.sizes();
+    a.out_strides = out.strides();
+    a.index = reinterpret_cast<const int64_t*>(idx.data());
+    a.index_sizes = src.sizes();
+    a.index_strides.assign(static_cast<size_t>(rank), 0);
+    a.index_strides[static_cast<size_t>(dim)] = idx.sizes().empty() ? 0 : idx.strides()[0];
+    a.src = src.data();
+    a.src_strides = src.strides();
+    a.dim = dim;
+    a.accumulate = true;
     a.record = line_record(l);
     scatter_elements(a, stream);
     return true;
