@@ -325,6 +325,7 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
     co.dynamic = o.dynamic != 0;
     co.reference_kernels = o.reference_kernels != 0;
+    co.deterministic = o.deterministic != 0;
     if (o.dump_dir) co.dump_dir = o.dump_dir;
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);

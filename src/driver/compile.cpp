@@ -164,6 +164,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   lo.target = options_.target;
   lo.verify_each = options_.verify_each;
   lo.reference_kernels = options_.reference_kernels;
+  lo.deterministic = options_.deterministic;
   s->loop = loop::lower(*s->graph, lo);
   clock.lap("lower");
   sched::Schedule schedule = sched::schedule(*s->loop);
@@ -256,7 +257,7 @@ class ModuleCache {
 
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return o.target.str() + "|" + (o.verify_each ? "v" : "") +
-         (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
+         (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + (o.deterministic ? "D" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
 }  // namespace

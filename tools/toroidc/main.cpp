@@ -50,6 +50,8 @@ constexpr const char* kUsage =
     "                       not to --emit or --compile-only\n"
     "  --compile-only       compile the kernels (C++ compiler, or NVRTC for cuda) and stop\n"
     "  --cuda-arch=N        NVRTC's target sm_N (default: the GPU's, else 90)\n"
+    "  --deterministic      results never vary between runs: no device kernel that accumulates\n"
+    "                       with atomics (index_put, scatter, scatter_add, index_add on cuda)\n"
     "  --verify-each        verify the graph after every compiler pass, and the loop IR\n"
     "                       after lowering and after split reductions\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
@@ -80,6 +82,7 @@ struct Options {
   bool check = true;         // check interpreter results against the metas
   bool compare = false;      // --check
   bool verify_each = false;
+  bool deterministic = false;
   std::string emit;
   std::string device = "cpu";  // cpu or cuda
   bool compile_only = false;
@@ -144,6 +147,8 @@ Options parse_command_line(int argc, char** argv) {
       o.compare = true;
     } else if (arg == "--verify-each") {
       o.verify_each = true;
+    } else if (arg == "--deterministic") {
+      o.deterministic = true;
     } else if (is_opt(arg, "--emit")) {
       o.emit = value_of(i, arg, "--emit");
       if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "provenance" && o.emit != "cpp" &&
@@ -283,6 +288,7 @@ int run(const Options& o) {
   if (!o.reference) {
     toroid::driver::CompileOptions co;
     co.verify_each = o.verify_each;
+    co.deterministic = o.deterministic;
     co.target = o.device == "cuda" ? toroid::Target::cuda(o.cuda_arch) : toroid::Target::cpu();
     co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)
     co.load = !o.compile_only;

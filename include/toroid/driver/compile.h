@@ -38,6 +38,8 @@ struct CompileOptions {
   // Calls with no compiled kernel or library call may run their op's reference kernel; off, they
   // are compile errors at their node (loop::LowerOptions::reference_kernels).
   bool reference_kernels = true;
+  // Results that do not vary between runs (loop::LowerOptions::deterministic).
+  bool deterministic = false;
 };
 
 struct CompileStats {

@@ -52,6 +52,10 @@ struct LibraryKernel {
 // The library kernel for calls of `op` producing `dtype` on `device`, or null (the call runs
 // generated code or its reference kernel).
 const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device);
+// Whether the call's result may differ between runs (atomic adds in a varying order, stores to
+// a repeated index where the last writer wins): not taken when deterministic results are asked.
+bool order_varies(LibraryCall c);
+
 // Whether some device has a library kernel for `op` (for messages: why a call fell back).
 bool has_library_kernel(std::string_view op);
 // Whether `device` has a library kernel for `op` for some dtype.

@@ -25,6 +25,10 @@ struct LowerOptions {
   // on a GPU). Off: such a call is an error located at its node, so that a frontend can run it
   // elsewhere (PyTorch eager) instead of slowly. Either way each one is logged (TOROID_LOG=fallback).
   bool reference_kernels = true;
+  // Results must not vary between runs (torch.use_deterministic_algorithms): device kernels
+  // whose order of accumulation varies (loop::order_varies) are not used; those calls run their
+  // reference kernel, or are errors at the node without reference kernels.
+  bool deterministic = false;
   // A subgraph of cond or while_loop (lower_control.cpp): output i is stored in a buffer of its
   // own, laid out as output_layouts[i] (the owning node's result; null: as it is), which the
   // owner's executor can hand memory for.
