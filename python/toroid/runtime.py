@@ -258,6 +258,16 @@ _ASSERTS = ("aten._assert_scalar.default", "aten.sym_constrain_range.default",
             "aten.sym_constrain_range_for_size.default")
 
 
+def _plain_symbol(v):
+    """Whether v is a SymInt/SymFloat whose expression is one symbol (an item()'s u0)."""
+    if not is_symbolic(v):
+        return False
+    try:
+        return bool(sym_expr(v)[0].is_Symbol)
+    except Unsupported:
+        return False
+
+
 def _is_cpu_scalar(v):
     return getattr(v, "device", None) is not None and v.device.type == "cpu" and getattr(v, "dim", lambda: -1)() == 0
 
@@ -428,8 +438,7 @@ class CompiledGraph:
                 (attrs if a.op == "get_attr" else boundary).append(a)
         # Plain symbolic values (an item()) are returned too: a later partition or Python's
         # symbolic arithmetic may read the symbol.
-        outputs = [n for n in run if any(u not in inside for u in n.users) or
-                   (is_symbolic(self.values.get(n)) and sym_expr(self.values[n])[0].is_Symbol)]
+        outputs = [n for n in run if any(u not in inside for u in n.users) or _plain_symbol(self.values.get(n))]
         for n in outputs:
             if isinstance(self.values.get(n), (tuple, list)):
                 return None, (n, "a multi-result op whose results are used as a tuple")
