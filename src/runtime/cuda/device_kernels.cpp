@@ -107,22 +107,15 @@ __device__ void toroid_scan(const void* x, int xt, void* out, int ot, long long 
   }
 }
 
-extern "C" __global__ void toroid_cumsum_real(const void* x, int xt, void* out, int ot, long long outer, long long len,
-                                              long long inner) {
-  toroid_scan<double, false>(x, xt, out, ot, outer, len, inner);
-}
-extern "C" __global__ void toroid_cumsum_int(const void* x, int xt, void* out, int ot, long long outer, long long len,
-                                             long long inner) {
-  toroid_scan<long long, false>(x, xt, out, ot, outer, len, inner);
-}
-extern "C" __global__ void toroid_cumprod_real(const void* x, int xt, void* out, int ot, long long outer, long long len,
-                                               long long inner) {
-  toroid_scan<double, true>(x, xt, out, ot, outer, len, inner);
-}
-extern "C" __global__ void toroid_cumprod_int(const void* x, int xt, void* out, int ot, long long outer, long long len,
-                                              long long inner) {
-  toroid_scan<long long, true>(x, xt, out, ot, outer, len, inner);
-}
+#define TOROID_SCAN(name, Acc, prod)                                                                         \
+  extern "C" __global__ void name(const void* x, int xt, void* out, int ot, long long outer, long long len, \
+                                  long long inner) {                                                       \
+    toroid_scan<Acc, prod>(x, xt, out, ot, outer, len, inner);                                             \
+  }
+TOROID_SCAN(toroid_cumsum_real, double, false)
+TOROID_SCAN(toroid_cumsum_int, long long, false)
+TOROID_SCAN(toroid_cumprod_real, double, true)
+TOROID_SCAN(toroid_cumprod_int, long long, true)
 
 // out[idx[j], :] (+)= values[j, :] for j < n over rows of `row` elements (out holds `rows` of
 // them): atomic adds with `accumulate`, plain stores (the last writer wins) without. The first
@@ -190,31 +183,17 @@ TOROID_SCATTER(toroid_scatter_bf16, __nv_bfloat16)
 TOROID_SCATTER(toroid_scatter_i64, unsigned long long)
 TOROID_SCATTER(toroid_scatter_i32, int)
 
-extern "C" __global__ void toroid_index_put_f32(float* out, long long rows, long long row, const long long* idx, long long n,
-                                                const float* v, int acc, unsigned long long* bad) {
-  toroid_put(out, rows, row, idx, n, v, acc, bad);
-}
-extern "C" __global__ void toroid_index_put_f64(double* out, long long rows, long long row, const long long* idx,
-                                                long long n, const double* v, int acc, unsigned long long* bad) {
-  toroid_put(out, rows, row, idx, n, v, acc, bad);
-}
-extern "C" __global__ void toroid_index_put_f16(__half* out, long long rows, long long row, const long long* idx,
-                                                long long n, const __half* v, int acc, unsigned long long* bad) {
-  toroid_put(out, rows, row, idx, n, v, acc, bad);
-}
-extern "C" __global__ void toroid_index_put_bf16(__nv_bfloat16* out, long long rows, long long row, const long long* idx,
-                                                 long long n, const __nv_bfloat16* v, int acc, unsigned long long* bad) {
-  toroid_put(out, rows, row, idx, n, v, acc, bad);
-}
-extern "C" __global__ void toroid_index_put_i64(unsigned long long* out, long long rows, long long row,
-                                                const long long* idx, long long n, const unsigned long long* v, int acc,
-                                                unsigned long long* bad) {
-  toroid_put(out, rows, row, idx, n, v, acc, bad);
-}
-extern "C" __global__ void toroid_index_put_i32(int* out, long long rows, long long row, const long long* idx, long long n,
-                                                const int* v, int acc, unsigned long long* bad) {
-  toroid_put(out, rows, row, idx, n, v, acc, bad);
-}
+#define TOROID_INDEX_PUT(name, T)                                                                            \
+  extern "C" __global__ void name(T* out, long long rows, long long row, const long long* idx, long long n, \
+                                  const T* v, int acc, unsigned long long* bad) {                          \
+    toroid_put(out, rows, row, idx, n, v, acc, bad);                                                       \
+  }
+TOROID_INDEX_PUT(toroid_index_put_f32, float)
+TOROID_INDEX_PUT(toroid_index_put_f64, double)
+TOROID_INDEX_PUT(toroid_index_put_f16, __half)
+TOROID_INDEX_PUT(toroid_index_put_bf16, __nv_bfloat16)
+TOROID_INDEX_PUT(toroid_index_put_i64, unsigned long long)
+TOROID_INDEX_PUT(toroid_index_put_i32, int)
 
 __device__ __forceinline__ bool toroid_nz(const unsigned char* x, long long i, int esize, unsigned long long mask) {
   unsigned long long v;

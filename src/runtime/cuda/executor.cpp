@@ -364,6 +364,44 @@ struct CudaExecutor::Impl {
     return s;
   }
 
+  // A dim argument wrapped into [0, rank); none when out of range (the reference kernel then
+  // reports it).
+  std::optional<int64_t> dim_arg(const codegen::wrapper::CallArg& a, int64_t rank) const {
+    int64_t d = eval(a.scalar);
+    if (d < 0) d += rank;
+    if (d < 0 || d >= rank) return std::nullopt;
+    return d;
+  }
+
+  // The copy of `self` that index_put, scatter and index_add update: into their contiguous
+  // result, unless it is self's memory already.
+  void copy_into_result(const HostTensor& self, const HostTensor& out) {
+    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
+    if (nbytes == 0 || out.data() == self.data()) return;
+    if (self.is_contiguous()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
+    else copy_contiguous(self.data(), static_cast<int>(self.element_size()), self.sizes(), self.strides(), out.data(), stream);
+  }
+
+  // src's elements into `out` along `dim` at the positions the int64 index names, read with
+  // `index_sizes` and `index_strides` (added atomically with `accumulate`).
+  void launch_scatter(const Line& l, const HostTensor& out, const HostTensor& idx, std::vector<int64_t> index_sizes,
+                      std::vector<int64_t> index_strides, const HostTensor& src, int64_t dim, bool accumulate) {
+    ScatterArgs a;
+    a.out = out.data();
+    a.dtype = out.dtype();
+    a.out_sizes = out.sizes();
+    a.out_strides = out.strides();
+    a.index = reinterpret_cast<const int64_t*>(idx.data());
+    a.index_sizes = std::move(index_sizes);
+    a.index_strides = std::move(index_strides);
+    a.src = src.data();
+    a.src_strides = src.strides();
+    a.dim = dim;
+    a.accumulate = accumulate;
+    a.record = line_record(l);
+    scatter_elements(a, stream);
+  }
+
   static bool tensor_arg(const codegen::wrapper::CallArg& a) {
     return a.kind == codegen::wrapper::CallArg::Kind::Tensor && a.tensor.slot >= 0;
   }
@@ -377,9 +415,9 @@ struct CudaExecutor::Impl {
     if (!xc || !scan_supported(xc->dtype(), c.results[0].ref.dtype)) return false;
     const HostTensor& x = *xc;
     int64_t rank = static_cast<int64_t>(x.sizes().size());
-    int64_t dim = rank == 0 ? 0 : eval(c.args[1].scalar);
-    if (dim < 0) dim += rank;
-    if (rank > 0 && (dim < 0 || dim >= rank)) return false;  // the reference kernel reports it
+    std::optional<int64_t> wrapped = rank == 0 ? std::optional<int64_t>(0) : dim_arg(c.args[1], rank);
+    if (!wrapped) return false;
+    int64_t dim = *wrapped;
     HostTensor out = result_view(c.results[0]);
     if (!out.is_contiguous() || out.sizes() != x.sizes()) return false;
     int64_t outer = 1, len = 1, inner = 1;
@@ -401,33 +439,15 @@ struct CudaExecutor::Impl {
         src.dtype() != self.dtype() || !index_put_supported(self.dtype()) ||
         idx.sizes().size() != self.sizes().size() || src.sizes().size() != self.sizes().size())
       return false;
-    int64_t dim = eval(c.args[1].scalar);
-    if (dim < 0) dim += rank;
-    if (dim < 0 || dim >= rank) return false;  // the reference kernel reports it
+    std::optional<int64_t> dim = dim_arg(c.args[1], rank);
+    if (!dim) return false;
     for (size_t d = 0; d < idx.sizes().size(); ++d)
-      if (idx.sizes()[d] > src.sizes()[d] || (static_cast<int64_t>(d) != dim && idx.sizes()[d] > self.sizes()[d]))
+      if (idx.sizes()[d] > src.sizes()[d] || (static_cast<int64_t>(d) != *dim && idx.sizes()[d] > self.sizes()[d]))
         return false;
     HostTensor out = result_view(c.results[0]);
     if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
-    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
-    if (nbytes && out.data() != self.data()) {
-      if (self.is_contiguous()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
-      else copy_contiguous(self.data(), static_cast<int>(self.element_size()), self.sizes(), self.strides(), out.data(), stream);
-    }
-    ScatterArgs a;
-    a.out = out.data();
-    a.dtype = self.dtype();
-    a.out_sizes = out.sizes();
-    a.out_strides = out.strides();
-    a.index = reinterpret_cast<const int64_t*>(idx.data());
-    a.index_sizes = idx.sizes();
-    a.index_strides = idx.strides();
-    a.src = src.data();
-    a.src_strides = src.strides();
-    a.dim = dim;
-    a.accumulate = l.library == loop::LibraryCall::ScatterAdd;
-    a.record = line_record(l);
-    scatter_elements(a, stream);
+    copy_into_result(self, out);
+    launch_scatter(l, out, idx, idx.sizes(), idx.strides(), src, *dim, l.library == loop::LibraryCall::ScatterAdd);
     return true;
   }
 
@@ -444,38 +464,21 @@ struct CudaExecutor::Impl {
         idx.sizes().size() > 1 || src.dtype() != self.dtype() || !index_put_supported(self.dtype()) ||
         src.sizes().size() != self.sizes().size())
       return false;
-    int64_t dim = eval(c.args[1].scalar);
-    if (dim < 0) dim += rank;
-    if (dim < 0 || dim >= rank || idx.numel() != src.sizes()[static_cast<size_t>(dim)]) return false;
+    std::optional<int64_t> dim = dim_arg(c.args[1], rank);
+    if (!dim || idx.numel() != src.sizes()[static_cast<size_t>(*dim)]) return false;
     for (int64_t d = 0; d < rank; ++d)
-      if (d != dim && src.sizes()[static_cast<size_t>(d)] != self.sizes()[static_cast<size_t>(d)]) return false;
+      if (d != *dim && src.sizes()[static_cast<size_t>(d)] != self.sizes()[static_cast<size_t>(d)]) return false;
     HostTensor out = result_view(c.results[0]);
     if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
-    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
-    if (nbytes && out.data() != self.data()) {
-      if (self.is_contiguous()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
-      else copy_contiguous(self.data(), static_cast<int>(self.element_size()), self.sizes(), self.strides(), out.data(), stream);
-    }
-    ScatterArgs a;
-    a.out = out.data();
-    a.dtype = self.dtype();
-    a.out_sizes = out.sizes();
-    a.out_strides = out.strides();
-    a.index = reinterpret_cast<const int64_t*>(idx.data());
-    a.index_sizes = src.sizes();
-    a.index_strides.assign(static_cast<size_t>(rank), 0);
-    a.index_strides[static_cast<size_t>(dim)] = idx.sizes().empty() ? 0 : idx.strides()[0];
-    a.src = src.data();
-    a.src_strides = src.strides();
-    a.dim = dim;
-    a.accumulate = true;
-    a.record = line_record(l);
-    scatter_elements(a, stream);
+    copy_into_result(self, out);
+    std::vector<int64_t> index_strides(static_cast<size_t>(rank), 0);
+    index_strides[static_cast<size_t>(*dim)] = idx.sizes().empty() ? 0 : idx.strides()[0];
+    launch_scatter(l, out, idx, src.sizes(), std::move(index_strides), src, *dim, true);
     return true;
   }
 
   // index_put(self, [idx], values, accumulate) with one int64 index over dim 0 and values laid
-  // out as idx's shape followed by a row of self, all contiguous.
+  // out as idx's shape followed by a row of self (index and values made contiguous first).
   bool index_put_on_device(const Line& l) {
     const codegen::wrapper::ReferenceCall& c = l.call;
     if (c.args.size() < 4 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || c.results.size() != 1) return false;
@@ -483,7 +486,8 @@ struct CudaExecutor::Impl {
     if (list.kind != codegen::wrapper::CallArg::Kind::List || list.list.size() != 1 || !tensor_arg(list.list[0]))
       return false;
     HostTensor self = view(c.args[0].tensor);
-    if (self.sizes().empty() || !self.is_contiguous() || !index_put_supported(self.dtype())) return false;
+    if (self.sizes().empty() || self.sizes().size() > kMaxNonzeroDims || !index_put_supported(self.dtype()))
+      return false;
     std::vector<std::shared_ptr<HostStorage>> keep;
     std::optional<HostTensor> ic = contiguous(view(list.list[0].tensor), keep);
     std::optional<HostTensor> vc = contiguous(view(c.args[2].tensor), keep);
@@ -493,8 +497,7 @@ struct CudaExecutor::Impl {
     if (values.numel() != n * row) return false;  // broadcast values: the reference kernel
     HostTensor out = result_view(c.results[0]);
     if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
-    size_t nbytes = static_cast<size_t>(self.numel() * self.element_size());
-    if (nbytes && out.data() != self.data()) copy_device_to_device(out.data(), self.data(), nbytes, stream);
+    copy_into_result(self, out);
     bool accumulate = eval(c.args[3].scalar) != 0;
     // An index out of range is recorded, and reported with the run's other checks (deferred
     // when the run's are): the host does not wait here.
