@@ -31,17 +31,43 @@ sym::Scalar element_value(const HostTensor& t) {
   return sym::Scalar{t.dtype() == DType::Bool ? sym::Type::Bool : sym::Type::Int, t.get_int(0), 0};
 }
 
+namespace {
+void check_range(const Line& l, const sym::SymbolInfo& info, int64_t value, const char* verb) {
+  const sym::ValueRange& r = info.range;
+  if (value < r.lo || value > r.hi)
+    user_error(l.call.op_name + " " + verb + " " + std::to_string(value) + " for " + info.symbol.str() +
+                   ", outside its range " + r.str(),
+               where(l));
+}
+}  // namespace
+
+void bind_symbol_defs(const Line& l, const std::vector<std::vector<int64_t>>& produced, const sym::ShapeEnv& env,
+                      sym::Binding& binding) {
+  for (const codegen::wrapper::SymbolDef& d : l.defs) {
+    const std::vector<int64_t>& sizes = produced.at(static_cast<size_t>(d.slot));
+    if (d.dim >= sizes.size())
+      TOROID_INTERNAL_ERROR("lifecycle: " + d.symbol.str() + " is dim " + std::to_string(d.dim) +
+                            " of a result the call before did not produce");
+    int64_t value = sizes[d.dim];
+    if (auto it = binding.find(d.symbol); it != binding.end()) {
+      if (it->second.i != value)
+        user_error(l.call.op_name + " produced " + std::to_string(value) + " for " + d.symbol.str() +
+                       ", which is already " + std::to_string(it->second.i),
+                   where(l));
+      continue;
+    }
+    check_range(l, *env.info(d.symbol), value, "produced");
+    binding[d.symbol] = sym::Scalar{sym::Type::Int, value, 0};
+  }
+}
+
 void bind_scalar_read(const Line& l, sym::Scalar value, const sym::ShapeEnv& env, sym::Binding& binding) {
   SymExpr s = l.scalar;
   const sym::SymbolInfo* info = s.is_symbol() ? env.info(s) : nullptr;
   if (info && info->unbacked) {
     if (s.is_int()) {
       if (value.type == sym::Type::Float) value = sym::Scalar{sym::Type::Int, static_cast<int64_t>(value.f), 0};
-      const sym::ValueRange& r = info->range;
-      if (value.i < r.lo || value.i > r.hi)
-        user_error(l.call.op_name + " read " + std::to_string(value.i) + " for " + s.str() + ", outside its range " +
-                       r.str(),
-                   where(l));
+      check_range(l, *info, value.i, "read");
       value.type = sym::Type::Int;
     } else if (value.type != sym::Type::Float) {
       value = sym::Scalar{sym::Type::Float, 0, static_cast<double>(value.i)};

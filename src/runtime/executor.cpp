@@ -104,13 +104,13 @@ class CpuExecutor final : public Executor {
       if (rs.slots[static_cast<size_t>(s)]) operand_storages.insert(rs.slots[static_cast<size_t>(s)].get());
     for (const codegen::wrapper::ReferenceCall::Result& r : c.results) {
       const HostTensor& t = results.at(r.index).tensor();
-      bind_result_sizes(r, t, binding);
+      rs.produced_sizes(c, r, t.sizes(), env, binding);
       std::vector<int64_t> strides = eval(r.ref.strides);
       int64_t offset = eval(r.ref.offset);
       int64_t nbytes = eval(r.nbytes);
       // The kernel's own result storage is adopted where its layout is the planned one and it is
       // no larger than planned.
-      bool same = t.offset() == offset && t.sizes() == eval(r.ref.sizes) &&
+      bool same = t.offset() == offset &&
                   static_cast<int64_t>(t.storage()->nbytes()) <= nbytes && !operand_storages.count(t.storage().get());
       for (size_t d = 0; same && d < strides.size(); ++d) same = t.sizes()[d] <= 1 || t.strides()[d] == strides[d];
       auto slot = static_cast<size_t>(r.ref.slot);
@@ -232,12 +232,25 @@ class CpuExecutor final : public Executor {
       const Line& l = w.lines[line];
       switch (l.kind) {
         case Line::Kind::Comment: break;
-        case Line::Kind::Alloc: allocate(l.slot, eval(l.nbytes)); break;
+        case Line::Kind::Alloc:
+          if (l.pool >= 0) rs.place_in_pool(l, eval(l.offset), eval(l.nbytes), line);
+          else allocate(l.slot, eval(l.nbytes));
+          break;
         case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
         case Line::Kind::Free: rs.free(l, line); break;
+        case Line::Kind::PoolAlloc: {
+          int64_t n = eval(l.nbytes);
+          rs.pool_alloc(l, allocator.allocate(static_cast<size_t>(std::max<int64_t>(n, 1))), n);
+          break;
+        }
+        case Line::Kind::PoolFree: rs.pool_free(l, line); break;
         case Line::Kind::KernelCall: run_kernel(l, ptrs); break;
         case Line::Kind::ExternCall: run_extern(l); break;
-        case Line::Kind::FallbackCall: run_fallback(l); break;
+        case Line::Kind::FallbackCall:
+          run_fallback(l);
+          rs.end_call(binding);
+          break;
+        case Line::Kind::SymbolDefs: bind_symbol_defs(l, rs.produced, env, binding); break;
         case Line::Kind::ScalarRead: bind_scalar_read(l, element_value(view(l.operands.at(0))), env, binding); break;
         case Line::Kind::Assert: check_assert(l, env, binding); break;
         case Line::Kind::Cond:

@@ -45,10 +45,4 @@ std::vector<ops::RtValue> run_reference(const codegen::wrapper::ReferenceCall& c
   }
 }
 
-void bind_result_sizes(const codegen::wrapper::ReferenceCall::Result& r, const ops::HostTensor& t, sym::Binding& binding) {
-  for (size_t d = 0; d < r.ref.sizes.size() && d < t.sizes().size(); ++d)
-    if (r.ref.sizes[d].is_symbol() && !binding.count(r.ref.sizes[d]))
-      binding[r.ref.sizes[d]] = sym::Scalar{sym::Type::Int, t.sizes()[d], 0};
-}
-
 }  // namespace toroid::runtime

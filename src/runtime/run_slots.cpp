@@ -49,6 +49,7 @@ void RunSlots::init(const codegen::wrapper::WrapperProgram& w) {
   for (const Line& l : w.lines)
     if (l.kind == Line::Kind::Reuse) reused[static_cast<size_t>(l.from)] = true;
   verify = lifecycle_verification();
+  pool_bytes.assign(w.pools.size(), 0);
   if (!fill) fill = [](ops::HostStorage& s, unsigned char byte) { std::memset(s.data(), byte, s.nbytes()); };
 }
 
@@ -69,6 +70,9 @@ void RunSlots::start(const codegen::wrapper::WrapperProgram& w, const std::vecto
   counted.assign(reused.size(), 0);
   freed_at.assign(reused.size(), -1);
   bound = std::move(bound_outputs);
+  pools.assign(pool_bytes.size(), nullptr);
+  produced.assign(reused.size(), {});
+  call_symbols.clear();
   live = peak = 0;
   for (const codegen::wrapper::InputSlot& in : w.inputs) {
     const ops::RtValue& v = inputs.at(static_cast<size_t>(in.index));
@@ -130,6 +134,72 @@ void RunSlots::free(const Line& l, size_t line) {
   }
 }
 
+void RunSlots::pool_alloc(const Line& l, std::shared_ptr<ops::HostStorage> memory, int64_t nbytes) {
+  auto p = static_cast<size_t>(l.pool);
+  pools.at(p) = std::move(memory);
+  pool_bytes[p] = nbytes;
+  live += nbytes;
+  peak = std::max(peak, live);
+}
+
+void RunSlots::place_in_pool(const Line& l, int64_t offset, int64_t nbytes, size_t line) {
+  auto id = static_cast<size_t>(l.slot);
+  const auto& pool = pools.at(static_cast<size_t>(l.pool));
+  if (!pool)
+    TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " places " + names[id] +
+                          " in a pool that holds no memory");
+  if (offset < 0 || offset + nbytes > static_cast<int64_t>(pool->nbytes()))
+    TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " places " + names[id] + " (" +
+                          std::to_string(nbytes) + " bytes at " + std::to_string(offset) + ") outside its pool of " +
+                          std::to_string(pool->nbytes()) + " bytes");
+  slots[id] = std::make_shared<ops::HostStorage>(pool->data() + offset, static_cast<size_t>(nbytes),
+                                                 std::make_shared<KeepAlive>(pool));
+  counted[id] = 0;  // the pool's bytes are counted once, by its PoolAlloc
+}
+
+void RunSlots::pool_free(const Line& l, size_t line) {
+  auto p = static_cast<size_t>(l.pool);
+  if (!pools.at(p))
+    TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " frees a pool that holds no memory");
+  if (verify && pools[p].use_count() > 1)
+    TOROID_INTERNAL_ERROR("lifecycle: line " + std::to_string(line + 1) + " frees a pool a live buffer is still in");
+  pools[p].reset();
+  live -= pool_bytes[p];
+}
+
+void RunSlots::produced_sizes(const codegen::wrapper::ReferenceCall& call,
+                              const codegen::wrapper::ReferenceCall::Result& r, const std::vector<int64_t>& sizes,
+                              const sym::ShapeEnv& env, sym::Binding& binding) {
+  produced.at(static_cast<size_t>(r.ref.slot)) = sizes;
+  bool same = sizes.size() == r.ref.sizes.size();
+  for (size_t d = 0; same && d < sizes.size(); ++d) {
+    SymExpr want = r.ref.sizes[d];
+    if (want.is_symbol() && !binding.count(want)) {
+      binding[want] = sym::Scalar{sym::Type::Int, sizes[d], 0};
+      call_symbols.push_back(want);
+      continue;
+    }
+    std::optional<sym::Scalar> v = env.evaluate(want, binding);
+    same = v && v->i == sizes[d];
+  }
+  if (same) return;
+  std::string got = "[", planned = "[", value = "[";
+  for (size_t d = 0; d < sizes.size(); ++d) got += (d ? ", " : "") + std::to_string(sizes[d]);
+  for (size_t d = 0; d < r.ref.sizes.size(); ++d) {
+    std::optional<sym::Scalar> v = env.evaluate(r.ref.sizes[d], binding);
+    planned += (d ? ", " : "") + r.ref.sizes[d].str();
+    value += (d ? ", " : "") + (v ? std::to_string(v->i) : std::string("?"));
+  }
+  user_error(call.op_name + ": result " + std::to_string(r.index) + " came out with sizes " + got +
+                 "], but the graph says " + planned + "] = " + value + "]",
+             call.loc);
+}
+
+void RunSlots::end_call(sym::Binding& binding) {
+  for (SymExpr s : call_symbols) binding.erase(s);
+  call_symbols.clear();
+}
+
 const std::shared_ptr<ops::HostStorage>& RunSlots::memory(int slot, size_t line) const {
   const auto& s = slots.at(static_cast<size_t>(slot));
   if (s) return s;
@@ -156,6 +226,7 @@ int64_t RunSlots::check_peak(const codegen::wrapper::WrapperProgram& w, const sy
 
 void RunSlots::finish() {
   slots.clear();
+  pools.clear();
   freed.clear();
   bound.clear();
 }

@@ -35,6 +35,25 @@ constexpr const char* kGraph = R"(graph @g functional {
   output %d, %s
 })";
 
+// nonzero's count u0 sizes two intermediates (pooled: a pool allocated once u0 is bound) and a
+// static output.
+constexpr const char* kPooledGraph = R"(graph @pooled functional {
+  sym s0 : hint=32, range=[1, inf]
+  sym u0 : unbacked, range=[0, inf]
+  %x = input : f32[s0]
+  %t = input : f32[s0, 8]
+  %w = input : f32[8, 8]
+  %m = aten.gt.Scalar(%x, 0) : bool[s0]
+  %nz = aten.nonzero.default(%m) : i64[u0, 1]
+  %i = aten.view.default(%nz, [-1]) : i64[u0]{storage=%nz}
+  %rows = aten.index_select.default(%t, 0, %i) : f32[u0, 8]
+  %r2 = aten.mul.Tensor(%rows, 2.0) : f32[u0, 8]
+  %h = aten.mm.default(%r2, %w) : f32[u0, 8]
+  %a = aten.relu.default(%h) : f32[u0, 8]
+  %s = aten.sum.dim_IntList(%a, [0]) : f32[8]
+  output %s
+})";
+
 class Lifecycle : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -47,10 +66,20 @@ class Lifecycle : public ::testing::Test {
     std::filesystem::remove_all(dir_, ec);
     ::unsetenv("TOROID_VERIFY_LIFECYCLE");
   }
-  static std::unique_ptr<toroid::driver::CompiledModule> compile(bool kernels) {
+  static std::unique_ptr<toroid::driver::CompiledModule> compile(bool kernels, const char* graph = kGraph) {
     toroid::driver::CompileOptions o;
     o.compile = kernels;
-    return toroid::driver::CompiledModule::compile(kGraph, "lifecycle.tir", o);
+    return toroid::driver::CompiledModule::compile(graph, "lifecycle.tir", o);
+  }
+  // kPooledGraph's inputs: x with `positive` entries > 0.
+  static std::vector<RtValue> pooled_inputs(int64_t positive) {
+    HostTensor x = HostTensor::zeros(toroid::DType::Float32, {32});
+    HostTensor t = HostTensor::zeros(toroid::DType::Float32, {32, 8});
+    HostTensor w = HostTensor::zeros(toroid::DType::Float32, {8, 8});
+    for (int64_t i = 0; i < 32; ++i) x.set_double(i, i % 3 == 0 && i / 3 < positive ? 1.0 : -1.0);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, 0.01 * static_cast<double>(i % 23) - 0.1);
+    for (int64_t i = 0; i < w.numel(); ++i) w.set_double(i, 0.1 * static_cast<double>(i % 7) - 0.3);
+    return {RtValue(x), RtValue(t), RtValue(w)};
   }
   static std::vector<RtValue> inputs() {
     HostTensor x = HostTensor::zeros(toroid::DType::Float32, {32, 32});
@@ -182,6 +211,63 @@ TEST_F(Lifecycle, VerifiedRunsMatchAndStayUnderThePlan) {
   std::string e =
       internal_error([&] { lying->run(in, toroid::bind::bind_inputs(*s.graph, in)); });
   EXPECT_NE(e.find("more than the " + std::to_string(stats.peak_bytes - 1) + " its plan allows"), std::string::npos) << e;
+  ::unsetenv("TOROID_VERIFY_LIFECYCLE");
+}
+
+TEST_F(Lifecycle, UnbackedSizesArePooledAfterTheLineThatBindsThem) {
+  auto m = compile(false, kPooledGraph);
+  const WrapperProgram& w = m->current().wrapper;
+  EXPECT_NO_THROW(toroid::codegen::wrapper::verify_wrapper(w));
+  ASSERT_EQ(w.pools.size(), 1u);
+  size_t defs = find_line(w, Line::Kind::SymbolDefs);
+  size_t pool = find_line(w, Line::Kind::PoolAlloc);
+  size_t pool_free = find_line(w, Line::Kind::PoolFree);
+  ASSERT_EQ(w.lines[defs].defs.size(), 1u);
+  EXPECT_EQ(w.lines[defs].defs[0].symbol.str(), "u0");
+  EXPECT_LT(defs, pool);
+  int pooled = 0;
+  for (size_t i = 0; i < w.lines.size(); ++i)
+    if (w.lines[i].kind == Line::Kind::Alloc && w.lines[i].pool == 0) {
+      ++pooled;
+      EXPECT_GT(i, pool);
+      EXPECT_LT(i, pool_free);
+    }
+  EXPECT_EQ(pooled, 2);  // index_select's and mm's results; the static sum is not pooled
+
+  // The pool allocated before u0 is bound: its size reads u0 too early.
+  WrapperProgram early = w;
+  Line p = early.lines[pool];
+  early.lines.erase(early.lines.begin() + static_cast<long>(pool));
+  early.lines.insert(early.lines.begin() + static_cast<long>(defs), p);
+  std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(early); });
+  EXPECT_NE(e.find("reads u0 before a line binds it"), std::string::npos) << e;
+  // Freed while a buffer in it is live.
+  WrapperProgram freed = w;
+  Line f = freed.lines[pool_free];
+  freed.lines.erase(freed.lines.begin() + static_cast<long>(pool_free));
+  freed.lines.insert(freed.lines.begin() + static_cast<long>(pool) + 2, f);
+  e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(freed); });
+  EXPECT_NE(e.find("frees pool0 while"), std::string::npos) << e;
+  // A block past the pool's end.
+  WrapperProgram outside = w;
+  for (Line& l : outside.lines)
+    if (l.kind == Line::Kind::Alloc && l.pool == 0) l.offset = outside.pools[0].nbytes;
+  e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(outside); });
+  EXPECT_NE(e.find("is not provably inside pool0"), std::string::npos) << e;
+}
+
+TEST_F(Lifecycle, PooledRunsMatchForEveryCountAndStayUnderThePlan) {
+  ::setenv("TOROID_VERIFY_LIFECYCLE", "1", 1);
+  auto m = compile(true, kPooledGraph);
+  for (int64_t positive : {0, 1, 5, 11}) {
+    std::vector<RtValue> in = pooled_inputs(positive);
+    toroid::runtime::RunStats stats;
+    std::vector<RtValue> got = m->run(in, &stats);
+    std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+    for (int64_t k = 0; k < 8; ++k)
+      ASSERT_NEAR(got[0].tensor().get_double(k), want[0].tensor().get_double(k), 1e-4) << positive;
+    EXPECT_LE(stats.peak_bytes, stats.planned_peak_bytes) << positive;
+  }
   ::unsetenv("TOROID_VERIFY_LIFECYCLE");
 }
 

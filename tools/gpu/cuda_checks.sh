@@ -20,7 +20,8 @@ examples=(mlp:1 softmax:2 layer_norm:3 rmsnorm:4 cross_entropy:5 attention:6 att
 extra=(tests/lit/compile/split-reductions.tir:1 tests/lit/compile/Inputs/mm-epilogues.tir:2
        tests/lit/compile/addmm-activation.tir:4 tests/lit/compile/Inputs/conv-cuda.tir:3
        tests/lit/compile/empty-tensors.tir:2 tests/lit/compile/scalar-constant.tir:3 tests/lit/compile/bool-mask.tir:5
-       tests/lit/compile/device-kernels.tir:3 tests/lit/compile/index-add.tir:2)
+       tests/lit/compile/device-kernels.tir:3 tests/lit/compile/index-add.tir:2
+       tests/lit/compile/unbacked-pool.tir:6)
 graphs=()
 for e in "${examples[@]}"; do graphs+=("examples/${e%%:*}.tir:${e##*:}"); done
 graphs+=("${extra[@]}")

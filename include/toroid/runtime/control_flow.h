@@ -19,6 +19,10 @@ namespace toroid::runtime {
 // against its range, or must equal the line's expression. UserErrors name the op's node.
 void bind_scalar_read(const codegen::wrapper::Line& l, sym::Scalar value, const sym::ShapeEnv& env,
                       sym::Binding& binding);
+// A SymbolDefs line: binds each symbol to its dim of the sizes the call before produced (by
+// slot), checked against its range, or checks a bound one. UserErrors name the op's node.
+void bind_symbol_defs(const codegen::wrapper::Line& l, const std::vector<std::vector<int64_t>>& produced,
+                      const sym::ShapeEnv& env, sym::Binding& binding);
 // An Assert line: a UserError with its message unless its condition holds under `binding`.
 void check_assert(const codegen::wrapper::Line& l, const sym::ShapeEnv& env, const sym::Binding& binding);
 

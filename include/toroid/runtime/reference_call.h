@@ -16,8 +16,4 @@ std::vector<ops::RtValue> run_reference(const codegen::wrapper::ReferenceCall& c
                                         const sym::Binding& binding,
                                         const std::function<ops::RtValue(const codegen::wrapper::TensorRef&)>& tensor);
 
-// Binds each unbound symbol among result `r`'s sizes (an unbacked size, nonzero's row count)
-// from the tensor the kernel returned.
-void bind_result_sizes(const codegen::wrapper::ReferenceCall::Result& r, const ops::HostTensor& t, sym::Binding& binding);
-
 }  // namespace toroid::runtime

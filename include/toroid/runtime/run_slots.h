@@ -39,6 +39,12 @@ struct RunSlots {
   std::vector<int> freed_at;     // the line that freed each slot, or -1
   std::vector<bool> reused;  // a Reuse line takes this buffer's memory (per program)
   std::vector<std::string> names;  // each slot's buffer, for messages
+  std::vector<std::shared_ptr<ops::HostStorage>> pools;  // by pool, while it lives
+  std::vector<int64_t> pool_bytes;                       // each pool's bytes this run
+  // The sizes a call's results came out with (by slot), which the SymbolDefs line after it
+  // binds; and the symbols the call bound for its own use, which end_call unbinds.
+  std::vector<std::vector<int64_t>> produced;
+  std::vector<SymExpr> call_symbols;
   int64_t live = 0, peak = 0;  // bytes the program holds, now and at most
   bool verify = false;         // lifecycle_verification() when init ran
   // Fills memory with a byte (the host's memset, or the device's); set by the executor.
@@ -58,6 +64,17 @@ struct RunSlots {
   // The Reuse line (`nbytes`: its buffer's size this run) and the Free line (`line`: its index).
   void reuse(const codegen::wrapper::Line& l, int64_t nbytes);
   void free(const codegen::wrapper::Line& l, size_t line);
+  // A PoolAlloc line: `memory` (at least `nbytes`) is the pool's. An Alloc line with a pool:
+  // its buffer is `nbytes` at `offset` in the pool. A PoolFree line (`line`: its index).
+  void pool_alloc(const codegen::wrapper::Line& l, std::shared_ptr<ops::HostStorage> memory, int64_t nbytes);
+  void place_in_pool(const codegen::wrapper::Line& l, int64_t offset, int64_t nbytes, size_t line);
+  void pool_free(const codegen::wrapper::Line& l, size_t line);
+  // A call's result `r` came out with `sizes`: recorded for the SymbolDefs line, and the
+  // symbols of its sizes that `binding` lacks bound there until end_call, so that the call can
+  // lay out its result. A UserError when the sizes differ from the graph's (`op`: the call's).
+  void produced_sizes(const codegen::wrapper::ReferenceCall& call, const codegen::wrapper::ReferenceCall::Result& r,
+                      const std::vector<int64_t>& sizes, const sym::ShapeEnv& env, sym::Binding& binding);
+  void end_call(sym::Binding& binding);
   // The memory a call on line `line` reads or writes in `slot`: an InternalError naming the
   // line that freed it, or saying it was never allocated, when the slot holds none.
   const std::shared_ptr<ops::HostStorage>& memory(int slot, size_t line) const;

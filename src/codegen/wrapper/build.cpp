@@ -205,6 +205,23 @@ std::shared_ptr<WrapperProgram> build_subprogram(const loop::LoopProgram& sub, c
   return std::make_shared<WrapperProgram>(build_program(sub, s, prefix));
 }
 
+// The unbacked symbols among the sizes of a call's results (nonzero's count) that no earlier
+// line of the program binds (`bound`, which grows by them), each once.
+Line symbol_defs(const ReferenceCall& call, const ShapeEnv& env, std::unordered_set<SymExpr>& bound) {
+  Line l;
+  l.kind = Line::Kind::SymbolDefs;
+  l.call.op_name = call.op_name;
+  l.call.loc = call.loc;
+  for (const ReferenceCall::Result& r : call.results)
+    for (size_t d = 0; d < r.ref.sizes.size(); ++d) {
+      SymExpr s = r.ref.sizes[d];
+      const sym::SymbolInfo* info = s.is_symbol() ? env.info(s) : nullptr;
+      if (!info || !info->unbacked || !s.is_int() || !bound.insert(s).second) continue;
+      l.defs.push_back({s, r.ref.slot, static_cast<unsigned>(d)});
+    }
+  return l;
+}
+
 // The host steps: an item() read or assert (Scalar), a cond or while_loop (Control).
 Line host_step(const loop::LoopProgram& program, const Buffer* b, const std::vector<Buffer*>& results,
                const std::string& prefix) {
@@ -250,6 +267,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     w.symbols.push_back(info.symbol);
   }
   std::unordered_set<const Buffer*> allocated;
+  std::unordered_set<SymExpr> bound;  // unbacked symbols an earlier line binds
   auto alloc = [&](Buffer* b) {
     if (b->storage != b || allocated.count(b)) return;
     allocated.insert(b);
@@ -313,6 +331,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     if (step.kind == sched::Step::Kind::Scalar || step.kind == sched::Step::Kind::Control) {
       for (Buffer* r : results) alloc(r);
       Line call = host_step(program, b, results, prefix);
+      if (call.kind == Line::Kind::ScalarRead && call.scalar.is_symbol()) bound.insert(call.scalar);
       call.sources = sources.of({results.begin(), results.end()});
       if (results.empty()) call.sources = sources.of({b});
       w.lines.push_back(std::move(call));
@@ -325,6 +344,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     call.library = b->library;
     call.sources = sources.of({results.begin(), results.end()});
     w.lines.push_back(call);
+    if (Line defs = symbol_defs(call.call, env, bound); !defs.defs.empty()) w.lines.push_back(std::move(defs));
   }
   Line ret;
   ret.kind = Line::Kind::Return;

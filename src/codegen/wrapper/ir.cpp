@@ -43,6 +43,9 @@ std::vector<int> touched_slots(const Line& l) {
         if (r.slot >= 0) out.push_back(r.slot);
       for (const TensorRef& r : l.results) out.push_back(r.slot);
       break;
+    case Line::Kind::SymbolDefs:
+      for (const SymbolDef& d : l.defs) out.push_back(d.slot);
+      break;
     case Line::Kind::Return:
       for (const OutputPlan& o : l.outputs)
         if (o.kind == OutputPlan::Kind::Tensor) out.push_back(o.tensor.slot);

@@ -42,9 +42,12 @@ SymExpr estimate_peak_bytes(const WrapperProgram& w) {
   for (const Line& l : w.lines) {
     switch (l.kind) {
       case Line::Kind::Alloc:
+        if (l.pool >= 0) break;  // its pool's memory, counted by the PoolAlloc
         block[l.slot] = l.nbytes;
         live = env.simplify(live + l.nbytes);
         break;
+      case Line::Kind::PoolAlloc: live = env.simplify(live + l.nbytes); break;
+      case Line::Kind::PoolFree: live = env.simplify(live - w.pools.at(static_cast<size_t>(l.pool)).nbytes); break;
       case Line::Kind::Reuse: block[l.slot] = block.at(l.from); break;
       case Line::Kind::FallbackCall:
         for (const ReferenceCall::Result& r : l.call.results) {

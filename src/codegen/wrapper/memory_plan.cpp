@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,7 +37,131 @@ std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const Wr
   return best;
 }
 
+// The pools of one program: one per device and line after which the unbacked symbols of its
+// blocks' sizes are all bound (the earliest point its memory can be allocated).
+class Pools {
+ public:
+  explicit Pools(const WrapperProgram& w) : w_(w), env_(*w.env) {
+    for (size_t i = 0; i < w.lines.size(); ++i) {
+      const Line& l = w.lines[i];
+      if (l.kind == Line::Kind::ScalarRead && l.scalar.is_symbol()) defined_at_.emplace(l.scalar, i);
+      for (const SymbolDef& d : l.defs) defined_at_.emplace(d.symbol, i);
+    }
+  }
+
+  // Places the buffer of Alloc line `l` in a pool when its size holds a symbol this program
+  // binds (one bound where the program starts sizes an ordinary buffer); false otherwise.
+  bool place(Line& l) {
+    std::optional<size_t> point;
+    for (SymExpr s : l.nbytes.free_symbols())
+      if (auto it = defined_at_.find(s); it != defined_at_.end()) point = std::max(point.value_or(0), it->second);
+    if (!point) return false;
+    const Device& device = w_.slots[static_cast<size_t>(l.slot)].device;
+    auto p = std::find_if(pools_.begin(), pools_.end(), [&](const Planned& q) {
+      return q.point == *point && q.pool.device.type == device.type && q.pool.device.index == device.index;
+    });
+    if (p == pools_.end()) {
+      p = pools_.insert(pools_.end(), Planned{});
+      p->point = *point;
+      p->pool.name = "pool" + std::to_string(pools_.size() - 1);
+      p->pool.device = device;
+    }
+    Block b = take(*p, l.nbytes);
+    l.pool = static_cast<int>(p - pools_.begin());
+    l.offset = b.offset;
+    blocks_[l.slot] = {l.pool, b};
+    return true;
+  }
+
+  // Slot `s`'s block goes back to its pool; false when it has none.
+  bool release(int s, size_t out_line) {
+    auto it = blocks_.find(s);
+    if (it == blocks_.end()) return false;
+    Planned& p = pools_[static_cast<size_t>(it->second.first)];
+    p.free.push_back(it->second.second);
+    p.last_free = out_line;
+    return true;
+  }
+
+  // Adds each pool's PoolAlloc before its first block and its PoolFree after its last Free.
+  void finish(WrapperProgram& w, std::vector<Line>& lines) {
+    std::vector<Line> out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      for (size_t p = 0; p < pools_.size(); ++p)
+        if (lines[i].kind == Line::Kind::Alloc && lines[i].pool == static_cast<int>(p) && !pools_[p].opened) {
+          pools_[p].opened = true;
+          Line a;
+          a.kind = Line::Kind::PoolAlloc;
+          a.pool = static_cast<int>(p);
+          a.nbytes = pools_[p].pool.nbytes;
+          out.push_back(a);
+        }
+      out.push_back(std::move(lines[i]));
+      for (size_t p = 0; p < pools_.size(); ++p)
+        if (pools_[p].last_free == i) {
+          Line f;
+          f.kind = Line::Kind::PoolFree;
+          f.pool = static_cast<int>(p);
+          out.push_back(f);
+        }
+    }
+    lines = std::move(out);
+    w.pools.clear();
+    for (const Planned& p : pools_) w.pools.push_back(p.pool);
+  }
+
+ private:
+  struct Block {
+    SymExpr offset, bytes;
+  };
+  struct Planned {
+    Pool pool;
+    size_t point = 0;
+    std::vector<Block> free;
+    size_t last_free = SIZE_MAX;
+    bool opened = false;
+  };
+
+  SymExpr aligned(SymExpr n) const { return pool_block_bytes(env_, n); }
+
+  // A freed block of the pool provably large enough and at most twice `need` (an exact size
+  // first), else a new one at the pool's end.
+  Block take(Planned& p, SymExpr need) {
+    auto best = p.free.end();
+    for (auto it = p.free.begin(); it != p.free.end(); ++it) {
+      if (it->bytes == need || it->bytes == aligned(need)) {
+        best = it;
+        break;
+      }
+      if (!env_.statically_known_true(sym::ge(it->bytes, need)) ||
+          !env_.statically_known_true(sym::le(it->bytes, need * 2)))
+        continue;
+      if (best == p.free.end() || env_.statically_known_true(sym::lt(it->bytes, best->bytes))) best = it;
+    }
+    if (best != p.free.end()) {
+      Block b = *best;
+      p.free.erase(best);
+      return b;
+    }
+    Block b{p.pool.nbytes, aligned(need)};
+    p.pool.nbytes = env_.simplify(p.pool.nbytes + b.bytes);
+    return b;
+  }
+
+  const WrapperProgram& w_;
+  const ShapeEnv& env_;
+  std::unordered_map<SymExpr, size_t> defined_at_;  // the line binding each unbacked symbol
+  std::vector<Planned> pools_;
+  std::unordered_map<int, std::pair<int, Block>> blocks_;  // a pooled slot's pool and block
+};
+
 }  // namespace
+
+SymExpr pool_block_bytes(const ShapeEnv& env, SymExpr nbytes) {
+  constexpr int64_t kAlign = 64;  // bytes: each block in a pool starts on a cache line
+  if (env.statically_known_true(sym::eq(sym::mod(nbytes, SymExpr::integer(kAlign)), SymExpr::integer(0)))) return nbytes;
+  return env.simplify(sym::floordiv(nbytes + (kAlign - 1), SymExpr::integer(kAlign)) * kAlign);
+}
 
 void plan_memory(WrapperProgram& w) {
   for (Line& l : w.lines)
@@ -53,9 +179,12 @@ void plan_memory(WrapperProgram& w) {
   std::vector<Line> out;
   std::vector<FreeBlock> pool;
   std::unordered_map<int, SymExpr> block;  // each allocated slot's block size
+  Pools pools(w);
   for (size_t i = 0; i < w.lines.size(); ++i) {
     Line l = w.lines[i];
-    if (l.kind == Line::Kind::Alloc) {
+    if (l.kind == Line::Kind::Alloc && plannable(l.slot) && pools.place(l)) {
+      // Its memory is its pool's: no block of its own to reuse.
+    } else if (l.kind == Line::Kind::Alloc) {
       block[l.slot] = l.nbytes;
       auto it = best_fit(pool, w, l.slot, l.nbytes);
       if (it != pool.end()) {
@@ -75,9 +204,11 @@ void plan_memory(WrapperProgram& w) {
       f.kind = Line::Kind::Free;
       f.slot = s;
       out.push_back(f);
+      if (pools.release(s, out.size() - 1)) continue;
       if (auto it = block.find(s); it != block.end()) pool.push_back({s, it->second});
     }
   }
+  pools.finish(w, out);
   w.lines = std::move(out);
   w.planned_peak_bytes = estimate_peak_bytes(w);
 }

@@ -77,15 +77,28 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
   std::ostringstream os;
   switch (l.kind) {
     case Line::Kind::Comment: os << "# " << l.text; break;
-    case Line::Kind::Alloc:
-      os << "alloc " << slot_name(w, l.slot) << " : " << dtype_short_name(w.slots.at(static_cast<size_t>(l.slot)).dtype)
-         << ", " << l.nbytes.str() << " bytes";
-      break;
     case Line::Kind::Reuse:
       os << "reuse " << slot_name(w, l.slot) << " <- " << slot_name(w, l.from) << " : "
          << dtype_short_name(w.slots.at(static_cast<size_t>(l.slot)).dtype) << ", " << l.nbytes.str() << " bytes";
       break;
+    case Line::Kind::Alloc:
+      os << "alloc " << slot_name(w, l.slot) << " : " << dtype_short_name(w.slots.at(static_cast<size_t>(l.slot)).dtype)
+         << ", " << l.nbytes.str() << " bytes";
+      if (l.pool >= 0) os << " from " << w.pools.at(static_cast<size_t>(l.pool)).name << " at " << l.offset.str();
+      break;
     case Line::Kind::Free: os << "free " << slot_name(w, l.slot); break;
+    case Line::Kind::PoolAlloc: {
+      const Pool& p = w.pools.at(static_cast<size_t>(l.pool));
+      os << "alloc " << p.name << " : pool, " << l.nbytes.str() << " bytes";
+      break;
+    }
+    case Line::Kind::PoolFree: os << "free " << w.pools.at(static_cast<size_t>(l.pool)).name; break;
+    case Line::Kind::SymbolDefs:
+      os << "unbacked ";
+      for (size_t i = 0; i < l.defs.size(); ++i)
+        os << (i ? ", " : "") << l.defs[i].symbol.str() << " = " << slot_name(w, l.defs[i].slot) << ".size(" << l.defs[i].dim
+           << ")";
+      break;
     case Line::Kind::KernelCall: {
       os << "call " << kernel_name(w, l) << "(";
       for (size_t i = 0; i < l.args.size(); ++i) os << (i ? ", " : "") << slot_name(w, l.args[i]);

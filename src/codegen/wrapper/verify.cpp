@@ -10,9 +10,14 @@ namespace {
 
 enum class State : uint8_t { Unallocated, Live, Freed, Taken };
 
+using Symbols = std::unordered_set<SymExpr>;
+
 class LifecycleCheck {
  public:
-  explicit LifecycleCheck(const WrapperProgram& w) : w_(w), state_(w.slots.size(), State::Unallocated) {
+  // `bound`: the unbacked symbols bound where the program starts (its owner's, for a nested one).
+  LifecycleCheck(const WrapperProgram& w, Symbols bound)
+      : w_(w), state_(w.slots.size(), State::Unallocated), pool_state_(w.pools.size(), State::Unallocated),
+        bound_(std::move(bound)) {
     for (size_t s = 0; s < w.slots.size(); ++s)
       if (w.slots[s].kind == Slot::Kind::Input || w.slots[s].kind == Slot::Kind::Constant) state_[s] = State::Live;
     for (const OutputPlan& o : w.outputs())
@@ -22,7 +27,15 @@ class LifecycleCheck {
   void run() {
     if (w_.lines.empty() || w_.lines.back().kind != Line::Kind::Return)
       TOROID_INTERNAL_ERROR("wrapper verifier: the program does not end with its return line");
-    for (index_ = 0; index_ < w_.lines.size(); ++index_) line(w_.lines[index_]);
+    for (index_ = 0; index_ < w_.lines.size(); ++index_) {
+      const Line& l = w_.lines[index_];
+      check_symbols(l);
+      line(l);
+    }
+    for (size_t p = 0; p < w_.pools.size(); ++p)
+      if (pool_state_[p] != State::Freed)
+        TOROID_INTERNAL_ERROR("wrapper verifier: " + w_.pools[p].name +
+                              (pool_state_[p] == State::Live ? " is never freed" : " is never allocated"));
   }
 
  private:
@@ -58,6 +71,88 @@ class LifecycleCheck {
     }
   }
 
+  // A buffer placed in a pool: the pool is live, on its device, and the block lies inside it.
+  void in_pool(const Line& l) {
+    if (static_cast<size_t>(l.pool) >= w_.pools.size()) fail("names a pool the program does not have");
+    const Pool& p = w_.pools[static_cast<size_t>(l.pool)];
+    const Slot& b = slot(l.slot);
+    if (pool_state_[static_cast<size_t>(l.pool)] != State::Live) fail("places " + b.name + " in " + p.name + ", which holds no memory");
+    if (b.device.type != p.device.type || b.device.index != p.device.index) fail("places " + b.name + " in a pool of another device");
+    if (returned_.count(l.slot)) fail("places " + b.name + ", which the graph returns, in " + p.name);
+    // Within the block the plan rounded it up to (which holds it: a multiple of 64 at least as large).
+    if (!w_.env->statically_known_true(sym::le(l.offset + pool_block_bytes(*w_.env, l.nbytes), p.nbytes)) ||
+        !w_.env->statically_known_true(sym::ge(l.offset, SymExpr::integer(0))))
+      fail(b.name + " at " + l.offset.str() + " is not provably inside " + p.name + " (" + p.nbytes.str() + " bytes)");
+    pool_of_[l.slot] = l.pool;
+  }
+
+  // An unbacked symbol is read only after the line that binds it (an item() read, a SymbolDefs
+  // line), or where the program starts with it bound.
+  void need(SymExpr e, const std::string& what) {
+    if (e.is_null()) return;
+    for (SymExpr s : e.free_symbols()) {
+      const sym::SymbolInfo* info = w_.env->info(s);
+      if (info && info->unbacked && !bound_.count(s))
+        fail(what + " reads " + s.str() + " before a line binds it");
+    }
+  }
+  void need(const TensorRef& r) {
+    if (r.slot < 0) return;
+    for (SymExpr e : r.sizes) need(e, "the view of " + r.name);
+    for (SymExpr e : r.strides) need(e, "the view of " + r.name);
+    need(r.offset, "the view of " + r.name);
+  }
+  void need_args(const std::vector<CallArg>& args) {
+    for (const CallArg& a : args) {
+      if (a.kind == CallArg::Kind::Tensor) need(a.tensor);
+      if (a.kind == CallArg::Kind::Scalar) need(a.scalar, "an argument");
+      need_args(a.list);
+    }
+  }
+
+  void check_symbols(const Line& l) {
+    switch (l.kind) {
+      case Line::Kind::Alloc:
+      case Line::Kind::Reuse:
+      case Line::Kind::PoolAlloc:
+        need(l.nbytes, "its size");
+        need(l.offset, "its offset");
+        return;
+      case Line::Kind::KernelCall: {
+        const std::vector<size_t>& syms = w_.target.is_cuda() ? w_.cuda_kernels.at(static_cast<size_t>(l.kernel)).sym_slots
+                                                              : w_.kernels.at(static_cast<size_t>(l.kernel)).sym_slots;
+        for (size_t k : syms) need(w_.symbols.at(k), "its kernel");
+        return;
+      }
+      case Line::Kind::ExternCall:
+        need(l.result);
+        for (const TensorRef& r : l.operands) need(r);
+        return;
+      case Line::Kind::FallbackCall: need_args(l.call.args); return;  // its results may define symbols
+      case Line::Kind::ScalarRead:
+        need(l.operands.at(0));
+        if (l.scalar.is_symbol()) bound_.insert(l.scalar);
+        return;
+      case Line::Kind::SymbolDefs:
+        for (const SymbolDef& d : l.defs) bound_.insert(d.symbol);
+        return;
+      case Line::Kind::Assert: need(l.scalar, "its condition"); return;
+      case Line::Kind::Cond:
+      case Line::Kind::While:
+        need(l.scalar, "its predicate");
+        for (const TensorRef& r : l.operands) need(r);
+        for (const TensorRef& r : l.results) need(r);
+        return;
+      case Line::Kind::Return:
+        for (const OutputPlan& o : l.outputs) {
+          if (o.kind == OutputPlan::Kind::Tensor) need(o.tensor);
+          if (o.kind == OutputPlan::Kind::Scalar) need(o.scalar, "an output");
+        }
+        return;
+      default: return;
+    }
+  }
+
   void line(const Line& l) {
     const ShapeEnv& env = *w_.env;
     switch (l.kind) {
@@ -65,8 +160,35 @@ class LifecycleCheck {
       case Line::Kind::Alloc:
         allocate(l.slot, l.nbytes);
         block_[l.slot] = l.nbytes;
+        if (l.pool >= 0) in_pool(l);
+        return;
+      case Line::Kind::PoolAlloc:
+      case Line::Kind::PoolFree: {
+        if (l.pool < 0 || static_cast<size_t>(l.pool) >= w_.pools.size()) fail("names a pool the program does not have");
+        const Pool& p = w_.pools[static_cast<size_t>(l.pool)];
+        State& st = pool_state_[static_cast<size_t>(l.pool)];
+        if (l.kind == Line::Kind::PoolAlloc) {
+          if (st != State::Unallocated) fail(p.name + " already has memory");
+          if (l.nbytes != p.nbytes) fail(p.name + " needs " + p.nbytes.str() + " bytes, the line says " + l.nbytes.str());
+          st = State::Live;
+          return;
+        }
+        if (st != State::Live) fail("frees " + p.name + ", which holds no memory");
+        for (const auto& [slot, pool] : pool_of_)
+          if (pool == l.pool && state_[static_cast<size_t>(slot)] == State::Live)
+            fail("frees " + p.name + " while " + w_.slots[static_cast<size_t>(slot)].name + " in it is live");
+        st = State::Freed;
+        return;
+      }
+      case Line::Kind::SymbolDefs:
+        for (const SymbolDef& d : l.defs) {
+          use(d.slot);
+          const sym::SymbolInfo* info = env.info(d.symbol);
+          if (!d.symbol.is_symbol() || !info || !info->unbacked) fail("defines " + d.symbol.str() + ", not an unbacked symbol");
+        }
         return;
       case Line::Kind::Reuse: {
+        if (pool_of_.count(l.from)) fail("reuses the block of " + slot(l.from).name + ", which its pool owns");
         if (l.from < 0 || state(l.from) != State::Freed)
           fail("reuses " + (l.from < 0 ? std::string("nothing") : slot(l.from).name) + ", which is not a freed block");
         const Slot &from = slot(l.from), &to = slot(l.slot);
@@ -110,7 +232,7 @@ class LifecycleCheck {
           for (size_t r = 0; !predicate && r < l.results.size(); ++r)
             if (!p.outputs()[r].bindable)
               fail("program " + std::to_string(i) + " cannot write result " + std::to_string(r) + " into its memory");
-          verify_wrapper(p);
+          LifecycleCheck(p, bound_).run();
         }
         return;
       }
@@ -134,6 +256,9 @@ class LifecycleCheck {
 
   const WrapperProgram& w_;
   std::vector<State> state_;
+  std::vector<State> pool_state_;
+  std::unordered_map<int, int> pool_of_;  // a pooled buffer's pool
+  Symbols bound_;
   size_t index_ = 0;
   std::unordered_map<int, size_t> freed_at_;
   std::unordered_map<int, SymExpr> block_;
@@ -142,6 +267,6 @@ class LifecycleCheck {
 
 }  // namespace
 
-void verify_wrapper(const WrapperProgram& w) { LifecycleCheck(w).run(); }
+void verify_wrapper(const WrapperProgram& w) { LifecycleCheck(w, {}).run(); }
 
 }  // namespace toroid::codegen::wrapper

@@ -269,6 +269,7 @@ struct CudaExecutor::Impl {
     size_t end = 0;
     for (const Line& l : w.lines) {
       size_t id = l.slot >= 0 ? static_cast<size_t>(l.slot) : 0;
+      if (l.kind == Line::Kind::Alloc && l.pool >= 0) continue;  // its pool's memory (allocated when the run binds its size)
       if (l.kind == Line::Kind::Alloc) {
         std::optional<sym::Scalar> v = env.evaluate(l.nbytes, at);
         if (!v) user_error("workspace mode needs every size before the run, but " + l.nbytes.str() + " is data-dependent");
@@ -308,7 +309,7 @@ struct CudaExecutor::Impl {
     });
     for (const codegen::wrapper::ReferenceCall::Result& r : c.results) {
       const HostTensor& t = out.at(r.index).tensor();
-      bind_result_sizes(r, t, binding);
+      rs.produced_sizes(c, r, t.sizes(), env, binding);
       auto& slot = rs.slots[static_cast<size_t>(r.ref.slot)];
       if (!slot) allocate(r.ref.slot, eval(r.nbytes));
       auto staging = std::make_shared<HostStorage>(slot->nbytes(), true);
@@ -338,7 +339,11 @@ struct CudaExecutor::Impl {
     if (!done) {
       TOROID_LOG("fallback", l.call.op_name + ": the device kernel cannot take these operands; the host runs it");
       run_on_host(l.call);
+      return;
     }
+    // Results as large as their operands: their sizes are the graph's, bound already.
+    for (const codegen::wrapper::ReferenceCall::Result& r : l.call.results)
+      if (rs.produced[static_cast<size_t>(r.ref.slot)].empty()) rs.produced_sizes(l.call, r, eval(r.ref.sizes), env, binding);
   }
 
   // The result's slot, allocated if no line did, as a view.
@@ -526,14 +531,9 @@ struct CudaExecutor::Impl {
     in.sizes = x.sizes();
     if (is_floating(x.dtype())) in.sign_mask = uint64_t(1) << (8 * in.esize - 1);
     int64_t count = count_nonzero(in, stream);
-    if (r.ref.sizes[0].is_symbol() && !binding.count(r.ref.sizes[0]))
-      binding[r.ref.sizes[0]] = sym::Scalar{sym::Type::Int, count, 0};
+    rs.produced_sizes(c, r, {count, static_cast<int64_t>(rank)}, env, binding);
     if (!rs.slots[static_cast<size_t>(r.ref.slot)]) allocate(r.ref.slot, eval(r.nbytes));
     HostTensor out = view(r.ref);
-    if (out.sizes() != std::vector<int64_t>{count, static_cast<int64_t>(rank)})
-      user_error(c.op_name + ": the graph says the result is " + r.ref.sizes[0].str() + " rows, the data has " +
-                     std::to_string(count),
-                 c.loc);
     nonzero_coordinates(in, count, reinterpret_cast<int64_t*>(out.data()), stream);
     return true;
   }
@@ -772,15 +772,27 @@ struct CudaExecutor::Impl {
       const Line& l = w.lines[line];
       switch (l.kind) {
         case Line::Kind::Comment: break;
-        case Line::Kind::Alloc: allocate(l.slot, eval(l.nbytes)); break;
+        case Line::Kind::Alloc:
+          if (l.pool >= 0) rs.place_in_pool(l, eval(l.offset), eval(l.nbytes), line);
+          else allocate(l.slot, eval(l.nbytes));
+          break;
         case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
         case Line::Kind::Free: rs.free(l, line); break;
+        case Line::Kind::PoolAlloc: {
+          // Sized by data, so never in a workspace: from the caching allocator.
+          int64_t n = eval(l.nbytes);
+          rs.pool_alloc(l, device_storage(static_cast<size_t>(n), stream), n);
+          break;
+        }
+        case Line::Kind::PoolFree: rs.pool_free(l, line); break;
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::FallbackCall:
           if (l.device_kernel) run_device_kernel(l);
           else run_on_host(l.call);
+          rs.end_call(binding);
           break;
+        case Line::Kind::SymbolDefs: bind_symbol_defs(l, rs.produced, env, binding); break;
         case Line::Kind::ScalarRead:
           bind_scalar_read(l, read_element(view(l.operands.at(0))), env, binding);
           break;

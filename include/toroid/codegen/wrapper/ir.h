@@ -111,6 +111,21 @@ struct SourceNode {
 
 struct WrapperProgram;
 
+// An unbacked symbol an op's result defines: dim `dim` of the tensor in slot `slot`.
+struct SymbolDef {
+  SymExpr symbol;
+  int slot = -1;
+  unsigned dim = 0;
+};
+
+// Memory for buffers whose sizes hold unbacked symbols, allocated once those are known (at its
+// PoolAlloc line, after the lines that define them) and carved into blocks at symbolic offsets.
+struct Pool {
+  std::string name;  // "pool0"
+  Device device;
+  SymExpr nbytes = SymExpr::integer(0);
+};
+
 // ScalarRead (item()): reads the one element of operands[0] (one device sync) and binds
 // `scalar`, an unbacked symbol (or checks the value equals it). Assert: fails with `text` unless
 // `scalar` holds. Cond: runs programs[0] (true) or programs[1] (false) on the operands, the
@@ -119,12 +134,22 @@ struct WrapperProgram;
 // (cond_fn) returns true; the carried values alternate between the results' memory and a
 // second set of the same sizes, so no iteration copies (one copy at the end when the last
 // iteration wrote the second set). Operands after the carried ones are passed unchanged.
+// SymbolDefs: binds the unbacked symbols the call before it produced (the sizes of its results;
+// a symbol bound already is checked instead), after which kernels, allocations and views use
+// them. PoolAlloc, PoolFree: pool `pool`'s memory (`nbytes`: its size); an Alloc with a pool
+// places its buffer at `offset` in it.
 struct Line {
-  enum class Kind { Comment, Alloc, Reuse, Free, KernelCall, ExternCall, FallbackCall, ScalarRead, Assert, Cond, While, Return };
+  enum class Kind {
+    Comment, Alloc, Reuse, Free, PoolAlloc, PoolFree, KernelCall, ExternCall, FallbackCall, SymbolDefs, ScalarRead,
+    Assert, Cond, While, Return
+  };
   Kind kind = Kind::Comment;
   int slot = -1;   // Alloc, Reuse, Free: the buffer's slot
   int from = -1;   // Reuse: the slot whose freed block it takes
-  SymExpr nbytes;  // Alloc, Reuse: the buffer's bytes (a reused block may be larger)
+  SymExpr nbytes;  // Alloc, Reuse: the buffer's bytes (a reused block may be larger); PoolAlloc: the pool's
+  int pool = -1;   // Alloc (-1: its own memory), PoolAlloc, PoolFree: index into WrapperProgram::pools
+  SymExpr offset;  // Alloc from a pool: where its block starts, in bytes
+  std::vector<SymbolDef> defs;  // SymbolDefs
   int kernel = -1;        // KernelCall: index into the target's kernel list
   std::vector<int> args;  // KernelCall: the kernel's slots
   // ExternCall: the library kernel, what it writes, its operands in its own order and its
@@ -161,6 +186,7 @@ struct WrapperProgram {
   std::vector<CudaKernel> cuda_kernels;  // Cuda
   std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
   std::vector<SourceNode> sources;  // every node of the graph, in order (provenance)
+  std::vector<Pool> pools;          // the memory plan's (plan_memory)
   // The most bytes the lines hold at once (memory_estimate.cpp), in the graph's symbols.
   SymExpr planned_peak_bytes = SymExpr::integer(0);
 
@@ -171,8 +197,8 @@ struct WrapperProgram {
 // The name of a KernelCall's kernel.
 const std::string& kernel_name(const WrapperProgram& w, const Line& call);
 
-// The slots a call line reads or writes, or the return line returns (none for other lines;
-// each slot once).
+// The slots a call line reads or writes, a SymbolDefs line reads the sizes of, or the return
+// line returns (none for other lines; each slot once).
 std::vector<int> touched_slots(const Line& l);
 
 // Every program a Cond or While line of `w` runs, and theirs, depth first in line order (after

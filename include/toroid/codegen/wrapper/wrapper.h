@@ -22,12 +22,19 @@ WrapperProgram build_wrapper(const loop::LoopProgram& program, const sched::Sche
 // Memory planning: frees each intermediate after its last use and turns an Alloc into a Reuse
 // of a freed block on the same device: the smallest that is provably large enough and at most
 // twice the buffer's size. A buffer is never reused within the step that frees it, so a
-// kernel's inputs and outputs never share memory. Sets planned_peak_bytes.
+// kernel's inputs and outputs never share memory. A buffer whose size holds an unbacked symbol
+// the program binds goes into a pool instead: one per device and binding point, allocated by a
+// PoolAlloc line before its first block (so after the lines that bind its symbols) and freed
+// after its last; blocks are 64-byte aligned, at symbolic offsets, and a freed block is reused
+// within its pool as above. Returned buffers are never pooled. Sets planned_peak_bytes.
 void plan_memory(WrapperProgram& w);
+// The bytes a buffer of `nbytes` takes in a pool: `nbytes` rounded up to a multiple of 64.
+SymExpr pool_block_bytes(const ShapeEnv& env, SymExpr nbytes);
 
 // The most bytes the program holds at once as its lines allocate, reuse and free blocks: an
 // Alloc or a fallback's result adds its buffer's bytes, a Reuse adds nothing (its block was
-// held since the Free before it), and a Free releases the block unless a later Reuse takes it.
+// held since the Free before it), and a Free releases the block unless a later Reuse takes it;
+// a pool counts whole from its PoolAlloc to its PoolFree (its buffers add nothing).
 // Inputs and constants are not counted. Symbolic where sizes are, simplified under the
 // graph's ShapeEnv; executors measure the same quantity (RunStats::peak_bytes).
 SymExpr estimate_peak_bytes(const WrapperProgram& w);
@@ -35,7 +42,11 @@ SymExpr estimate_peak_bytes(const WrapperProgram& w);
 // The lifecycle verifier: replays the lines and checks that every buffer is allocated (or
 // reused) once before any call touches it, never touched after its Free, freed at most once,
 // that a Reuse takes a freed block no other buffer holds, on the same device, provably large
-// enough, and that no input, constant or output is freed. An InternalError names the line.
+// enough, and that no input, constant or output is freed; that a pooled buffer lies provably
+// inside its pool while the pool is live, each pool allocated and freed once with none of its
+// buffers live; and that no line reads an unbacked symbol before the line that binds it (an
+// item() read, a SymbolDefs line, or the owner's, for a nested program). An InternalError names
+// the line.
 void verify_wrapper(const WrapperProgram& w);
 
 // The provenance map as JSON (toroidc --emit=provenance): "calls", each kernel, library or
