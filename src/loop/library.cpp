@@ -12,6 +12,7 @@ constexpr uint32_t kCudnn = kCublasLt;
 constexpr uint32_t kInts = bit(DType::UInt8) | bit(DType::Int8) | bit(DType::Int16) | bit(DType::Int32) | bit(DType::Int64);
 constexpr uint32_t kScanOut = kInts | kCublasLt;
 constexpr uint32_t kPut = kCublasLt | bit(DType::Int32) | bit(DType::Int64);
+constexpr uint32_t kSortable = kInts | kCublasLt;
 
 // One row per op a library serves. The executors implement every LibraryCall for every dtype
 // their device's column names (a test walks this table against them).
@@ -28,8 +29,12 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::Cumprod, "aten.cumprod.default", 0, kScanOut},
     {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut},
     {LibraryCall::Scatter, "aten.scatter.src", 0, kPut},
+    {LibraryCall::Scatter, "aten.scatter.value", 0, kPut},
     {LibraryCall::ScatterAdd, "aten.scatter_add.default", 0, kPut},
+    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", 0, kPut},
     {LibraryCall::IndexAdd, "aten.index_add.default", 0, kPut},
+    {LibraryCall::Sort, "aten.sort.default", 0, kSortable},
+    {LibraryCall::Topk, "aten.topk.default", 0, kSortable},
 };
 
 }  // namespace
@@ -46,7 +51,10 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::IndexPut: return "index_put";
     case LibraryCall::Scatter: return "scatter";
     case LibraryCall::ScatterAdd: return "scatter_add";
+    case LibraryCall::ScatterReduce: return "scatter_reduce";
     case LibraryCall::IndexAdd: return "index_add";
+    case LibraryCall::Sort: return "sort";
+    case LibraryCall::Topk: return "topk";
   }
   return "?";
 }
@@ -62,7 +70,7 @@ const char* epilogue_name(Epilogue e) {
 
 bool order_varies(LibraryCall c) {
   return c == LibraryCall::IndexPut || c == LibraryCall::Scatter || c == LibraryCall::ScatterAdd ||
-         c == LibraryCall::IndexAdd;
+         c == LibraryCall::ScatterReduce || c == LibraryCall::IndexAdd;
 }
 
 const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device) {

@@ -161,7 +161,10 @@ class CpuExecutor final : public Executor {
       case loop::LibraryCall::IndexPut:
       case loop::LibraryCall::Scatter:
       case loop::LibraryCall::ScatterAdd:
-      case loop::LibraryCall::IndexAdd: break;  // device kernels, never an extern line here
+      case loop::LibraryCall::ScatterReduce:
+      case loop::LibraryCall::IndexAdd:
+      case loop::LibraryCall::Sort:
+      case loop::LibraryCall::Topk: break;  // device kernels, never an extern line here
     }
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }

@@ -59,7 +59,12 @@ class CudaNvrtc : public ::testing::Test {
 TEST_F(CudaNvrtc, DeviceKernelsCompile) {
   Cubin c = compile_cubin({device_kernels_source(), "toroid_device_kernels"});
   EXPECT_TRUE(is_elf(c.image));
-  EXPECT_NE(c.image.find("toroid_nonzero_coordinates"), std::string::npos);
+  // Every entry point the executor looks up.
+  for (const char* f : {"toroid_nonzero_coordinates", "toroid_count_nonzero", "toroid_contiguous", "toroid_cumsum_real",
+                        "toroid_cumprod_int", "toroid_index_put_bf16", "toroid_scatter_f16", "toroid_scatter_i64",
+                        "toroid_mean_bf16", "toroid_mean_i32", "toroid_sort_load_real", "toroid_sort_step_int",
+                        "toroid_sort_chunk_real", "toroid_sort_store"})
+    EXPECT_NE(c.image.find(f), std::string::npos) << f;
 }
 
 TEST_F(CudaNvrtc, Version) { EXPECT_EQ(nvrtc_version().substr(0, 3), "13."); }

@@ -3,6 +3,7 @@
 // tests need no NVRTC). Each test skips where there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -304,6 +305,47 @@ TEST(GpuDeviceKernels, NonzeroMatchesTheHost) {
   std::vector<float> zeros(n, 0.0f);
   cuda::copy_to_device(x->ptr, zeros.data(), n * sizeof(float));
   EXPECT_EQ(cuda::count_nonzero(in, nullptr), 0);
+}
+
+// Lines of lengths around the bitonic network's block (2048) and powers of two, with ties, NaN
+// and -inf: values and positions match a host stable sort (NaN largest) in both directions.
+TEST(GpuDeviceKernels, SortMatchesAStableHostSort) {
+  SKIP_WITHOUT_GPU();
+  for (int64_t len : {1, 5, 64, 2047, 2048, 2049, 5000}) {
+    for (bool descending : {false, true}) {
+      const int64_t lines = 3;
+      std::vector<float> host(static_cast<size_t>(lines * len));
+      for (size_t i = 0; i < host.size(); ++i)
+        host[i] = i % 13 == 0 ? std::nanf("") : i % 17 == 0 ? -INFINITY : static_cast<float>((i * 7919) % 101) - 50.0f;
+      DeviceMemory x = DeviceAllocator::global().allocate(host.size() * sizeof(float));
+      cuda::copy_to_device(x->ptr, host.data(), host.size() * sizeof(float));
+      int64_t k = std::min<int64_t>(len, 9);
+      for (int64_t want_k : {len, k}) {
+        DeviceMemory vals = DeviceAllocator::global().allocate(lines * want_k * sizeof(float));
+        DeviceMemory idx = DeviceAllocator::global().allocate(lines * want_k * sizeof(int64_t));
+        cuda::sort_lines(x->ptr, toroid::DType::Float32, lines, len, 1, want_k, descending, vals->ptr,
+                         static_cast<int64_t*>(idx->ptr), nullptr);
+        std::vector<float> got_v(static_cast<size_t>(lines * want_k));
+        std::vector<int64_t> got_i(static_cast<size_t>(lines * want_k));
+        cuda::copy_to_host(got_v.data(), vals->ptr, got_v.size() * sizeof(float));
+        cuda::copy_to_host(got_i.data(), idx->ptr, got_i.size() * sizeof(int64_t));
+        for (int64_t line = 0; line < lines; ++line) {
+          const float* row = host.data() + line * len;
+          std::vector<int64_t> order(static_cast<size_t>(len));
+          for (int64_t j = 0; j < len; ++j) order[static_cast<size_t>(j)] = j;
+          auto less = [](float a, float b) { return std::isnan(a) ? false : std::isnan(b) ? true : a < b; };
+          std::stable_sort(order.begin(), order.end(),
+                           [&](int64_t p, int64_t q) { return descending ? less(row[q], row[p]) : less(row[p], row[q]); });
+          for (int64_t j = 0; j < want_k; ++j) {
+            size_t at = static_cast<size_t>(line * want_k + j);
+            ASSERT_EQ(got_i[at], order[static_cast<size_t>(j)]) << "len " << len << " desc " << descending << " k " << want_k;
+            float w = row[order[static_cast<size_t>(j)]];
+            ASSERT_TRUE(std::isnan(w) ? std::isnan(got_v[at]) : got_v[at] == w);
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(GpuRuntime, ModuleErrorsNameWhatWasAsked) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Data-dependent programs through torch.compile(backend="toroid") on torch 2.11 (issue 15):
 item() feeding a kernel, an int item() as a size, nonzero + gather, a boolean mask, torch.cond
-on a device predicate, torch.while_loop, and an SGD loop whose lr changes every step.
+on a device predicate, torch.while_loop, an SGD loop whose lr changes every step, and the sort,
+topk and scatter device kernels.
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so python3 tools/gpu/data_dependent_check.py [--device cuda]
 
@@ -122,6 +123,28 @@ def check_sgd_lr(torch, device):
         "fallbacks: %s" % (ok and ok2, graphs, graphs2, fallbacks + fallbacks2))
 
 
+def check_sort_scatter(torch, device):
+    """sort, argsort and topk over rows longer than one block's bitonic network, scatter_reduce
+    (amax without self, mean with it), index_add with an alpha and scatter of a value: device
+    kernels on the GPU, no fallback."""
+    def fn(x, idx, src, base):
+        v, i = torch.sort(x, dim=-1, descending=True)
+        order = torch.argsort(x, dim=0)
+        tv, ti = torch.topk(x, 5, dim=-1)
+        amax = base.scatter_reduce(0, idx, src, "amax", include_self=False)
+        mean = base.scatter_reduce(0, idx, src, "mean")
+        added = base.index_add(0, idx[:, 0], src, alpha=0.5)
+        filled = base.scatter(0, idx, 1.5)
+        return v, i, order, tv, ti, amax, mean, added, filled
+
+    def inputs(seed):
+        g = torch.Generator(device=device).manual_seed(seed)
+        return (torch.randn(16, 3000, device=device, generator=g),
+                torch.randint(0, 10, (20, 8), device=device, generator=g),
+                torch.randn(20, 8, device=device, generator=g), torch.randn(10, 8, device=device, generator=g))
+    return report(*run_compiled(torch, fn, [inputs(1), inputs(2)]))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda")
@@ -136,7 +159,7 @@ def main():
     failed = 0
     checks = (("item_feed", check_item_feed), ("item_size", check_item_size), ("nonzero_gather", check_nonzero_gather),
               ("bool_mask", check_bool_mask), ("cond", check_cond), ("while_loop", check_while_loop),
-              ("sgd_lr", check_sgd_lr))
+              ("sgd_lr", check_sgd_lr), ("sort_scatter", check_sort_scatter))
     for name, check in checks:
         if args.only and name != args.only:
             continue

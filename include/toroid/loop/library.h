@@ -24,9 +24,12 @@ enum class LibraryCall : uint8_t {
   Cumsum,    // along one dim, contiguous (device kernels, as Nonzero)
   Cumprod,
   IndexPut,  // one index tensor over dim 0, atomic adds when accumulating
-  Scatter,     // scatter.src: stores (the last writer wins, as PyTorch's)
-  ScatterAdd,  // scatter_add: atomic adds
-  IndexAdd,    // index_add with alpha 1: scatter_add with the index broadcast along the other dims
+  Scatter,        // scatter.src and scatter.value: stores (the last writer wins, as PyTorch's)
+  ScatterAdd,     // scatter_add: atomic adds
+  ScatterReduce,  // scatter_reduce.two: sum, prod, mean, amax, amin, atomically
+  IndexAdd,       // index_add: scatter_add of alpha * source with the index broadcast along the other dims
+  Sort,           // sort: a stable bitonic sort per line
+  Topk,           // topk: sort's first k
 };
 const char* library_call_name(LibraryCall c);
 

@@ -139,13 +139,87 @@ __device__ void toroid_put(T* out, long long rows, long long row, const long lon
 }
 )"
 R"(
-// scatter / scatter_add along `dim`: for each element e of index (sizes il.size, strides
-// il.stride), out at e's coordinates with coordinate `dim` replaced by index[e] gets src at e's
-// coordinates (strides sl.stride), added atomically with `accumulate`. out is contiguous with
-// sizes ol.size (strides ol.stride). An index out of [0, size) is recorded as {1, size, index}.
+// The combining ops of scatter and scatter_reduce, per element type (int64 is carried as
+// unsigned long long, compared signed). max and min propagate NaN.
+enum { TOROID_STORE = -1, TOROID_ADD = 0, TOROID_MUL = 1, TOROID_MAX = 2, TOROID_MIN = 3 };
+__device__ __forceinline__ double toroid_pick(double a, double b, int op) {
+  if (a != a || b != b) return a != a ? a : b;
+  return op == TOROID_MAX ? (a > b ? a : b) : (a < b ? a : b);
+}
+__device__ __forceinline__ float toroid_combine(float a, float b, int op) {
+  return op == TOROID_ADD ? a + b : op == TOROID_MUL ? a * b : static_cast<float>(toroid_pick(a, b, op));
+}
+__device__ __forceinline__ double toroid_combine(double a, double b, int op) {
+  return op == TOROID_ADD ? a + b : op == TOROID_MUL ? a * b : toroid_pick(a, b, op);
+}
+__device__ __forceinline__ __half toroid_combine(__half a, __half b, int op) {
+  return __float2half(toroid_combine(__half2float(a), __half2float(b), op));
+}
+__device__ __forceinline__ __nv_bfloat16 toroid_combine(__nv_bfloat16 a, __nv_bfloat16 b, int op) {
+  return __float2bfloat16(toroid_combine(__bfloat162float(a), __bfloat162float(b), op));
+}
+__device__ __forceinline__ int toroid_combine(int a, int b, int op) {
+  unsigned ua = static_cast<unsigned>(a), ub = static_cast<unsigned>(b);  // wrapping, as the reference
+  return op == TOROID_ADD ? static_cast<int>(ua + ub) : op == TOROID_MUL ? static_cast<int>(ua * ub)
+         : op == TOROID_MAX ? (a > b ? a : b) : (a < b ? a : b);
+}
+__device__ __forceinline__ unsigned long long toroid_combine(unsigned long long a, unsigned long long b, int op) {
+  long long sa = static_cast<long long>(a), sb = static_cast<long long>(b);
+  return op == TOROID_ADD ? a + b : op == TOROID_MUL ? a * b
+         : static_cast<unsigned long long>(op == TOROID_MAX ? (sa > sb ? sa : sb) : (sa < sb ? sa : sb));
+}
+// v * alpha (index_add's alpha; integral for integer types).
+__device__ __forceinline__ float toroid_scale(float v, double a) { return static_cast<float>(v * a); }
+__device__ __forceinline__ double toroid_scale(double v, double a) { return v * a; }
+__device__ __forceinline__ __half toroid_scale(__half v, double a) { return __float2half(static_cast<float>(__half2float(v) * a)); }
+__device__ __forceinline__ __nv_bfloat16 toroid_scale(__nv_bfloat16 v, double a) {
+  return __float2bfloat16(static_cast<float>(__bfloat162float(v) * a));
+}
+__device__ __forceinline__ int toroid_scale(int v, double a) {
+  return static_cast<int>(static_cast<unsigned>(v) * static_cast<unsigned>(static_cast<long long>(a)));
+}
+__device__ __forceinline__ unsigned long long toroid_scale(unsigned long long v, double a) {
+  return v * static_cast<unsigned long long>(static_cast<long long>(a));
+}
+
+// *p = combine(*p, v) atomically: atomicAdd where the hardware has it, else a CAS loop on the
+// element's bits.
+template <typename W, typename T>
+__device__ void toroid_atomic_cas(T* p, T v, int op) {
+  W* wp = reinterpret_cast<W*>(p);
+  W old = *wp, assumed;
+  do {
+    assumed = old;
+    T cur, next;
+    memcpy(&cur, &assumed, sizeof(T));
+    next = toroid_combine(cur, v, op);
+    W want;
+    memcpy(&want, &next, sizeof(T));
+    old = atomicCAS(wp, assumed, want);
+  } while (old != assumed);
+}
+template <typename T>
+__device__ __forceinline__ void toroid_atomic(T* p, T v, int op) {
+  if (op == TOROID_ADD) {
+    atomicAdd(p, v);
+  } else if (sizeof(T) == 2) {
+    toroid_atomic_cas<unsigned short>(p, v, op);
+  } else if (sizeof(T) == 4) {
+    toroid_atomic_cas<unsigned int>(p, v, op);
+  } else {
+    toroid_atomic_cas<unsigned long long>(p, v, op);
+  }
+}
+
+// scatter, scatter_add, scatter_reduce and index_add along `dim`: for each element e of index
+// (sizes il.size, strides il.stride), out at e's coordinates with coordinate `dim` replaced by
+// index[e] gets src at e's coordinates (strides sl.stride; all 0 for a scalar), scaled by
+// `alpha` (when not 1), stored (TOROID_STORE) or combined atomically; `count` (if set) counts
+// each element's contributions. out is contiguous with sizes ol.size (strides ol.stride). An
+// index out of [0, size) is recorded as {1, size, index}.
 template <typename T>
 __device__ void toroid_scatter(T* out, Layout ol, const long long* idx, Layout il, const T* src, Layout sl, int dim,
-                               int accumulate, unsigned long long* bad) {
+                               int op, double alpha, int* count, unsigned long long* bad) {
   long long n = 1;
   for (int d = 0; d < il.rank; ++d) n *= il.size[d];
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
@@ -166,22 +240,155 @@ __device__ void toroid_scatter(T* out, Layout ol, const long long* idx, Layout i
       continue;
     }
     for (int d = 0; d < ol.rank; ++d) oo += (d == dim ? k : coord[d]) * ol.stride[d];
-    if (accumulate) atomicAdd(out + oo, src[so]);
-    else out[oo] = src[so];
+    T v = alpha == 1.0 ? src[so] : toroid_scale(src[so], alpha);
+    if (op == TOROID_STORE) out[oo] = v;
+    else toroid_atomic(out + oo, v, op);
+    if (count) atomicAdd(count + oo, 1);
   }
 }
 
-#define TOROID_SCATTER(name, T)                                                                              \
-  extern "C" __global__ void name(T* out, Layout ol, const long long* idx, Layout il, const T* src, Layout sl, \
-                                  int dim, int acc, unsigned long long* bad) {                             \
-    toroid_scatter(out, ol, idx, il, src, sl, dim, acc, bad);                                                \
+// scatter_reduce's mean: each element with contributions divided by their number (and one for
+// self when it is included); integers by floor division, as PyTorch.
+__device__ __forceinline__ float toroid_mean(float s, long long c) { return static_cast<float>(s / static_cast<double>(c)); }
+__device__ __forceinline__ double toroid_mean(double s, long long c) { return s / static_cast<double>(c); }
+__device__ __forceinline__ __half toroid_mean(__half s, long long c) { return __float2half(__half2float(s) / static_cast<float>(c)); }
+__device__ __forceinline__ __nv_bfloat16 toroid_mean(__nv_bfloat16 s, long long c) {
+  return __float2bfloat16(__bfloat162float(s) / static_cast<float>(c));
+}
+__device__ __forceinline__ long long toroid_floor_div(long long a, long long b) {
+  long long q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__device__ __forceinline__ int toroid_mean(int s, long long c) { return static_cast<int>(toroid_floor_div(s, c)); }
+__device__ __forceinline__ unsigned long long toroid_mean(unsigned long long s, long long c) {
+  return static_cast<unsigned long long>(toroid_floor_div(static_cast<long long>(s), c));
+}
+
+#define TOROID_SCATTER(suffix, T)                                                                                  \
+  extern "C" __global__ void toroid_scatter_##suffix(T* out, Layout ol, const long long* idx, Layout il, const T* src, \
+                                                     Layout sl, int dim, int op, double alpha, int* count,          \
+                                                     unsigned long long* bad) {                                    \
+    toroid_scatter(out, ol, idx, il, src, sl, dim, op, alpha, count, bad);                                         \
+  }                                                                                                                \
+  extern "C" __global__ void toroid_mean_##suffix(T* out, long long n, const int* count, int include_self) {        \
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) \
+      if (count[i] > 0) out[i] = toroid_mean(out[i], count[i] + include_self);                                     \
   }
-TOROID_SCATTER(toroid_scatter_f32, float)
-TOROID_SCATTER(toroid_scatter_f64, double)
-TOROID_SCATTER(toroid_scatter_f16, __half)
-TOROID_SCATTER(toroid_scatter_bf16, __nv_bfloat16)
-TOROID_SCATTER(toroid_scatter_i64, unsigned long long)
-TOROID_SCATTER(toroid_scatter_i32, int)
+TOROID_SCATTER(f32, float)
+TOROID_SCATTER(f64, double)
+TOROID_SCATTER(f16, __half)
+TOROID_SCATTER(bf16, __nv_bfloat16)
+TOROID_SCATTER(i64, unsigned long long)
+TOROID_SCATTER(i32, int)
+
+// sort / topk: each line of a contiguous [outer, len, inner] tensor is sorted by a bitonic
+// network over P (a power of two >= len) positions of keys and their positions; padding sorts
+// after every element, NaN is the largest value, and equal keys keep the lower position first,
+// so the order is the stable one in both directions. Keys: double for floats (exact), int64 for
+// integers.
+__device__ __forceinline__ bool toroid_isnan(double x) { return x != x; }
+__device__ __forceinline__ bool toroid_isnan(long long) { return false; }
+template <typename K>
+__device__ __forceinline__ bool toroid_before(K a, long long ia, K b, long long ib, long long len, int desc) {
+  bool pa = ia >= len, pb = ib >= len;
+  if (pa || pb) return pa && pb ? ia < ib : pb;
+  bool na = toroid_isnan(a), nb = toroid_isnan(b);
+  if (na || nb) return na && nb ? ia < ib : (desc ? na : nb);
+  if (a != b) return desc ? a > b : a < b;
+  return ia < ib;
+}
+// Positions i and i ^ j of one line, in the order of the network's step (k, j).
+template <typename K>
+__device__ __forceinline__ void toroid_compare_swap(K* key, long long* pos, long long i, long long j, long long k,
+                                                    long long line_pos, long long len, int desc) {
+  long long l = i ^ j;
+  if (l <= i) return;
+  bool up = ((line_pos + i) & k) == 0;
+  K a = key[i], b = key[l];
+  long long ia = pos[i], ib = pos[l];
+  if (up ? toroid_before(b, ib, a, ia, len, desc) : toroid_before(a, ia, b, ib, len, desc)) {
+    key[i] = b;
+    key[l] = a;
+    pos[i] = ib;
+    pos[l] = ia;
+  }
+}
+
+template <typename K>
+__device__ void toroid_sort_load(const void* x, int xt, long long len, long long inner, long long lines, long long P,
+                                 K* key, long long* pos) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < lines * P; e += (long long)gridDim.x * blockDim.x) {
+    long long line = e / P, j = e % P, o = line / inner, in = line % inner;
+    pos[e] = j;
+    key[e] = j < len ? toroid_load_acc<K>(x, (o * len + j) * inner + in, xt) : K(0);
+  }
+}
+
+// One step (k, j) of the network over every line, in global memory (j >= the chunk).
+template <typename K>
+__device__ void toroid_sort_step(K* key, long long* pos, long long lines, long long P, long long k, long long j,
+                                 long long len, int desc) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < lines * P; e += (long long)gridDim.x * blockDim.x) {
+    long long line = e / P;
+    toroid_compare_swap(key + line * P, pos + line * P, e % P, j, k, 0, len, desc);
+  }
+}
+
+// The steps with j < C inside chunks of C = min(P, 2048) positions, in shared memory, one block
+// per chunk: with k == 0 the whole network up to k = C (each chunk sorted alternately up and
+// down), else the steps j = C/2 .. 1 of step k.
+template <typename K>
+__device__ void toroid_sort_chunk(K* key, long long* pos, long long P, long long C, long long k_only, long long len,
+                                  int desc) {
+  __shared__ K sk[2048];
+  __shared__ long long sp[2048];
+  long long chunk = blockIdx.x, per_line = P / C, line = chunk / per_line, base = (chunk % per_line) * C;
+  K* gk = key + line * P + base;
+  long long* gp = pos + line * P + base;
+  for (long long i = threadIdx.x; i < C; i += blockDim.x) {
+    sk[i] = gk[i];
+    sp[i] = gp[i];
+  }
+  __syncthreads();
+  for (long long k = k_only ? k_only : 2; k <= (k_only ? k_only : C); k <<= 1)
+    for (long long j = (k_only ? C : k) >> 1; j > 0; j >>= 1) {
+      for (long long i = threadIdx.x; i < C; i += blockDim.x) toroid_compare_swap(sk, sp, i, j, k, base, len, desc);
+      __syncthreads();
+    }
+  for (long long i = threadIdx.x; i < C; i += blockDim.x) {
+    gk[i] = sk[i];
+    gp[i] = sp[i];
+  }
+}
+
+#define TOROID_SORT(suffix, K)                                                                                     \
+  extern "C" __global__ void toroid_sort_load_##suffix(const void* x, int xt, long long len, long long inner,      \
+                                                       long long lines, long long P, K* key, long long* pos) {     \
+    toroid_sort_load(x, xt, len, inner, lines, P, key, pos);                                                       \
+  }                                                                                                                \
+  extern "C" __global__ void toroid_sort_step_##suffix(K* key, long long* pos, long long lines, long long P,        \
+                                                       long long k, long long j, long long len, int desc) {        \
+    toroid_sort_step(key, pos, lines, P, k, j, len, desc);                                                         \
+  }                                                                                                                \
+  extern "C" __global__ void toroid_sort_chunk_##suffix(K* key, long long* pos, long long P, long long C,          \
+                                                        long long k_only, long long len, int desc) {               \
+    toroid_sort_chunk(key, pos, P, C, k_only, len, desc);                                                          \
+  }
+TOROID_SORT(real, double)
+TOROID_SORT(int, long long)
+
+// The first `k` of each sorted line: values copied exactly from x (`esize` bytes each) and the
+// positions, into contiguous [outer, k, inner] results.
+extern "C" __global__ void toroid_sort_store(const unsigned char* x, int esize, long long len, long long inner,
+                                             long long lines, long long P, long long k, const long long* pos,
+                                             unsigned char* values, long long* indices) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < lines * k; e += (long long)gridDim.x * blockDim.x) {
+    long long line = e / k, j = e % k, o = line / inner, in = line % inner;
+    long long p = pos[line * P + j], at = (o * len + p) * inner + in, to = (o * k + j) * inner + in;
+    indices[to] = p;
+    for (int b = 0; b < esize; ++b) values[to * esize + b] = x[at * esize + b];
+  }
+}
 
 #define TOROID_INDEX_PUT(name, T)                                                                            \
   extern "C" __global__ void name(T* out, long long rows, long long row, const long long* idx, long long n, \
@@ -289,7 +496,9 @@ struct Kernels {
   Function contiguous = nullptr;
   Function scan[2][2] = {};  // [prod][real]
   Function put[10] = {};     // by DType, where atomics take it
-  Function scatter[10] = {};
+  Function scatter[10] = {}, mean[10] = {};
+  Function sort_load[2] = {}, sort_step[2] = {}, sort_chunk[2] = {};  // [real]
+  Function sort_store = nullptr;
 };
 
 const Kernels& kernels() {
@@ -316,8 +525,17 @@ const Kernels& kernels() {
     const std::pair<DType, const char*> scatters[] = {
         {DType::Float32, "f32"}, {DType::Float64, "f64"}, {DType::Float16, "f16"},
         {DType::BFloat16, "bf16"}, {DType::Int64, "i64"}, {DType::Int32, "i32"}};
-    for (const auto& [d, name] : scatters)
+    for (const auto& [d, name] : scatters) {
       k.scatter[static_cast<int>(d)] = k.module->function(std::string("toroid_scatter_") + name);
+      k.mean[static_cast<int>(d)] = k.module->function(std::string("toroid_mean_") + name);
+    }
+    for (int real = 0; real < 2; ++real) {
+      std::string suffix = real ? "real" : "int";
+      k.sort_load[real] = k.module->function("toroid_sort_load_" + suffix);
+      k.sort_step[real] = k.module->function("toroid_sort_step_" + suffix);
+      k.sort_chunk[real] = k.module->function("toroid_sort_chunk_" + suffix);
+    }
+    k.sort_store = k.module->function("toroid_sort_store");
   });
   return k;
 }
@@ -439,6 +657,13 @@ void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t
   launch(k.put[static_cast<int>(t)], dims, args, s, "toroid_index_put");
 }
 
+static LaunchDims grid_for(int64_t n, int64_t per_sm = 8) {
+  LaunchDims dims;
+  dims.block_x = 256;
+  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, int64_t(device().sm_count) * per_sm));
+  return dims;
+}
+
 void scatter_elements(const ScatterArgs& a, Stream s) {
   TOROID_CHECK(index_put_supported(a.dtype), "scatter on the device of an unsupported dtype");
   TOROID_CHECK(a.record != nullptr, "scatter on the device needs an error record");
@@ -451,13 +676,61 @@ void scatter_elements(const ScatterArgs& a, Stream s) {
   void* out = a.out;
   const void* idx = a.index;
   const void* src = a.src;
-  int dim = static_cast<int>(a.dim), acc = a.accumulate ? 1 : 0;
+  int dim = static_cast<int>(a.dim), op = static_cast<int>(a.op);
+  double alpha = a.alpha;
+  void* count = a.count;
   void* rec = a.record;
-  void* args[] = {&out, &ol, &idx, &il, &src, &sl, &dim, &acc, &rec};
-  LaunchDims dims;
-  dims.block_x = 256;
-  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, int64_t(device().sm_count) * 8));
-  launch(k.scatter[static_cast<int>(a.dtype)], dims, args, s, a.accumulate ? "toroid_scatter_add" : "toroid_scatter");
+  void* args[] = {&out, &ol, &idx, &il, &src, &sl, &dim, &op, &alpha, &count, &rec};
+  launch(k.scatter[static_cast<int>(a.dtype)], grid_for(n), args, s, a.op == ScatterOp::Store ? "toroid_scatter" : "toroid_scatter_combine");
+}
+
+void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool include_self, Stream s) {
+  TOROID_CHECK(index_put_supported(t), "scatter_reduce on the device of an unsupported dtype");
+  if (n == 0) return;
+  long long total = n;
+  int self = include_self ? 1 : 0;
+  void* args[] = {&out, &total, &count, &self};
+  launch(kernels().mean[static_cast<int>(t)], grid_for(n), args, s, "toroid_mean");
+}
+
+bool sort_supported(DType t) { return t != DType::Bool && static_cast<int>(t) <= static_cast<int>(DType::Float64); }
+
+void sort_lines(const void* x, DType t, int64_t outer, int64_t len, int64_t inner, int64_t k, bool descending,
+                void* values, int64_t* indices, Stream s) {
+  TOROID_CHECK(sort_supported(t), "sort on the device of an unsupported dtype");
+  int64_t lines = outer * inner;
+  if (lines == 0 || k == 0) return;
+  const Kernels& ks = kernels();
+  int real = is_floating(t) ? 1 : 0;
+  long long P = 1;
+  while (P < len) P <<= 1;
+  long long C = std::min<long long>(P, 2048), n = lines * P, L = len, in = inner, nl = lines;
+  DeviceMemory key = DeviceAllocator::global().allocate(static_cast<size_t>(n) * 8, s);
+  DeviceMemory pos = DeviceAllocator::global().allocate(static_cast<size_t>(n) * 8, s);
+  void* kp = key->ptr;
+  void* pp = pos->ptr;
+  int xt = static_cast<int>(t), desc = descending ? 1 : 0;
+  void* load_args[] = {&x, &xt, &L, &in, &nl, &P, &kp, &pp};
+  launch(ks.sort_load[real], grid_for(n), load_args, s, "toroid_sort_load");
+  LaunchDims chunks;
+  chunks.block_x = static_cast<unsigned>(std::min<long long>(C, 1024));
+  chunks.grid_x = static_cast<unsigned>(n / C);
+  long long none = 0;
+  void* first[] = {&kp, &pp, &P, &C, &none, &L, &desc};
+  launch(ks.sort_chunk[real], chunks, first, s, "toroid_sort_chunk");
+  for (long long kk = C << 1; kk <= P; kk <<= 1) {
+    for (long long j = kk >> 1; j >= C; j >>= 1) {
+      void* step[] = {&kp, &pp, &nl, &P, &kk, &j, &L, &desc};
+      launch(ks.sort_step[real], grid_for(n), step, s, "toroid_sort_step");
+    }
+    void* rest[] = {&kp, &pp, &P, &C, &kk, &L, &desc};
+    launch(ks.sort_chunk[real], chunks, rest, s, "toroid_sort_chunk");
+  }
+  int esize = static_cast<int>(dtype_size(t));
+  long long kk = k;
+  const void* xp = x;
+  void* store[] = {&xp, &esize, &L, &in, &nl, &P, &kk, &pp, &values, &indices};
+  launch(ks.sort_store, grid_for(lines * k), store, s, "toroid_sort_store");
 }
 
 }  // namespace toroid::runtime::cuda

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <unordered_map>
 
@@ -333,7 +334,10 @@ struct CudaExecutor::Impl {
       case loop::LibraryCall::IndexPut: done = index_put_on_device(l); break;
       case loop::LibraryCall::Scatter:
       case loop::LibraryCall::ScatterAdd: done = scatter_on_device(l); break;
+      case loop::LibraryCall::ScatterReduce: done = scatter_reduce_on_device(l); break;
       case loop::LibraryCall::IndexAdd: done = index_add_on_device(l); break;
+      case loop::LibraryCall::Sort:
+      case loop::LibraryCall::Topk: done = sort_on_device(l); break;
       default: break;
     }
     if (!done) {
@@ -387,10 +391,11 @@ struct CudaExecutor::Impl {
     else copy_contiguous(self.data(), static_cast<int>(self.element_size()), self.sizes(), self.strides(), out.data(), stream);
   }
 
-  // src's elements into `out` along `dim` at the positions the int64 index names, read with
-  // `index_sizes` and `index_strides` (added atomically with `accumulate`).
+  // src's elements (times `alpha`) into `out` along `dim` at the positions the int64 index
+  // names, read with `index_sizes` and `index_strides`: stored, or combined by `op`.
   void launch_scatter(const Line& l, const HostTensor& out, const HostTensor& idx, std::vector<int64_t> index_sizes,
-                      std::vector<int64_t> index_strides, const HostTensor& src, int64_t dim, bool accumulate) {
+                      std::vector<int64_t> index_strides, const HostTensor& src, int64_t dim, ScatterOp op,
+                      double alpha = 1.0, int32_t* count = nullptr) {
     ScatterArgs a;
     a.out = out.data();
     a.dtype = out.dtype();
@@ -402,7 +407,9 @@ struct CudaExecutor::Impl {
     a.src = src.data();
     a.src_strides = src.strides();
     a.dim = dim;
-    a.accumulate = accumulate;
+    a.op = op;
+    a.alpha = alpha;
+    a.count = count;
     a.record = line_record(l);
     scatter_elements(a, stream);
   }
@@ -431,37 +438,115 @@ struct CudaExecutor::Impl {
     return true;
   }
 
-  // scatter.src / scatter_add(self, dim, index, src): a contiguous copy of self, then the
-  // elements of src the index names (index and src at any strides).
-  bool scatter_on_device(const Line& l) {
+  // A one-element device tensor holding `value` in `dtype`, read with all strides 0 as the src
+  // of a scatter (scatter.value, scatter_reduce's identity).
+  HostTensor scalar_src(DType dtype, double real, int64_t integer, size_t rank,
+                        std::vector<std::shared_ptr<HostStorage>>& keep) {
+    HostTensor h = HostTensor::zeros(dtype, {1});
+    if (is_floating(dtype)) h.set_double(0, real);
+    else h.set_int(0, integer);
+    HostTensor d = to_device(RtValue(h), stream).tensor();
+    keep.push_back(d.storage());
+    return HostTensor::from_storage(d.storage(), dtype, std::vector<int64_t>(rank, 1), std::vector<int64_t>(rank, 0), 0);
+  }
+
+  // The operands the scatters share (self, dim, index; src at args[3], a scalar with `value`),
+  // checked against what the kernel takes; the result as a contiguous copy of self.
+  struct ScatterOperands {
+    HostTensor self, idx, src, out;
+    int64_t dim = 0;
+  };
+  std::optional<ScatterOperands> scatter_operands(const Line& l, bool value,
+                                                  std::vector<std::shared_ptr<HostStorage>>& keep) {
     const codegen::wrapper::ReferenceCall& c = l.call;
-    if (c.args.size() < 4 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || !tensor_arg(c.args[3]) ||
-        c.results.size() != 1)
-      return false;
-    HostTensor self = view(c.args[0].tensor), idx = view(c.args[2].tensor), src = view(c.args[3].tensor);
-    int64_t rank = static_cast<int64_t>(self.sizes().size());
-    if (rank == 0 || rank > static_cast<int64_t>(kMaxNonzeroDims) || idx.dtype() != DType::Int64 ||
-        src.dtype() != self.dtype() || !index_put_supported(self.dtype()) ||
-        idx.sizes().size() != self.sizes().size() || src.sizes().size() != self.sizes().size())
-      return false;
-    std::optional<int64_t> dim = dim_arg(c.args[1], rank);
-    if (!dim) return false;
-    for (size_t d = 0; d < idx.sizes().size(); ++d)
-      if (idx.sizes()[d] > src.sizes()[d] || (static_cast<int64_t>(d) != *dim && idx.sizes()[d] > self.sizes()[d]))
-        return false;
-    HostTensor out = result_view(c.results[0]);
-    if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
-    copy_into_result(self, out);
-    launch_scatter(l, out, idx, idx.sizes(), idx.strides(), src, *dim, l.library == loop::LibraryCall::ScatterAdd);
+    if (c.args.size() < 4 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || c.results.size() != 1 ||
+        (!value && !tensor_arg(c.args[3])) || (value && c.args[3].kind != codegen::wrapper::CallArg::Kind::Scalar))
+      return std::nullopt;
+    ScatterOperands o;
+    o.self = view(c.args[0].tensor);
+    o.idx = view(c.args[2].tensor);
+    size_t rank = o.self.sizes().size();
+    if (value) {
+      SymExpr v = c.args[3].scalar;
+      bool real = v.is_float();
+      o.src = scalar_src(o.self.dtype(), eval_double(v), real ? static_cast<int64_t>(eval_double(v)) : eval(v), rank, keep);
+    } else {
+      o.src = view(c.args[3].tensor);
+    }
+    if (rank == 0 || rank > kMaxNonzeroDims || o.idx.dtype() != DType::Int64 || o.src.dtype() != o.self.dtype() ||
+        !index_put_supported(o.self.dtype()) || o.idx.sizes().size() != rank || o.src.sizes().size() != rank)
+      return std::nullopt;
+    std::optional<int64_t> dim = dim_arg(c.args[1], static_cast<int64_t>(rank));
+    if (!dim) return std::nullopt;
+    o.dim = *dim;
+    for (size_t d = 0; d < rank; ++d)
+      if ((!value && o.idx.sizes()[d] > o.src.sizes()[d]) ||
+          (static_cast<int64_t>(d) != o.dim && o.idx.sizes()[d] > o.self.sizes()[d]))
+        return std::nullopt;
+    o.out = result_view(c.results[0]);
+    if (!o.out.is_contiguous() || o.out.sizes() != o.self.sizes()) return std::nullopt;
+    copy_into_result(o.self, o.out);
+    return o;
+  }
+
+  // scatter.src / scatter.value / scatter_add(self, dim, index, src): a contiguous copy of self,
+  // then the elements of src (or the value) the index names (index and src at any strides).
+  bool scatter_on_device(const Line& l) {
+    std::vector<std::shared_ptr<HostStorage>> keep;
+    bool value = l.call.args.size() >= 4 && l.call.args[3].kind == codegen::wrapper::CallArg::Kind::Scalar;
+    std::optional<ScatterOperands> o = scatter_operands(l, value, keep);
+    if (!o) return false;
+    launch_scatter(l, o->out, o->idx, o->idx.sizes(), o->idx.strides(), o->src, o->dim,
+                   l.library == loop::LibraryCall::ScatterAdd ? ScatterOp::Add : ScatterOp::Store);
     return true;
   }
 
-  // index_add(self, dim, index, source, alpha=1): scatter_add of source with the index read at
-  // each element's coordinate along dim (stride 0 along the others).
+  // scatter_reduce.two(self, dim, index, src, reduce, include_self): without include_self the
+  // positions the index names first take the reduction's identity; then src combines into them
+  // (mean: a sum and a count, then a division).
+  bool scatter_reduce_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    if (c.args.size() < 6 || c.args[4].kind != codegen::wrapper::CallArg::Kind::Constant) return false;
+    const std::string& reduce = c.args[4].constant.str();
+    ScatterOp op = reduce == "sum" || reduce == "mean" ? ScatterOp::Add
+                   : reduce == "prod"                  ? ScatterOp::Mul
+                   : reduce == "amax"                  ? ScatterOp::Max
+                   : reduce == "amin"                  ? ScatterOp::Min
+                                                       : ScatterOp::Store;
+    if (op == ScatterOp::Store) return false;  // the reference kernel names the bad reduction
+    std::vector<std::shared_ptr<HostStorage>> keep;
+    std::optional<ScatterOperands> o = scatter_operands(l, false, keep);
+    if (!o) return false;
+    bool include_self = eval(c.args[5].scalar) != 0;
+    if (!include_self) {
+      DType t = o->self.dtype();
+      bool max = op == ScatterOp::Max;
+      double inf = std::numeric_limits<double>::infinity();
+      int64_t lo = t == DType::Int32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+      int64_t hi = t == DType::Int32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+      bool extreme = op == ScatterOp::Max || op == ScatterOp::Min;
+      double real = extreme ? (max ? -inf : inf) : op == ScatterOp::Mul ? 1.0 : 0.0;
+      int64_t integer = extreme ? (max ? lo : hi) : op == ScatterOp::Mul ? 1 : 0;
+      HostTensor id = scalar_src(t, real, integer, o->self.sizes().size(), keep);
+      launch_scatter(l, o->out, o->idx, o->idx.sizes(), o->idx.strides(), id, o->dim, ScatterOp::Store);
+    }
+    std::shared_ptr<HostStorage> count;
+    if (reduce == "mean") {
+      count = device_storage(static_cast<size_t>(std::max<int64_t>(o->out.numel(), 1)) * sizeof(int32_t), stream);
+      memset_zero(count->data(), count->nbytes(), stream);
+    }
+    int32_t* counts = count ? reinterpret_cast<int32_t*>(count->data()) : nullptr;
+    launch_scatter(l, o->out, o->idx, o->idx.sizes(), o->idx.strides(), o->src, o->dim, op, 1.0, counts);
+    if (counts) scatter_mean(o->out.data(), o->out.dtype(), o->out.numel(), counts, include_self, stream);
+    return true;
+  }
+
+  // index_add(self, dim, index, source, alpha): scatter_add of alpha * source with the index
+  // read at each element's coordinate along dim (stride 0 along the others).
   bool index_add_on_device(const Line& l) {
     const codegen::wrapper::ReferenceCall& c = l.call;
     if (c.args.size() < 5 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[2]) || !tensor_arg(c.args[3]) ||
-        c.results.size() != 1 || eval_double(c.args[4].scalar) != 1.0)
+        c.results.size() != 1)
       return false;
     HostTensor self = view(c.args[0].tensor), idx = view(c.args[2].tensor), src = view(c.args[3].tensor);
     int64_t rank = static_cast<int64_t>(self.sizes().size());
@@ -473,12 +558,44 @@ struct CudaExecutor::Impl {
     if (!dim || idx.numel() != src.sizes()[static_cast<size_t>(*dim)]) return false;
     for (int64_t d = 0; d < rank; ++d)
       if (d != *dim && src.sizes()[static_cast<size_t>(d)] != self.sizes()[static_cast<size_t>(d)]) return false;
+    // An integer tensor takes an integral alpha (the reference kernel reports another).
+    double alpha = eval_double(c.args[4].scalar);
+    if (!is_floating(self.dtype()) && alpha != static_cast<double>(static_cast<int64_t>(alpha))) return false;
     HostTensor out = result_view(c.results[0]);
     if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
     copy_into_result(self, out);
     std::vector<int64_t> index_strides(static_cast<size_t>(rank), 0);
     index_strides[static_cast<size_t>(*dim)] = idx.sizes().empty() ? 0 : idx.strides()[0];
-    launch_scatter(l, out, idx, src.sizes(), std::move(index_strides), src, *dim, true);
+    launch_scatter(l, out, idx, src.sizes(), std::move(index_strides), src, *dim, ScatterOp::Add, alpha);
+    return true;
+  }
+
+  // sort(self, dim, descending) / topk(self, k, dim, largest, sorted) of a contiguous tensor
+  // into contiguous results (topk's k values in sorted order also for sorted=False).
+  bool sort_on_device(const Line& l) {
+    const codegen::wrapper::ReferenceCall& c = l.call;
+    bool topk = l.library == loop::LibraryCall::Topk;
+    if (c.args.size() < (topk ? 4u : 3u) || !tensor_arg(c.args[0]) || c.results.size() != 2) return false;
+    std::vector<std::shared_ptr<HostStorage>> keep;
+    std::optional<HostTensor> xc = contiguous(view(c.args[0].tensor), keep);
+    if (!xc || !sort_supported(xc->dtype())) return false;
+    const HostTensor& x = *xc;
+    int64_t rank = static_cast<int64_t>(x.sizes().size());
+    std::optional<int64_t> wrapped = rank == 0 ? std::optional<int64_t>(0) : dim_arg(c.args[topk ? 2 : 1], rank);
+    if (!wrapped) return false;
+    int64_t dim = *wrapped, outer = 1, len = 1, inner = 1;
+    for (int64_t d = 0; d < rank; ++d) (d < dim ? outer : d == dim ? len : inner) *= x.sizes()[static_cast<size_t>(d)];
+    int64_t k = topk ? eval(c.args[1].scalar) : len;
+    if (k < 0 || k > len) return false;  // the reference kernel reports it
+    bool descending = eval(c.args[topk ? 3 : 2].scalar) != 0;
+    HostTensor values = result_view(c.results[0]), indices = result_view(c.results[1]);
+    std::vector<int64_t> want = x.sizes();
+    if (rank > 0) want[static_cast<size_t>(dim)] = k;
+    if (!values.is_contiguous() || !indices.is_contiguous() || values.sizes() != want || indices.sizes() != want ||
+        indices.dtype() != DType::Int64 || values.dtype() != x.dtype())
+      return false;
+    sort_lines(x.data(), x.dtype(), outer, len, inner, k, descending, values.data(),
+               reinterpret_cast<int64_t*>(indices.data()), stream);
     return true;
   }
 

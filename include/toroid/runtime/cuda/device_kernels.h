@@ -1,6 +1,6 @@
 // Hand-written device kernels for the library calls no generated kernel can do: nonzero (its
-// result size only the data knows), the scans (cumsum, cumprod) and index_put. Compiled with
-// NVRTC (through the cubin cache) on first use.
+// result size only the data knows), the scans (cumsum, cumprod), index_put, the scatters and
+// sort / topk. Compiled with NVRTC (through the cubin cache) on first use.
 #pragma once
 
 #include <cstdint>
@@ -52,10 +52,14 @@ bool index_put_supported(DType t);
 void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n, const void* values,
                     bool accumulate, uint64_t* record, Stream s);
 
-// scatter (accumulate: scatter_add) along `dim` into contiguous `out`: for each element of the
-// int64 index (any strides), out at its coordinates with coordinate `dim` replaced by the index
-// gets src at its coordinates (src's strides; src at least the index's sizes), by atomic adds
-// when accumulating (dtypes as index_put). An index out of range is recorded as index_put's.
+// scatter, scatter_add, scatter_reduce and index_add along `dim` into contiguous `out`: for each
+// element of the int64 index (any strides), out at its coordinates with coordinate `dim`
+// replaced by the index gets src at its coordinates (src's strides, all 0 for a scalar; src at
+// least the index's sizes) times `alpha`: stored, or combined by atomics (adds; products,
+// maxima and minima by compare-and-swap loops; the order, so float rounding, varies between
+// runs), dtypes as index_put. `count` (int32 per element of out, zeroed; optional) counts each
+// element's contributions. An index out of range is recorded as index_put's.
+enum class ScatterOp : int { Store = -1, Add = 0, Mul = 1, Max = 2, Min = 3 };
 struct ScatterArgs {
   void* out = nullptr;
   DType dtype = DType::Float32;
@@ -65,9 +69,22 @@ struct ScatterArgs {
   const void* src = nullptr;
   std::vector<int64_t> src_strides;
   int64_t dim = 0;
-  bool accumulate = false;
+  ScatterOp op = ScatterOp::Store;
+  double alpha = 1.0;
+  int32_t* count = nullptr;
   uint64_t* record = nullptr;
 };
 void scatter_elements(const ScatterArgs& a, Stream s);
+// scatter_reduce's mean: out[i] /= count[i] (+1 with `include_self`) where count[i] > 0 (floor
+// division for integers), over `n` contiguous elements.
+void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool include_self, Stream s);
+
+// sort and topk along the middle dim of a contiguous [outer, len, inner] tensor: the first `k`
+// of each line's stable order (ascending, or descending; NaN largest), values (x's dtype,
+// copied exactly) and int64 positions into contiguous [outer, k, inner] results. A bitonic
+// network, in shared memory for lines of up to 2048 and for the short steps of longer ones.
+bool sort_supported(DType t);
+void sort_lines(const void* x, DType t, int64_t outer, int64_t len, int64_t inner, int64_t k, bool descending,
+                void* values, int64_t* indices, Stream s);
 
 }  // namespace toroid::runtime::cuda
