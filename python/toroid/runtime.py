@@ -475,11 +475,16 @@ class CompiledGraph:
             self._get_attrs = [n for n in self.gm.graph.nodes if n.op == "get_attr"]
         for n in self._get_attrs:
             env[n] = self.attrs[n.target]
+
+        def fetch(x):
+            # A deferred symbolic expression (u0 >= 0) runs after its run's partition; a node of
+            # that run that fell back to eager (an assert) reads it earlier, so it is computed here.
+            if x not in env and x.op == "call_function" and self.eager.get(x) == _SYMBOLIC:
+                env[x] = x.target(*map_arg(x.args, fetch), **map_arg(x.kwargs, fetch))
+            return env[x]
         for kind, s in self.steps:
             if kind == "eager":
-                a = map_arg(s.args, lambda x: env[x])
-                k = map_arg(s.kwargs, lambda x: env[x])
-                env[s] = s.target(*a, **k)
+                env[s] = s.target(*map_arg(s.args, fetch), **map_arg(s.kwargs, fetch))
             else:
                 with torch.no_grad():
                     outs = s([env[n] for n in s.inputs])

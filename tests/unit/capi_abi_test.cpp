@@ -70,14 +70,15 @@ TEST_F(CApi, VersionAndOps) {
   EXPECT_EQ(toroid_op_supported("aten._softmax.default"), 1);
   EXPECT_EQ(toroid_op_supported("aten.no_such_op.default"), 0);
   EXPECT_EQ(toroid_op_supported(nullptr), 0);
-  // On CUDA only ops with device code or a library call: sort runs its reference kernel on the
-  // host there, so a frontend runs it in PyTorch instead; cumsum has a device kernel on the GPU
-  // and only its reference kernel on the CPU.
+  // On CUDA only ops with device code or a library call: _cdist_forward runs its reference
+  // kernel on the host there, so a frontend runs it in PyTorch instead; cumsum and sort have
+  // device kernels on the GPU and only their reference kernels on the CPU.
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.convolution.default", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten._softmax.default", "cuda"), 1);  // decomposed
   EXPECT_EQ(toroid_op_supported_on("aten.t.default", "cuda"), 1);         // a view
-  EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cuda"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten._cdist_forward.default", "cuda"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cpu"), 0);  // only its reference kernel
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cpu"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cuda"), 1);

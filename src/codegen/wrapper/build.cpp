@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/graph/inputs.h"
 #include "toroid/graph/text.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
@@ -259,6 +260,22 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
   const ShapeEnv& env = program.graph->shape_env();
   w.env = &env;
   describe_slots(program, w);
+  for (const Value* in : graph_inputs(*program.graph)) {
+    std::vector<SymExpr> exprs;
+    if (in->is_tensor()) {
+      const TensorMeta& m = in->meta();
+      exprs.insert(exprs.end(), m.sizes.begin(), m.sizes.end());
+      exprs.insert(exprs.end(), m.strides.begin(), m.strides.end());
+      exprs.push_back(m.offset);
+    } else if (!in->scalar_value().is_null()) {
+      exprs.push_back(in->scalar_value());
+    }
+    for (SymExpr e : exprs)
+      for (SymExpr s : e.free_symbols())
+        if (const sym::SymbolInfo* info = env.info(s); info && info->unbacked &&
+            std::find(w.input_symbols.begin(), w.input_symbols.end(), s) == w.input_symbols.end())
+          w.input_symbols.push_back(s);
+  }
   SourceTable sources(*program.graph, w);
   SymbolSlots slots;
   for (const sym::SymbolInfo& info : env.symbols()) {

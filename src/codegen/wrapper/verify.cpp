@@ -14,10 +14,12 @@ using Symbols = std::unordered_set<SymExpr>;
 
 class LifecycleCheck {
  public:
-  // `bound`: the unbacked symbols bound where the program starts (its owner's, for a nested one).
+  // `bound`: the unbacked symbols bound where the program starts (its owner's, for a nested
+  // one), besides those its inputs bind.
   LifecycleCheck(const WrapperProgram& w, Symbols bound)
       : w_(w), state_(w.slots.size(), State::Unallocated), pool_state_(w.pools.size(), State::Unallocated),
         bound_(std::move(bound)) {
+    bound_.insert(w.input_symbols.begin(), w.input_symbols.end());
     for (size_t s = 0; s < w.slots.size(); ++s)
       if (w.slots[s].kind == Slot::Kind::Input || w.slots[s].kind == Slot::Kind::Constant) state_[s] = State::Live;
     for (const OutputPlan& o : w.outputs())

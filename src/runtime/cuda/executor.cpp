@@ -169,7 +169,8 @@ struct CudaExecutor::Impl {
       children.emplace_back();
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
       bool records = l.library == loop::LibraryCall::IndexPut || l.library == loop::LibraryCall::Scatter ||
-                     l.library == loop::LibraryCall::ScatterAdd || l.library == loop::LibraryCall::IndexAdd;
+                     l.library == loop::LibraryCall::ScatterAdd || l.library == loop::LibraryCall::ScatterReduce ||
+                     l.library == loop::LibraryCall::IndexAdd;
       if (l.kind == Line::Kind::FallbackCall && l.device_kernel && records) {
         line_records.push_back(DeviceAllocator::global().allocate(kRecordBytes, nullptr));
         memset_zero(line_records.back()->ptr, kRecordBytes, nullptr);
@@ -178,7 +179,7 @@ struct CudaExecutor::Impl {
     }
   }
 
-  // The error record of an index_put line (null: the line has none).
+  // The error record of an index_put or scatter line (null: the line has none).
   uint64_t* line_record(const Line& l) const {
     for (const ErrorRecord& r : error_records)
       if (r.line == &l) return static_cast<uint64_t*>(r.global);

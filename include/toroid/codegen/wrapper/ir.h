@@ -187,6 +187,9 @@ struct WrapperProgram {
   std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
   std::vector<SourceNode> sources;  // every node of the graph, in order (provenance)
   std::vector<Pool> pools;          // the memory plan's (plan_memory)
+  // Unbacked symbols the graph's inputs bind where a run starts (a size of data-dependent extent
+  // that another partition produced, an item() value passed in).
+  std::vector<SymExpr> input_symbols;
   // The most bytes the lines hold at once (memory_estimate.cpp), in the graph's symbols.
   SymExpr planned_peak_bytes = SymExpr::integer(0);
 
