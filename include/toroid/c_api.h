@@ -76,10 +76,9 @@ typedef struct {
                               * 0: compiling such a call fails, with the error located at its
                               * node (a frontend then runs that op itself) */
   int32_t deterministic; /* 0 (default); 1: results never vary between runs (as PyTorch's
-                          * use_deterministic_algorithms): device kernels that accumulate with
-                          * atomics (index_put, scatter, scatter_add, index_add on CUDA) are not
-                          * used, so those calls run their reference kernel, or fail to compile
-                          * with reference_kernels = 0 */
+                          * use_deterministic_algorithms): device kernels that combine with
+                          * atomics (index_put and the scatters on CUDA) take their sorted form,
+                          * each position's contributions combined in order */
 } toroid_compile_options;
 
 void toroid_compile_options_init(toroid_compile_options* options);

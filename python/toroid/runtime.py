@@ -84,8 +84,9 @@ class Partition:
         self.device = device
         # No reference kernels: an op toroid has no compiled form for (at this dtype) fails the
         # compile at its node, and the caller runs it in eager instead (slow fallbacks are visible).
-        # torch.use_deterministic_algorithms: no device kernel whose atomics vary the result
-        # (dynamo guards on the flag, so a change compiles again).
+        # torch.use_deterministic_algorithms: device kernels that combine with atomics take their
+        # sorted form, whose results never vary (dynamo guards on the flag, so a change compiles
+        # again).
         import torch
         self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name,
                                    reference_kernels=False,

@@ -215,10 +215,7 @@ void Lowering::fallback(const Node* n) {
   const Value* r0 = n->num_results() ? n->result(0) : nullptr;
   const LibraryKernel* device_kernel =
       r0 && r0->is_tensor() ? find_library_kernel(n->target(), r0->meta().dtype, options.target.device) : nullptr;
-  if (device_kernel && options.deterministic && order_varies(device_kernel->call)) {
-    note_reference_kernel(n, "its device kernel's results vary between runs, and deterministic results were asked");
-    device_kernel = nullptr;
-  } else if (!device_kernel) {
+  if (!device_kernel) {
     note_reference_kernel(n, "no lowering rule");
   }
   // The op's exact reference kernel, on realized operands.
@@ -233,6 +230,8 @@ void Lowering::fallback(const Node* n) {
     if (device_kernel) {
       b->library = device_kernel->call;
       b->on_device = true;
+      // Its atomics' order varies the result: the sorted form instead, when asked.
+      b->deterministic = options.deterministic && order_varies(device_kernel->call);
     }
     if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
     first = false;

@@ -39,6 +39,17 @@ if has examples; then
     printf '%-40s ' "$f"; "$B/toroidc" run "$f" --device cuda --random-inputs --seed "$s" --check 2>&1 | tail -1
   done 2>&1 | tee "$out/examples.log"
 fi
+if has examples; then
+  echo "== deterministic device kernels (--deterministic): match the reference, and two runs agree bit for bit"
+  for e in tests/lit/compile/device-kernels.tir:3 tests/lit/compile/sort-scatter-reduce.tir:4 tests/lit/compile/index-add.tir:2; do
+    f=${e%%:*}; s=${e##*:}; d=$(mktemp -d)
+    printf '%-40s ' "$f"
+    "$B/toroidc" run "$f" --device cuda --deterministic --random-inputs --seed "$s" --check --output-dir "$d/a" | tail -1
+    "$B/toroidc" run "$f" --device cuda --deterministic --random-inputs --seed "$s" --output-dir "$d/b" > /dev/null
+    diff -r -q "$d/a" "$d/b" > /dev/null && echo "  two runs: identical" || echo "  two runs: DIFFER"
+    rm -rf "$d"
+  done 2>&1 | tee "$out/deterministic.log"
+fi
 if has peaks; then
   echo "== memory: measured peak <= planned <= the reference interpreter's, lifecycle replayed"
   for e in "${graphs[@]}"; do

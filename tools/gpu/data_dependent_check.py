@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Data-dependent programs through torch.compile(backend="toroid") on torch 2.11 (issue 15):
 item() feeding a kernel, an int item() as a size, nonzero + gather, a boolean mask, torch.cond
-on a device predicate, torch.while_loop, an SGD loop whose lr changes every step, and the sort,
-topk and scatter device kernels.
+on a device predicate, torch.while_loop, an SGD loop whose lr changes every step, the sort, topk
+and scatter device kernels, and their deterministic forms.
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so python3 tools/gpu/data_dependent_check.py [--device cuda]
 
@@ -145,6 +145,37 @@ def check_sort_scatter(torch, device):
     return report(*run_compiled(torch, fn, [inputs(1), inputs(2)]))
 
 
+def check_deterministic(torch, device):
+    """With torch.use_deterministic_algorithms(True): index_put with accumulate (embedding
+    backward's form, thousands of repeats per row), scatter_add, index_add and a scatter_reduce
+    mean compile to the sorted device kernels: they match eager, no fallback, and two runs agree
+    bit for bit."""
+    def fn(w, idx, vals, z, j, s):
+        a = w.index_put((idx,), vals, accumulate=True)
+        b = z.scatter_add(0, j, s)
+        c = z.index_add(0, j[:, 0], s, alpha=2.0)
+        d = z.scatter_reduce(0, j, s, "mean", include_self=False)
+        return a, b, c, d
+
+    g = torch.Generator(device=device).manual_seed(3)
+    inputs = (torch.randn(1000, 64, device=device, generator=g),
+              torch.randint(0, 50, (4096,), device=device, generator=g),
+              torch.randn(4096, 64, device=device, generator=g), torch.randn(50, 64, device=device, generator=g),
+              torch.randint(0, 50, (4096, 64), device=device, generator=g),
+              torch.randn(4096, 64, device=device, generator=g))
+    old = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+    torch.use_deterministic_algorithms(True, warn_only=True)  # eager has no deterministic index_add
+    try:
+        import toroid  # noqa: F401
+        ok, graphs, fallbacks = run_compiled(torch, fn, [inputs])
+        f = torch.compile(fn, backend="toroid")
+        first, second = f(*inputs), f(*inputs)
+        same = all(torch.equal(x, y) for x, y in zip(first, second))
+    finally:
+        torch.use_deterministic_algorithms(old[0], warn_only=old[1])
+    return report(ok and same, graphs, fallbacks, "; two runs bitwise equal: %s" % same)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", default="cuda")
@@ -159,7 +190,7 @@ def main():
     failed = 0
     checks = (("item_feed", check_item_feed), ("item_size", check_item_size), ("nonzero_gather", check_nonzero_gather),
               ("bool_mask", check_bool_mask), ("cond", check_cond), ("while_loop", check_while_loop),
-              ("sgd_lr", check_sgd_lr), ("sort_scatter", check_sort_scatter))
+              ("sgd_lr", check_sgd_lr), ("sort_scatter", check_sort_scatter), ("deterministic", check_deterministic))
     for name, check in checks:
         if args.only and name != args.only:
             continue

@@ -67,6 +67,8 @@ struct Buffer {
   // Fallback: the device's library kernel `library` runs the call (it allocates its results, of
   // data-dependent size), not the reference kernel on host copies.
   bool on_device = false;
+  // ... in its form whose results never vary between runs (the deterministic compile option).
+  bool deterministic = false;
 
   // Input: the position among the graph inputs (Input nodes, then Param nodes).
   int input_index = -1;

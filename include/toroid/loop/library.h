@@ -56,7 +56,8 @@ struct LibraryKernel {
 // generated code or its reference kernel).
 const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device);
 // Whether the call's result may differ between runs (atomic adds in a varying order, stores to
-// a repeated index where the last writer wins): not taken when deterministic results are asked.
+// a repeated index where the last writer wins): its sorted form runs when deterministic results
+// are asked.
 bool order_varies(LibraryCall c);
 
 // Whether some device has a library kernel for `op` (for messages: why a call fell back).

@@ -26,8 +26,8 @@ struct LowerOptions {
   // elsewhere (PyTorch eager) instead of slowly. Either way each one is logged (TOROID_LOG=fallback).
   bool reference_kernels = true;
   // Results must not vary between runs (torch.use_deterministic_algorithms): device kernels
-  // whose order of accumulation varies (loop::order_varies) are not used; those calls run their
-  // reference kernel, or are errors at the node without reference kernels.
+  // whose order of accumulation varies (loop::order_varies) take their sorted form
+  // (Buffer::deterministic).
   bool deterministic = false;
   // A subgraph of cond or while_loop (lower_control.cpp): output i is stored in a buffer of its
   // own, laid out as output_layouts[i] (the owning node's result; null: as it is), which the

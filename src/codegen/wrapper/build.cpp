@@ -358,6 +358,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     call.kind = Line::Kind::FallbackCall;
     call.call = reference_call(program, b->node, results);
     call.device_kernel = b->on_device;
+    call.deterministic = b->deterministic;
     call.library = b->library;
     call.sources = sources.of({results.begin(), results.end()});
     w.lines.push_back(call);

@@ -114,7 +114,9 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
       break;
     }
     case Line::Kind::FallbackCall: {
-      os << (l.device_kernel ? "device " + std::string(loop::library_call_name(l.library)) + " " : "fallback ");
+      os << (l.device_kernel ? "device " + std::string(loop::library_call_name(l.library)) +
+                                   (l.deterministic ? "[deterministic] " : " ")
+                             : "fallback ");
       for (size_t i = 0; i < l.call.results.size(); ++i) {
         const ReferenceCall::Result& r = l.call.results[i];
         os << (i ? ", " : "") << ref_str(r.ref) << (l.call.results.size() > 1 ? " #" + std::to_string(r.index) : "");

@@ -390,6 +390,75 @@ extern "C" __global__ void toroid_sort_store(const unsigned char* x, int esize, 
   }
 }
 
+// The deterministic scatters: each contribution's flat position in out (LLONG_MAX for an index
+// out of range, recorded as above), sorted stably; then one thread per run of equal positions
+// combines its contributions in their original order (in double for floats, wrapping int64 for
+// integers), so the result never depends on scheduling. `mean` divides by the run's length
+// (plus one with `include_self`); TOROID_STORE keeps the last contribution.
+extern "C" __global__ void toroid_scatter_keys(Layout ol, const long long* idx, Layout il, int dim, int wrap,
+                                               long long* keys, unsigned long long* bad) {
+  long long n = 1;
+  for (int d = 0; d < il.rank; ++d) n *= il.size[d];
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
+    long long rest = e, io = 0, oo = 0;
+    long long coord[8];
+    for (int d = il.rank - 1; d >= 0; --d) {
+      coord[d] = rest % il.size[d];
+      rest /= il.size[d];
+      io += coord[d] * il.stride[d];
+    }
+    long long k = idx[io];
+    if (wrap && k < 0) k += ol.size[dim];  // index_put's negative positions count from the end
+    if (k < 0 || k >= ol.size[dim]) {
+      if (atomicCAS(bad, 0ull, 1ull) == 0ull) {
+        bad[1] = static_cast<unsigned long long>(ol.size[dim]);
+        bad[2] = static_cast<unsigned long long>(idx[io]);
+      }
+      keys[e] = 0x7fffffffffffffffll;
+      continue;
+    }
+    for (int d = 0; d < ol.rank; ++d) oo += (d == dim ? k : coord[d]) * ol.stride[d];
+    keys[e] = oo;
+  }
+}
+
+extern "C" __global__ void toroid_scatter_segments(void* out, int t, const long long* key, const long long* pos,
+                                                   long long n, Layout il, const void* src, Layout sl, int op,
+                                                   double alpha, int mean, int include_self) {
+  const bool real = t >= 6;
+  for (long long p = blockIdx.x * (long long)blockDim.x + threadIdx.x; p < n; p += (long long)gridDim.x * blockDim.x) {
+    long long at = key[p];
+    if (at == 0x7fffffffffffffffll || (p > 0 && key[p - 1] == at)) continue;
+    double acc = real ? toroid_load_real(out, at, t) : 0.0;
+    long long iacc = real ? 0 : toroid_load_int(out, at, t);
+    long long q = p;
+    for (; q < n && key[q] == at; ++q) {
+      long long rest = pos[q], so = 0;
+      for (int d = il.rank - 1; d >= 0; --d) {
+        so += (rest % il.size[d]) * sl.stride[d];
+        rest /= il.size[d];
+      }
+      if (real) {
+        double v = toroid_load_real(src, so, t) * alpha;
+        acc = op == TOROID_STORE ? v : op == TOROID_ADD ? acc + v : op == TOROID_MUL ? acc * v : toroid_pick(acc, v, op);
+      } else {
+        long long v = toroid_load_int(src, so, t) * static_cast<long long>(alpha);
+        unsigned long long ua = static_cast<unsigned long long>(iacc), uv = static_cast<unsigned long long>(v);
+        iacc = op == TOROID_STORE ? v
+               : op == TOROID_ADD ? static_cast<long long>(ua + uv)
+               : op == TOROID_MUL ? static_cast<long long>(ua * uv)
+               : op == TOROID_MAX ? (iacc > v ? iacc : v) : (iacc < v ? iacc : v);
+      }
+    }
+    if (mean) {
+      long long c = q - p + include_self;
+      if (real) acc /= static_cast<double>(c);
+      else iacc = toroid_floor_div(iacc, c);
+    }
+    toroid_store(out, at, t, acc, iacc);
+  }
+}
+
 #define TOROID_INDEX_PUT(name, T)                                                                            \
   extern "C" __global__ void name(T* out, long long rows, long long row, const long long* idx, long long n, \
                                   const T* v, int acc, unsigned long long* bad) {                          \
@@ -499,6 +568,7 @@ struct Kernels {
   Function scatter[10] = {}, mean[10] = {};
   Function sort_load[2] = {}, sort_step[2] = {}, sort_chunk[2] = {};  // [real]
   Function sort_store = nullptr;
+  Function scatter_keys = nullptr, scatter_segments = nullptr;
 };
 
 const Kernels& kernels() {
@@ -536,6 +606,8 @@ const Kernels& kernels() {
       k.sort_chunk[real] = k.module->function("toroid_sort_chunk_" + suffix);
     }
     k.sort_store = k.module->function("toroid_sort_store");
+    k.scatter_keys = k.module->function("toroid_scatter_keys");
+    k.scatter_segments = k.module->function("toroid_scatter_segments");
   });
   return k;
 }
@@ -664,15 +736,26 @@ static LaunchDims grid_for(int64_t n, int64_t per_sm = 8) {
   return dims;
 }
 
-void scatter_elements(const ScatterArgs& a, Stream s) {
-  TOROID_CHECK(index_put_supported(a.dtype), "scatter on the device of an unsupported dtype");
-  TOROID_CHECK(a.record != nullptr, "scatter on the device needs an error record");
+// A scatter's contributions (the index's elements) and its three layouts, checked.
+struct ScatterShape {
   int64_t n = 1;
-  for (int64_t x : a.index_sizes) n *= x;
-  if (n == 0) return;
+  Layout ol, il, sl;
+  explicit ScatterShape(const ScatterArgs& a) {
+    TOROID_CHECK(index_put_supported(a.dtype), "scatter on the device of an unsupported dtype");
+    TOROID_CHECK(a.record != nullptr, "scatter on the device needs an error record");
+    for (int64_t x : a.index_sizes) n *= x;
+    ol = layout_of(a.out_sizes, a.out_strides);
+    il = layout_of(a.index_sizes, a.index_strides);
+    sl = layout_of(a.index_sizes, a.src_strides);
+  }
+};
+
+void scatter_elements(const ScatterArgs& a, Stream s) {
+  ScatterShape sh(a);
+  if (sh.n == 0) return;
+  int64_t n = sh.n;
+  Layout ol = sh.ol, il = sh.il, sl = sh.sl;
   const Kernels& k = kernels();
-  Layout ol = layout_of(a.out_sizes, a.out_strides), il = layout_of(a.index_sizes, a.index_strides),
-         sl = layout_of(a.index_sizes, a.src_strides);
   void* out = a.out;
   const void* idx = a.index;
   const void* src = a.src;
@@ -682,6 +765,33 @@ void scatter_elements(const ScatterArgs& a, Stream s) {
   void* rec = a.record;
   void* args[] = {&out, &ol, &idx, &il, &src, &sl, &dim, &op, &alpha, &count, &rec};
   launch(k.scatter[static_cast<int>(a.dtype)], grid_for(n), args, s, a.op == ScatterOp::Store ? "toroid_scatter" : "toroid_scatter_combine");
+}
+
+void scatter_deterministic(const ScatterArgs& a, bool mean, bool include_self, Stream s) {
+  ScatterShape sh(a);
+  if (sh.n == 0) return;
+  int64_t n = sh.n;
+  Layout ol = sh.ol, il = sh.il, sl = sh.sl;
+  const Kernels& k = kernels();
+  auto& alloc = DeviceAllocator::global();
+  DeviceMemory keys = alloc.allocate(static_cast<size_t>(n) * 8, s), sorted = alloc.allocate(static_cast<size_t>(n) * 8, s),
+               pos = alloc.allocate(static_cast<size_t>(n) * 8, s);
+  const void* idx = a.index;
+  int dim = static_cast<int>(a.dim), wrap = a.wrap_negative ? 1 : 0;
+  void* kp = keys->ptr;
+  void* rec = a.record;
+  void* key_args[] = {&ol, &idx, &il, &dim, &wrap, &kp, &rec};
+  launch(k.scatter_keys, grid_for(n), key_args, s, "toroid_scatter_keys");
+  sort_lines(keys->ptr, DType::Int64, 1, n, 1, n, false, sorted->ptr, static_cast<int64_t*>(pos->ptr), s);
+  void* out = a.out;
+  int t = static_cast<int>(a.dtype), op = static_cast<int>(a.op), m = mean ? 1 : 0, self = include_self ? 1 : 0;
+  void* sk = sorted->ptr;
+  void* pp = pos->ptr;
+  long long count = n;
+  const void* src = a.src;
+  double alpha = a.alpha;
+  void* seg_args[] = {&out, &t, &sk, &pp, &count, &il, &src, &sl, &op, &alpha, &m, &self};
+  launch(k.scatter_segments, grid_for(n), seg_args, s, "toroid_scatter_segments");
 }
 
 void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool include_self, Stream s) {

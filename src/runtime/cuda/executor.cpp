@@ -393,10 +393,12 @@ struct CudaExecutor::Impl {
   }
 
   // src's elements (times `alpha`) into `out` along `dim` at the positions the int64 index
-  // names, read with `index_sizes` and `index_strides`: stored, or combined by `op`.
+  // names, read with `index_sizes` and `index_strides`: stored, or combined by `op` (the
+  // sorted form on a deterministic line, where `mean` divides by the contributions).
   void launch_scatter(const Line& l, const HostTensor& out, const HostTensor& idx, std::vector<int64_t> index_sizes,
                       std::vector<int64_t> index_strides, const HostTensor& src, int64_t dim, ScatterOp op,
-                      double alpha = 1.0, int32_t* count = nullptr) {
+                      double alpha = 1.0, int32_t* count = nullptr, bool mean = false, bool include_self = false,
+                      bool wrap_negative = false) {
     ScatterArgs a;
     a.out = out.data();
     a.dtype = out.dtype();
@@ -411,8 +413,10 @@ struct CudaExecutor::Impl {
     a.op = op;
     a.alpha = alpha;
     a.count = count;
+    a.wrap_negative = wrap_negative;
     a.record = line_record(l);
-    scatter_elements(a, stream);
+    if (l.deterministic) scatter_deterministic(a, mean, include_self, stream);
+    else scatter_elements(a, stream);
   }
 
   static bool tensor_arg(const codegen::wrapper::CallArg& a) {
@@ -531,6 +535,11 @@ struct CudaExecutor::Impl {
       HostTensor id = scalar_src(t, real, integer, o->self.sizes().size(), keep);
       launch_scatter(l, o->out, o->idx, o->idx.sizes(), o->idx.strides(), id, o->dim, ScatterOp::Store);
     }
+    if (l.deterministic) {
+      launch_scatter(l, o->out, o->idx, o->idx.sizes(), o->idx.strides(), o->src, o->dim, op, 1.0, nullptr,
+                     reduce == "mean", include_self);
+      return true;
+    }
     std::shared_ptr<HostStorage> count;
     if (reduce == "mean") {
       count = device_storage(static_cast<size_t>(std::max<int64_t>(o->out.numel(), 1)) * sizeof(int32_t), stream);
@@ -622,6 +631,14 @@ struct CudaExecutor::Impl {
     if (!out.is_contiguous() || out.sizes() != self.sizes()) return false;
     copy_into_result(self, out);
     bool accumulate = eval(c.args[3].scalar) != 0;
+    if (l.deterministic) {
+      // As a scatter along dim 0 of [rows, row] views: the index read once per row.
+      HostTensor out2 = HostTensor::from_storage(out.storage(), out.dtype(), {rows, row}, {row, 1}, out.offset());
+      HostTensor src2 = HostTensor::from_storage(values.storage(), values.dtype(), {n, row}, {row, 1}, values.offset());
+      launch_scatter(l, out2, idx, {n, row}, {1, 0}, src2, 0, accumulate ? ScatterOp::Add : ScatterOp::Store, 1.0, nullptr,
+                     false, false, true);
+      return true;
+    }
     // An index out of range is recorded, and reported with the run's other checks (deferred
     // when the run's are): the host does not wait here.
     index_put_rows(out.data(), self.dtype(), rows, row, reinterpret_cast<const int64_t*>(idx.data()), n, values.data(),

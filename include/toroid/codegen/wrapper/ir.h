@@ -164,6 +164,7 @@ struct Line {
   // FallbackCall: the device's library kernel `library` runs it (the executor may still take
   // the reference kernel for operands it cannot take).
   bool device_kernel = false;
+  bool deterministic = false;  // ... in its form whose results never vary between runs
   std::vector<OutputPlan> outputs;  // Return
   std::string text;                 // Comment; Assert: the message
   SymExpr scalar;                   // ScalarRead, Assert, Cond (see above)

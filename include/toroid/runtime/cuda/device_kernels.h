@@ -72,9 +72,15 @@ struct ScatterArgs {
   ScatterOp op = ScatterOp::Store;
   double alpha = 1.0;
   int32_t* count = nullptr;
+  bool wrap_negative = false;  // scatter_deterministic: a negative index counts from the end (index_put's)
   uint64_t* record = nullptr;
 };
 void scatter_elements(const ScatterArgs& a, Stream s);
+// The same scatter with results that never vary between runs (torch.use_deterministic_algorithms):
+// the contributions' positions in out sorted stably, then each position's contributions
+// combined in their order (floats in double); a store keeps the last. `mean` divides each
+// position with contributions by their number (+1 with `include_self`); `count` is not used.
+void scatter_deterministic(const ScatterArgs& a, bool mean, bool include_self, Stream s);
 // scatter_reduce's mean: out[i] /= count[i] (+1 with `include_self`) where count[i] > 0 (floor
 // division for integers), over `n` contiguous elements.
 void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool include_self, Stream s);
