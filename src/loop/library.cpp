@@ -22,19 +22,19 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::Addmm, "aten.addmm.default", kBlas, kCublasLt},
     {LibraryCall::Addmm, "aten._addmm_activation.default", kBlas, kCublasLt},
     {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
-    // Device kernels of the GPU (runtime/cuda/device_kernels.h). The host's reference kernels
-    // read host memory as fast; on the GPU these avoid two copies.
-    {LibraryCall::Nonzero, "aten.nonzero.default", 0, bit(DType::Int64)},
-    {LibraryCall::Cumsum, "aten.cumsum.default", 0, kScanOut},
-    {LibraryCall::Cumprod, "aten.cumprod.default", 0, kScanOut},
-    {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut},
-    {LibraryCall::Scatter, "aten.scatter.src", 0, kPut},
-    {LibraryCall::Scatter, "aten.scatter.value", 0, kPut},
-    {LibraryCall::ScatterAdd, "aten.scatter_add.default", 0, kPut},
-    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", 0, kPut},
-    {LibraryCall::IndexAdd, "aten.index_add.default", 0, kPut},
-    {LibraryCall::Sort, "aten.sort.default", 0, kSortable},
-    {LibraryCall::Topk, "aten.topk.default", 0, kSortable},
+    // Kernels of fallback lines: the GPU's device kernels (runtime/cuda/device_kernels.h) and
+    // the CPU's typed host loops (runtime/cpu_library.h); other layouts run the reference kernel.
+    {LibraryCall::Nonzero, "aten.nonzero.default", bit(DType::Int64), bit(DType::Int64)},
+    {LibraryCall::Cumsum, "aten.cumsum.default", kScanOut, kScanOut},
+    {LibraryCall::Cumprod, "aten.cumprod.default", kScanOut, kScanOut},
+    {LibraryCall::IndexPut, "aten.index_put.default", kPut, kPut},
+    {LibraryCall::Scatter, "aten.scatter.src", kPut, kPut},
+    {LibraryCall::Scatter, "aten.scatter.value", kPut, kPut},
+    {LibraryCall::ScatterAdd, "aten.scatter_add.default", kPut, kPut},
+    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", kPut, kPut},
+    {LibraryCall::IndexAdd, "aten.index_add.default", kPut, kPut},
+    {LibraryCall::Sort, "aten.sort.default", kSortable, kSortable},
+    {LibraryCall::Topk, "aten.topk.default", kSortable, kSortable},
 };
 
 }  // namespace

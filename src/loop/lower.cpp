@@ -231,7 +231,7 @@ void Lowering::fallback(const Node* n) {
       b->library = device_kernel->call;
       b->on_device = true;
       // Its atomics' order varies the result: the sorted form instead, when asked.
-      b->deterministic = options.deterministic && order_varies(device_kernel->call);
+      b->deterministic = options.deterministic && options.target.is_cuda() && order_varies(device_kernel->call);
     }
     if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
     first = false;

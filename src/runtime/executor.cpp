@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "blas.h"
+#include "cpu_library.h"
 #include "onednn.h"
 #include "toroid/runtime/control_flow.h"
 #include "toroid/runtime/host_allocator.h"
@@ -12,6 +13,7 @@
 #include "toroid/runtime/reference_call.h"
 #include "toroid/runtime/run_slots.h"
 #include "toroid/support/error.h"
+#include "toroid/support/log.h"
 
 namespace toroid::runtime {
 
@@ -95,7 +97,23 @@ class CpuExecutor final : public Executor {
     rs.count(slot, nbytes);
   }
 
+  // A fallback line's library kernel on the CPU (cpu_library.h).
+  bool run_library(const Line& l) {
+    CpuCallHooks h;
+    h.view = [this](const TensorRef& r) { return view(r); };
+    h.eval_int = [this](SymExpr e) { return eval(e); };
+    h.eval_real = [this](SymExpr e) { return eval_real(env, binding, e); };
+    h.result = [this, &l](const codegen::wrapper::ReferenceCall::Result& r, const std::vector<int64_t>& sizes) {
+      rs.produced_sizes(l.call, r, sizes, env, binding);
+      if (!rs.slots[static_cast<size_t>(r.ref.slot)]) allocate(r.ref.slot, eval(r.nbytes));
+      return view(r.ref);
+    };
+    return run_cpu_library(l, h);
+  }
+
   void run_fallback(const Line& l) {
+    if (l.device_kernel && run_library(l)) return;
+    if (l.device_kernel) TOROID_LOG("fallback", l.call.op_name + ": the CPU kernel cannot take these operands; the reference kernel runs it");
     const codegen::wrapper::ReferenceCall& c = l.call;
     std::vector<RtValue> results = run_reference(c, env, binding, [this](const TensorRef& r) { return RtValue(view(r)); });
     // A result aliasing an operand is copied, never adopted (its slot is freed and reused).
@@ -155,7 +173,7 @@ class CpuExecutor final : public Executor {
         onednn_convolution(view(l.operands[0]), view(l.operands[1]), bias ? &*bias : nullptr, c, out);
         return;
       }
-      case loop::LibraryCall::Nonzero:
+      case loop::LibraryCall::Nonzero:  // fallback lines (cpu_library.h), never an extern line
       case loop::LibraryCall::Cumsum:
       case loop::LibraryCall::Cumprod:
       case loop::LibraryCall::IndexPut:
@@ -164,7 +182,7 @@ class CpuExecutor final : public Executor {
       case loop::LibraryCall::ScatterReduce:
       case loop::LibraryCall::IndexAdd:
       case loop::LibraryCall::Sort:
-      case loop::LibraryCall::Topk: break;  // device kernels, never an extern line here
+      case loop::LibraryCall::Topk: break;
     }
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }

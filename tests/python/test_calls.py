@@ -94,11 +94,11 @@ class CheckedCalls(unittest.TestCase):
     def test_eager_result_of_another_dtype_than_traced_is_cast(self):
         # PyTorch's eager kernels and fake tensors disagree on a few dtypes (CUDA batch norm's
         # saved statistics in eval mode); a partition after such an op takes the traced dtype.
-        fn = lambda x: torch.cumsum(x, 0) * 2  # noqa: E731  (cumsum runs in eager)
+        fn = lambda x: torch.logcumsumexp(x, 0) * 2  # noqa: E731  (logcumsumexp runs in eager)
         x = torch.randn(5)
         c = compile_graph(make_fx(fn)(x), [x])
         node = next(s for kind, s in c.steps if kind == "eager")
-        node.target = lambda *a, **k: torch.ops.aten.cumsum.default(*a, **k).double()
+        node.target = lambda *a, **k: torch.ops.aten.logcumsumexp.default(*a, **k).double()
         close(self, c(x), fn(x))
 
     def test_rank_mismatch_is_an_error(self):
@@ -192,12 +192,28 @@ class ReferenceKernelFallbacks(unittest.TestCase):
         close(self, c(a, a), fn(a, a), 1e-2)
 
     def test_ops_with_only_a_reference_kernel_run_in_eager(self):
-        fn = lambda x: torch.sort(x, -1)[0] + torch.cumsum(x, 0)  # noqa: E731
+        fn = lambda x: torch.logcumsumexp(x, 0) + x.sum()  # noqa: E731
         x = torch.randn(8, 8)
         with self.assertLogs("toroid", level="WARNING"):
             c = compile_graph(make_fx(fn)(x), [x])
-        self.assertEqual(sorted(op for _, op, _ in c.fallbacks), ["aten.cumsum.default", "aten.sort.default"])
+        self.assertEqual([op for _, op, _ in c.fallbacks], ["aten.logcumsumexp.default"])
         close(self, c(x), fn(x))
+
+    def test_sort_scan_and_scatters_have_cpu_kernels(self):
+        # Library kernels on the CPU (no eager fallback): sort, topk, cumsum, cumprod, scatter_add,
+        # index_add and index_put with accumulate.
+        def fn(x, i):
+            v, k = torch.sort(x, -1, descending=True)
+            t = torch.topk(x, 3, 0)[0]
+            s = x.scatter_add(0, i, x) + torch.cumsum(x, 1) + torch.cumprod(x * 0.1 + 1, 0)
+            a = x.index_add(0, i[:, 0], x, alpha=2.0)
+            p = x.index_put((i[:, 1],), x, accumulate=True)
+            return v, k, t, s, a, p
+        x, i = torch.randn(8, 8), torch.randint(0, 8, (8, 8))
+        c = compile_graph(make_fx(fn)(x, i), [x, i])
+        self.assertEqual(c.fallbacks, [])
+        for got, want in zip(c(x, i), fn(x, i)):
+            close(self, got, want, 1e-4)
 
     def test_f32_matmul_and_conv_stay_compiled(self):
         fn = lambda x, w: F.conv2d(x, w).flatten(1) @ torch.ones(4 * 9, 2)  # noqa: E731

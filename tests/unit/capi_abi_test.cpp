@@ -70,19 +70,19 @@ TEST_F(CApi, VersionAndOps) {
   EXPECT_EQ(toroid_op_supported("aten._softmax.default"), 1);
   EXPECT_EQ(toroid_op_supported("aten.no_such_op.default"), 0);
   EXPECT_EQ(toroid_op_supported(nullptr), 0);
-  // On CUDA only ops with device code or a library call: _cdist_forward runs its reference
-  // kernel on the host there, so a frontend runs it in PyTorch instead; cumsum and sort have
-  // device kernels on the GPU and only their reference kernels on the CPU.
+  // Only ops with generated code or a library kernel: _cdist_forward runs its reference kernel,
+  // so a frontend runs it in PyTorch instead; cumsum and sort have library kernels on both.
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.convolution.default", "cuda"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten._softmax.default", "cuda"), 1);  // decomposed
   EXPECT_EQ(toroid_op_supported_on("aten.t.default", "cuda"), 1);         // a view
   EXPECT_EQ(toroid_op_supported_on("aten._cdist_forward.default", "cuda"), 0);
   EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cuda"), 1);
-  EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cpu"), 0);  // only its reference kernel
+  EXPECT_EQ(toroid_op_supported_on("aten.sort.default", "cpu"), 1);
+  EXPECT_EQ(toroid_op_supported_on("aten._cdist_forward.default", "cpu"), 0);
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "cpu"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cuda"), 1);
-  EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cpu"), 0);
+  EXPECT_EQ(toroid_op_supported_on("aten.cumsum.default", "cpu"), 1);
   EXPECT_EQ(toroid_op_supported_on("aten.no_such_op.default", "cuda"), 0);
   EXPECT_EQ(toroid_op_supported_on("aten.add.Tensor", "tpu"), -1);
   EXPECT_NE(std::string(toroid_last_error()).find("unknown device 'tpu'"), std::string::npos);
