@@ -11,6 +11,8 @@ call included since each is one compiled graph). The floor is the bytes the op m
 (read its inputs once, write its outputs once) over the device's peak bandwidth (--bandwidth,
 GB/s; H100 SXM: 3350); `deterministic` runs the same index_put with
 torch.use_deterministic_algorithms(True) (toroid's sorted form; eager and Inductor their own).
+`result` is ok when toroid's values are no further from an f64 computation than eager's (twice,
+for atomics' varying order) and sort/topk indices select the values returned.
 """
 import argparse
 import json
@@ -57,10 +59,21 @@ def timed(fn, inputs):
     return do_bench(lambda: fn(*inputs), warmup=25, rep=200, return_mode="median")
 
 
-def close(a, b):
-    a = a if isinstance(a, (tuple, list)) else (a,)
-    b = b if isinstance(b, (tuple, list)) else (b,)
-    return all(torch.allclose(x.float(), y.float(), atol=1e-2, rtol=1e-2) for x, y in zip(a, b))
+def accurate(fn, inputs, got):
+    """toroid's values no further from the f64 result than eager's (bf16 eager cumsum drifts by
+    many ulps; toroid accumulates in double), and its indices select its values."""
+    as_tuple = lambda v: v if isinstance(v, (tuple, list)) else (v,)  # noqa: E731
+    exact = as_tuple(fn(*[t.double() if t.is_floating_point() else t for t in inputs]))
+    want, got = as_tuple(fn(*inputs)), as_tuple(got)
+    ok = True
+    for g, w, e in zip(got, want, exact):
+        if g.dtype == torch.int64 and g.shape == got[0].shape and len(got) == 2:  # sort/topk indices
+            x = inputs[0]
+            ok = ok and torch.equal(x.gather(-1, g), got[0])
+            continue
+        err_t, err_e = (g.double() - e).abs().max().item(), (w.double() - e).abs().max().item()
+        ok = ok and err_t <= 2 * err_e + 1e-6 * (1 + e.abs().max().item())
+    return ok
 
 
 def main():
@@ -79,7 +92,7 @@ def main():
                 eager = timed(fn, inputs)
                 tor = torch.compile(fn, backend="toroid")
                 ind = torch.compile(fn)
-                ok = close(tor(*inputs), fn(*inputs))
+                ok = accurate(fn, inputs, tor(*inputs))
                 t_tor, t_ind = timed(tor, inputs), timed(ind, inputs)
                 floor = nbytes / (args.bandwidth * 1e9) * 1e3
                 rows.append({"case": name + (" [deterministic]" if deterministic else ""),

@@ -57,9 +57,11 @@ __device__ __forceinline__ void toroid_store(void* p, long long i, int t, double
 }
 
 // An inclusive scan (sum or product) along the middle dim of contiguous [outer, len, inner]
-// tensors: one block per line, 256 elements at a time (warp scans, then the warp totals),
+// tensors: one block per line, blockDim * TOROID_SCAN_ITEMS elements at a time (each thread
+// scans its consecutive items, then warp scans of the thread totals, then the warp totals),
 // carrying the line's running value. Floats accumulate in double, integers in int64 (wrapping),
 // as the reference kernel.
+#define TOROID_SCAN_ITEMS 8
 template <typename Acc>
 __device__ Acc toroid_load_acc(const void* p, long long i, int t);
 template <>
@@ -78,14 +80,22 @@ __device__ void toroid_scan(const void* x, int xt, void* out, int ot, long long 
     long long o = line / inner, in = line % inner, start = o * len * inner + in;
     if (threadIdx.x == 0) carry = identity;
     __syncthreads();
-    for (long long base = 0; base < len; base += blockDim.x) {
-      long long k = base + threadIdx.x;
-      Acc v = identity;
-      if (k < len) v = toroid_load_acc<Acc>(x, start + k * inner, xt);
+    for (long long base = 0; base < len; base += (long long)blockDim.x * TOROID_SCAN_ITEMS) {
+      long long first = base + (long long)threadIdx.x * TOROID_SCAN_ITEMS;
+      Acc item[TOROID_SCAN_ITEMS];
+      Acc v = identity;  // the thread's total, then its inclusive prefix among the threads
+      for (int i = 0; i < TOROID_SCAN_ITEMS; ++i) {
+        long long k = first + i;
+        Acc e = k < len ? toroid_load_acc<Acc>(x, start + k * inner, xt) : identity;
+        v = Prod ? v * e : v + e;
+        item[i] = v;
+      }
       for (int d = 1; d < 32; d <<= 1) {
         Acc t = __shfl_up_sync(0xffffffffu, v, d);
         if (lane >= d) v = Prod ? v * t : v + t;
       }
+      Acc excl = __shfl_up_sync(0xffffffffu, v, 1);  // what the warp's earlier threads hold
+      if (lane == 0) excl = identity;
       if (lane == 31) warp_totals[warp] = v;
       __syncthreads();
       if (warp == 0) {
@@ -98,8 +108,12 @@ __device__ void toroid_scan(const void* x, int xt, void* out, int ot, long long 
       }
       __syncthreads();
       Acc before = warp > 0 ? warp_totals[warp - 1] : identity;
-      Acc total = Prod ? carry * before * v : carry + before + v;
-      if (k < len) toroid_store(out, start + k * inner, ot, static_cast<double>(total), static_cast<long long>(total));
+      Acc lead = Prod ? carry * before * excl : carry + before + excl;
+      for (int i = 0; i < TOROID_SCAN_ITEMS; ++i) {
+        long long k = first + i;
+        Acc total = Prod ? lead * item[i] : lead + item[i];
+        if (k < len) toroid_store(out, start + k * inner, ot, static_cast<double>(total), static_cast<long long>(total));
+      }
       __syncthreads();
       if (threadIdx.x == 0) carry = Prod ? carry * warp_totals[warps - 1] : carry + warp_totals[warps - 1];
       __syncthreads();
@@ -395,8 +409,8 @@ extern "C" __global__ void toroid_sort_store(const unsigned char* x, int esize, 
 // combines its contributions in their original order (in double for floats, wrapping int64 for
 // integers), so the result never depends on scheduling. `mean` divides by the run's length
 // (plus one with `include_self`); TOROID_STORE keeps the last contribution.
-extern "C" __global__ void toroid_scatter_keys(Layout ol, const long long* idx, Layout il, int dim, int wrap,
-                                               long long* keys, unsigned long long* bad) {
+extern "C" __global__ void toroid_scatter_keys(Layout ol, const long long* idx, Layout il, int dim, long long* keys,
+                                               unsigned long long* bad) {
   long long n = 1;
   for (int d = 0; d < il.rank; ++d) n *= il.size[d];
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n; e += (long long)gridDim.x * blockDim.x) {
@@ -408,11 +422,10 @@ extern "C" __global__ void toroid_scatter_keys(Layout ol, const long long* idx, 
       io += coord[d] * il.stride[d];
     }
     long long k = idx[io];
-    if (wrap && k < 0) k += ol.size[dim];  // index_put's negative positions count from the end
     if (k < 0 || k >= ol.size[dim]) {
       if (atomicCAS(bad, 0ull, 1ull) == 0ull) {
         bad[1] = static_cast<unsigned long long>(ol.size[dim]);
-        bad[2] = static_cast<unsigned long long>(idx[io]);
+        bad[2] = static_cast<unsigned long long>(k);
       }
       keys[e] = 0x7fffffffffffffffll;
       continue;
@@ -454,6 +467,44 @@ extern "C" __global__ void toroid_scatter_segments(void* out, int t, const long 
       long long c = q - p + include_self;
       if (real) acc /= static_cast<double>(c);
       else iacc = toroid_floor_div(iacc, c);
+    }
+    toroid_store(out, at, t, acc, iacc);
+  }
+}
+
+// index_put's deterministic form over rows: the n row indices (wrapped, out of range recorded
+// and keyed LLONG_MAX) sorted stably, then one thread per (run of equal rows, column) combines
+// the run's value rows in order (in double for floats; without accumulate the last wins).
+extern "C" __global__ void toroid_put_keys(const long long* idx, long long n, long long rows, long long* keys,
+                                           unsigned long long* bad) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x) {
+    long long r = idx[j] < 0 ? idx[j] + rows : idx[j];
+    if (r < 0 || r >= rows) {
+      if (atomicCAS(bad, 0ull, 1ull) == 0ull) {
+        bad[1] = static_cast<unsigned long long>(rows);
+        bad[2] = static_cast<unsigned long long>(idx[j]);
+      }
+      r = 0x7fffffffffffffffll;
+    }
+    keys[j] = r;
+  }
+}
+
+extern "C" __global__ void toroid_put_segments(void* out, int t, const long long* key, const long long* pos, long long n,
+                                               long long row, const void* values, int accumulate) {
+  const bool real = t >= 6;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < n * row; e += (long long)gridDim.x * blockDim.x) {
+    long long p = e / row, c = e % row, r = key[p];
+    if (r == 0x7fffffffffffffffll || (p > 0 && key[p - 1] == r)) continue;
+    long long at = r * row + c;
+    double acc = real ? toroid_load_real(out, at, t) : 0.0;
+    long long iacc = real ? 0 : toroid_load_int(out, at, t);
+    for (long long q = p; q < n && key[q] == r; ++q) {
+      long long from = pos[q] * row + c;
+      if (real) acc = accumulate ? acc + toroid_load_real(values, from, t) : toroid_load_real(values, from, t);
+      else iacc = accumulate ? static_cast<long long>(static_cast<unsigned long long>(iacc) +
+                                                      static_cast<unsigned long long>(toroid_load_int(values, from, t)))
+                             : toroid_load_int(values, from, t);
     }
     toroid_store(out, at, t, acc, iacc);
   }
@@ -568,7 +619,7 @@ struct Kernels {
   Function scatter[10] = {}, mean[10] = {};
   Function sort_load[2] = {}, sort_step[2] = {}, sort_chunk[2] = {};  // [real]
   Function sort_store = nullptr;
-  Function scatter_keys = nullptr, scatter_segments = nullptr;
+  Function scatter_keys = nullptr, scatter_segments = nullptr, put_keys = nullptr, put_segments = nullptr;
 };
 
 const Kernels& kernels() {
@@ -608,6 +659,8 @@ const Kernels& kernels() {
     k.sort_store = k.module->function("toroid_sort_store");
     k.scatter_keys = k.module->function("toroid_scatter_keys");
     k.scatter_segments = k.module->function("toroid_scatter_segments");
+    k.put_keys = k.module->function("toroid_put_keys");
+    k.put_segments = k.module->function("toroid_put_segments");
   });
   return k;
 }
@@ -703,8 +756,8 @@ void scan(bool prod, const void* x, DType xt, void* out, DType ot, int64_t outer
   long long o = outer, l = len, in = inner;
   void* args[] = {&x, &xc, &out, &oc, &o, &l, &in};
   LaunchDims dims;
-  dims.block_x = 256;
-  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(outer * inner, 1, int64_t(device().sm_count) * 8));
+  dims.block_x = 512;  // 4,096 elements of a line per step
+  dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(outer * inner, 1, int64_t(device().sm_count) * 4));
   launch(k.scan[prod ? 1 : 0][real ? 1 : 0], dims, args, s, prod ? "toroid_cumprod" : "toroid_cumsum");
 }
 
@@ -750,6 +803,28 @@ struct ScatterShape {
   }
 };
 
+void index_put_rows_deterministic(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n,
+                                  const void* values, bool accumulate, uint64_t* record, Stream s) {
+  TOROID_CHECK(index_put_supported(t), "index_put on the device of an unsupported dtype");
+  TOROID_CHECK(record != nullptr, "index_put on the device needs an error record");
+  if (n == 0 || row == 0) return;
+  const Kernels& k = kernels();
+  auto& alloc = DeviceAllocator::global();
+  DeviceMemory keys = alloc.allocate(static_cast<size_t>(n) * 8, s), sorted = alloc.allocate(static_cast<size_t>(n) * 8, s),
+               pos = alloc.allocate(static_cast<size_t>(n) * 8, s);
+  long long cnt = n, r = rows, w = row;
+  void* kp = keys->ptr;
+  void* rec = record;
+  void* key_args[] = {&idx, &cnt, &r, &kp, &rec};
+  launch(k.put_keys, grid_for(n), key_args, s, "toroid_put_keys");
+  sort_lines(keys->ptr, DType::Int64, 1, n, 1, n, false, sorted->ptr, static_cast<int64_t*>(pos->ptr), s);
+  int code = static_cast<int>(t), acc = accumulate ? 1 : 0;
+  void* sk = sorted->ptr;
+  void* pp = pos->ptr;
+  void* seg_args[] = {&out, &code, &sk, &pp, &cnt, &w, &values, &acc};
+  launch(k.put_segments, grid_for(n * row), seg_args, s, "toroid_put_segments");
+}
+
 void scatter_elements(const ScatterArgs& a, Stream s) {
   ScatterShape sh(a);
   if (sh.n == 0) return;
@@ -777,10 +852,10 @@ void scatter_deterministic(const ScatterArgs& a, bool mean, bool include_self, S
   DeviceMemory keys = alloc.allocate(static_cast<size_t>(n) * 8, s), sorted = alloc.allocate(static_cast<size_t>(n) * 8, s),
                pos = alloc.allocate(static_cast<size_t>(n) * 8, s);
   const void* idx = a.index;
-  int dim = static_cast<int>(a.dim), wrap = a.wrap_negative ? 1 : 0;
+  int dim = static_cast<int>(a.dim);
   void* kp = keys->ptr;
   void* rec = a.record;
-  void* key_args[] = {&ol, &idx, &il, &dim, &wrap, &kp, &rec};
+  void* key_args[] = {&ol, &idx, &il, &dim, &kp, &rec};
   launch(k.scatter_keys, grid_for(n), key_args, s, "toroid_scatter_keys");
   sort_lines(keys->ptr, DType::Int64, 1, n, 1, n, false, sorted->ptr, static_cast<int64_t*>(pos->ptr), s);
   void* out = a.out;

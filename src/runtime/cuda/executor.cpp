@@ -397,8 +397,7 @@ struct CudaExecutor::Impl {
   // sorted form on a deterministic line, where `mean` divides by the contributions).
   void launch_scatter(const Line& l, const HostTensor& out, const HostTensor& idx, std::vector<int64_t> index_sizes,
                       std::vector<int64_t> index_strides, const HostTensor& src, int64_t dim, ScatterOp op,
-                      double alpha = 1.0, int32_t* count = nullptr, bool mean = false, bool include_self = false,
-                      bool wrap_negative = false) {
+                      double alpha = 1.0, int32_t* count = nullptr, bool mean = false, bool include_self = false) {
     ScatterArgs a;
     a.out = out.data();
     a.dtype = out.dtype();
@@ -413,7 +412,6 @@ struct CudaExecutor::Impl {
     a.op = op;
     a.alpha = alpha;
     a.count = count;
-    a.wrap_negative = wrap_negative;
     a.record = line_record(l);
     if (l.deterministic) scatter_deterministic(a, mean, include_self, stream);
     else scatter_elements(a, stream);
@@ -632,11 +630,8 @@ struct CudaExecutor::Impl {
     copy_into_result(self, out);
     bool accumulate = eval(c.args[3].scalar) != 0;
     if (l.deterministic) {
-      // As a scatter along dim 0 of [rows, row] views: the index read once per row.
-      HostTensor out2 = HostTensor::from_storage(out.storage(), out.dtype(), {rows, row}, {row, 1}, out.offset());
-      HostTensor src2 = HostTensor::from_storage(values.storage(), values.dtype(), {n, row}, {row, 1}, values.offset());
-      launch_scatter(l, out2, idx, {n, row}, {1, 0}, src2, 0, accumulate ? ScatterOp::Add : ScatterOp::Store, 1.0, nullptr,
-                     false, false, true);
+      index_put_rows_deterministic(out.data(), self.dtype(), rows, row, reinterpret_cast<const int64_t*>(idx.data()), n,
+                                   values.data(), accumulate, line_record(l), stream);
       return true;
     }
     // An index out of range is recorded, and reported with the run's other checks (deferred

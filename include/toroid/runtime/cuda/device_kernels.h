@@ -49,6 +49,10 @@ void scan(bool prod, const void* x, DType xt, void* out, DType ot, int64_t outer
 // is written for it) is recorded in `record` (device memory of 3 words, zero: none) as
 // {1, rows, index}; the host does not wait.
 bool index_put_supported(DType t);
+// The same with results that never vary between runs: the n indices sorted stably, then each
+// row's values combined in their order (floats in double; without `accumulate` the last wins).
+void index_put_rows_deterministic(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n,
+                                  const void* values, bool accumulate, uint64_t* record, Stream s);
 void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t* idx, int64_t n, const void* values,
                     bool accumulate, uint64_t* record, Stream s);
 
@@ -72,7 +76,6 @@ struct ScatterArgs {
   ScatterOp op = ScatterOp::Store;
   double alpha = 1.0;
   int32_t* count = nullptr;
-  bool wrap_negative = false;  // scatter_deterministic: a negative index counts from the end (index_put's)
   uint64_t* record = nullptr;
 };
 void scatter_elements(const ScatterArgs& a, Stream s);
