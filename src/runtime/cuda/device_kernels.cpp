@@ -342,18 +342,19 @@ __device__ void toroid_sort_load(const void* x, int xt, long long len, long long
 template <typename K>
 __device__ void toroid_sort_step(K* key, long long* pos, long long lines, long long P, long long k, long long j,
                                  long long len, int desc) {
-  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < lines * P; e += (long long)gridDim.x * blockDim.x) {
-    long long line = e / P;
-    toroid_compare_swap(key + line * P, pos + line * P, e % P, j, k, 0, len, desc);
+  long long half = P / 2;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < lines * half; e += (long long)gridDim.x * blockDim.x) {
+    long long line = e / half, t = e % half;  // one thread per pair (i, i + j)
+    toroid_compare_swap(key + line * P, pos + line * P, t / j * 2 * j + t % j, j, k, 0, len, desc);
   }
 }
 
 // The steps with j < C inside chunks of C = min(P, 2048) positions, in shared memory, one block
 // per chunk: with k == 0 the whole network up to k = C (each chunk sorted alternately up and
-// down), else the steps j = C/2 .. 1 of step k.
+// down, or each up when `independent`), else the steps j = C/2 .. 1 of step k.
 template <typename K>
 __device__ void toroid_sort_chunk(K* key, long long* pos, long long P, long long C, long long k_only, long long len,
-                                  int desc) {
+                                  int desc, int independent) {
   __shared__ K sk[2048];
   __shared__ long long sp[2048];
   long long chunk = blockIdx.x, per_line = P / C, line = chunk / per_line, base = (chunk % per_line) * C;
@@ -366,12 +367,32 @@ __device__ void toroid_sort_chunk(K* key, long long* pos, long long P, long long
   __syncthreads();
   for (long long k = k_only ? k_only : 2; k <= (k_only ? k_only : C); k <<= 1)
     for (long long j = (k_only ? C : k) >> 1; j > 0; j >>= 1) {
-      for (long long i = threadIdx.x; i < C; i += blockDim.x) toroid_compare_swap(sk, sp, i, j, k, base, len, desc);
+      for (long long t = threadIdx.x; t < C / 2; t += blockDim.x)  // one thread per pair (i, i + j)
+        toroid_compare_swap(sk, sp, t / j * 2 * j + t % j, j, k, independent ? 0 : base, len, desc);
       __syncthreads();
     }
   for (long long i = threadIdx.x; i < C; i += blockDim.x) {
     gk[i] = sk[i];
     gp[i] = sp[i];
+  }
+}
+
+// topk's selection: of each line's chunks of C (each sorted), the first k of every chunk, into
+// lines of P2 positions (padding after them).
+template <typename K>
+__device__ void toroid_select_compact(const K* key, const long long* pos, long long lines, long long P, long long C,
+                                      long long k, K* key2, long long* pos2, long long P2, long long len) {
+  long long keep = P / C * k;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < lines * P2; e += (long long)gridDim.x * blockDim.x) {
+    long long line = e / P2, j = e % P2;
+    if (j < keep) {
+      long long from = line * P + j / k * C + j % k;
+      key2[e] = key[from];
+      pos2[e] = pos[from];
+    } else {
+      key2[e] = K(0);
+      pos2[e] = len + j;
+    }
   }
 }
 
@@ -385,8 +406,13 @@ __device__ void toroid_sort_chunk(K* key, long long* pos, long long P, long long
     toroid_sort_step(key, pos, lines, P, k, j, len, desc);                                                         \
   }                                                                                                                \
   extern "C" __global__ void toroid_sort_chunk_##suffix(K* key, long long* pos, long long P, long long C,          \
-                                                        long long k_only, long long len, int desc) {               \
-    toroid_sort_chunk(key, pos, P, C, k_only, len, desc);                                                          \
+                                                        long long k_only, long long len, int desc, int indep) {    \
+    toroid_sort_chunk(key, pos, P, C, k_only, len, desc, indep);                                                   \
+  }                                                                                                                \
+  extern "C" __global__ void toroid_select_compact_##suffix(const K* key, const long long* pos, long long lines,   \
+                                                            long long P, long long C, long long k, K* key2,       \
+                                                            long long* pos2, long long P2, long long len) {       \
+    toroid_select_compact(key, pos, lines, P, C, k, key2, pos2, P2, len);                                          \
   }
 TOROID_SORT(real, double)
 TOROID_SORT(int, long long)
@@ -617,7 +643,7 @@ struct Kernels {
   Function scan[2][2] = {};  // [prod][real]
   Function put[10] = {};     // by DType, where atomics take it
   Function scatter[10] = {}, mean[10] = {};
-  Function sort_load[2] = {}, sort_step[2] = {}, sort_chunk[2] = {};  // [real]
+  Function sort_load[2] = {}, sort_step[2] = {}, sort_chunk[2] = {}, select_compact[2] = {};  // [real]
   Function sort_store = nullptr;
   Function scatter_keys = nullptr, scatter_segments = nullptr, put_keys = nullptr, put_segments = nullptr;
 };
@@ -655,6 +681,7 @@ const Kernels& kernels() {
       k.sort_load[real] = k.module->function("toroid_sort_load_" + suffix);
       k.sort_step[real] = k.module->function("toroid_sort_step_" + suffix);
       k.sort_chunk[real] = k.module->function("toroid_sort_chunk_" + suffix);
+      k.select_compact[real] = k.module->function("toroid_select_compact_" + suffix);
     }
     k.sort_store = k.module->function("toroid_sort_store");
     k.scatter_keys = k.module->function("toroid_scatter_keys");
@@ -880,6 +907,32 @@ void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool incl
 
 bool sort_supported(DType t) { return t != DType::Bool && static_cast<int>(t) <= static_cast<int>(DType::Float64); }
 
+namespace {
+
+// Keys and positions of `lines` lines of P each, in device memory.
+struct SortBuffers {
+  DeviceMemory key, pos;
+  long long P = 0;
+  SortBuffers(long long lines, long long p, Stream s)
+      : key(DeviceAllocator::global().allocate(static_cast<size_t>(lines * p) * 8, s)),
+        pos(DeviceAllocator::global().allocate(static_cast<size_t>(lines * p) * 8, s)), P(p) {}
+};
+
+// Sorts each chunk of C positions of `b` (C a power of two dividing P): alternately up and down
+// as a bitonic network's first stage, or each up when `independent`.
+void sort_chunks(const Kernels& ks, int real, SortBuffers& b, long long lines, long long C, long long len, int desc,
+                 int independent, long long k_only, Stream s) {
+  LaunchDims chunks;
+  chunks.block_x = static_cast<unsigned>(std::clamp<long long>(C / 2, 1, 1024));  // a thread per pair
+  chunks.grid_x = static_cast<unsigned>(lines * b.P / C);
+  void* kp = b.key->ptr;
+  void* pp = b.pos->ptr;
+  void* args[] = {&kp, &pp, &b.P, &C, &k_only, &len, &desc, &independent};
+  launch(ks.sort_chunk[real], chunks, args, s, "toroid_sort_chunk");
+}
+
+}  // namespace
+
 void sort_lines(const void* x, DType t, int64_t outer, int64_t len, int64_t inner, int64_t k, bool descending,
                 void* values, int64_t* indices, Stream s) {
   TOROID_CHECK(sort_supported(t), "sort on the device of an unsupported dtype");
@@ -887,34 +940,53 @@ void sort_lines(const void* x, DType t, int64_t outer, int64_t len, int64_t inne
   if (lines == 0 || k == 0) return;
   const Kernels& ks = kernels();
   int real = is_floating(t) ? 1 : 0;
+  constexpr long long kChunk = 2048;
   long long P = 1;
   while (P < len) P <<= 1;
-  long long C = std::min<long long>(P, 2048), n = lines * P, L = len, in = inner, nl = lines;
-  DeviceMemory key = DeviceAllocator::global().allocate(static_cast<size_t>(n) * 8, s);
-  DeviceMemory pos = DeviceAllocator::global().allocate(static_cast<size_t>(n) * 8, s);
-  void* kp = key->ptr;
-  void* pp = pos->ptr;
+  long long L = len, in = inner, nl = lines;
   int xt = static_cast<int>(t), desc = descending ? 1 : 0;
+  // A few of a long line (topk): sort chunks, keep each one's first k, and again until one
+  // chunk holds them; else the whole network over P positions.
+  bool select = len > kChunk && k <= kChunk / 2;
+  if (select) P = (len + kChunk - 1) / kChunk * kChunk;
+  auto b = std::make_unique<SortBuffers>(nl, P, s);
+  void* kp = b->key->ptr;
+  void* pp = b->pos->ptr;
   void* load_args[] = {&x, &xt, &L, &in, &nl, &P, &kp, &pp};
-  launch(ks.sort_load[real], grid_for(n), load_args, s, "toroid_sort_load");
-  LaunchDims chunks;
-  chunks.block_x = static_cast<unsigned>(std::min<long long>(C, 1024));
-  chunks.grid_x = static_cast<unsigned>(n / C);
-  long long none = 0;
-  void* first[] = {&kp, &pp, &P, &C, &none, &L, &desc};
-  launch(ks.sort_chunk[real], chunks, first, s, "toroid_sort_chunk");
-  for (long long kk = C << 1; kk <= P; kk <<= 1) {
-    for (long long j = kk >> 1; j >= C; j >>= 1) {
-      void* step[] = {&kp, &pp, &nl, &P, &kk, &j, &L, &desc};
-      launch(ks.sort_step[real], grid_for(n), step, s, "toroid_sort_step");
+  launch(ks.sort_load[real], grid_for(nl * P), load_args, s, "toroid_sort_load");
+  if (select) {
+    sort_chunks(ks, real, *b, nl, kChunk, L, desc, 1, 0, s);
+    for (;;) {
+      long long keep = b->P / kChunk * k, P2 = keep > kChunk ? (keep + kChunk - 1) / kChunk * kChunk : 1;
+      while (keep <= kChunk && P2 < keep) P2 <<= 1;
+      auto next = std::make_unique<SortBuffers>(nl, P2, s);
+      long long C = kChunk, kk = k, P1 = b->P;
+      const void* ck = b->key->ptr;
+      const void* cp = b->pos->ptr;
+      void* nk = next->key->ptr;
+      void* np = next->pos->ptr;
+      void* args[] = {&ck, &cp, &nl, &P1, &C, &kk, &nk, &np, &P2, &L};
+      launch(ks.select_compact[real], grid_for(nl * P2), args, s, "toroid_select_compact");
+      b = std::move(next);
+      sort_chunks(ks, real, *b, nl, std::min(P2, kChunk), L, desc, 1, 0, s);
+      if (P2 <= kChunk) break;
     }
-    void* rest[] = {&kp, &pp, &P, &C, &kk, &L, &desc};
-    launch(ks.sort_chunk[real], chunks, rest, s, "toroid_sort_chunk");
+  } else {
+    long long C = std::min(P, kChunk);
+    sort_chunks(ks, real, *b, nl, C, L, desc, 0, 0, s);
+    for (long long kk = C << 1; kk <= P; kk <<= 1) {
+      for (long long j = kk >> 1; j >= C; j >>= 1) {
+        void* step[] = {&kp, &pp, &nl, &P, &kk, &j, &L, &desc};
+        launch(ks.sort_step[real], grid_for(nl * P / 2), step, s, "toroid_sort_step");
+      }
+      sort_chunks(ks, real, *b, nl, C, L, desc, 0, kk, s);
+    }
   }
   int esize = static_cast<int>(dtype_size(t));
-  long long kk = k;
+  long long kk = k, Pout = b->P;
   const void* xp = x;
-  void* store[] = {&xp, &esize, &L, &in, &nl, &P, &kk, &pp, &values, &indices};
+  void* pos_out = b->pos->ptr;
+  void* store[] = {&xp, &esize, &L, &in, &nl, &Pout, &kk, &pos_out, &values, &indices};
   launch(ks.sort_store, grid_for(lines * k), store, s, "toroid_sort_store");
 }
 
