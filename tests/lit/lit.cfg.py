@@ -8,7 +8,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = config.toroid_lit_exec_root
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 
-tool_dirs = [os.path.join(config.toroid_tools_dir, d) for d in ("toroid-opt", "toroidc")] + [config.llvm_tools_dir]
+tool_dirs = [os.path.join(config.toroid_tools_dir, d) for d in ("toroid-opt", "toroidc", "toroid-kernel-ir")] + [config.llvm_tools_dir]
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.substitutions.append(("%examples", os.path.join(config.toroid_src_root, "examples")))
 # Compiled kernels go to a cache inside the build tree, not the user's home.

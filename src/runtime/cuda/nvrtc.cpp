@@ -35,6 +35,8 @@ struct Nvrtc {
   decltype(&::nvrtcGetProgramLog) log = nullptr;
   decltype(&::nvrtcGetCUBINSize) cubin_size = nullptr;
   decltype(&::nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&::nvrtcGetPTXSize) ptx_size = nullptr;
+  decltype(&::nvrtcGetPTX) ptx = nullptr;
   decltype(&::nvrtcDestroyProgram) destroy = nullptr;
   decltype(&::nvrtcGetErrorString) error_string = nullptr;
   std::string version_string;  // "13.0"
@@ -79,6 +81,8 @@ const Nvrtc& nvrtc() {
     toolkit::bind_symbol(lib, "nvrtcGetProgramLog", n.log, &missing);
     toolkit::bind_symbol(lib, "nvrtcGetCUBINSize", n.cubin_size, &missing);
     toolkit::bind_symbol(lib, "nvrtcGetCUBIN", n.cubin, &missing);
+    toolkit::bind_symbol(lib, "nvrtcGetPTXSize", n.ptx_size, &missing);
+    toolkit::bind_symbol(lib, "nvrtcGetPTX", n.ptx, &missing);
     toolkit::bind_symbol(lib, "nvrtcDestroyProgram", n.destroy, &missing);
     toolkit::bind_symbol(lib, "nvrtcGetErrorString", n.error_string, &missing);
     if (!missing.empty()) {
@@ -130,6 +134,18 @@ class Program {
   nvrtcProgram prog_ = nullptr;
 };
 
+// The compile log of `prog` ("" when NVRTC has none).
+std::string program_log(const Nvrtc& api, nvrtcProgram prog) {
+  size_t n = 0;
+  std::string log;
+  if (api.log_size(prog, &n) == NVRTC_SUCCESS && n > 1) {
+    log.resize(n);
+    if (api.log(prog, log.data()) != NVRTC_SUCCESS) log.clear();
+    while (!log.empty() && log.back() == '\0') log.pop_back();
+  }
+  return log;
+}
+
 std::string compile_one(const Nvrtc& api, const CubinRequest& r, const std::vector<std::string>& options,
                         const std::string& dir, const std::string& key) {
   auto start = std::chrono::steady_clock::now();
@@ -138,13 +154,7 @@ std::string compile_one(const Nvrtc& api, const CubinRequest& r, const std::vect
   for (const std::string& o : options) argv.push_back(o.c_str());
   nvrtcResult result = api.compile(prog.get(), static_cast<int>(argv.size()), argv.data());
   if (result != NVRTC_SUCCESS) {
-    size_t n = 0;
-    std::string log;
-    if (api.log_size(prog.get(), &n) == NVRTC_SUCCESS && n > 1) {
-      log.resize(n);
-      if (api.log(prog.get(), log.data()) != NVRTC_SUCCESS) log.clear();
-      while (!log.empty() && log.back() == '\0') log.pop_back();
-    }
+    std::string log = program_log(api, prog.get());
     std::string kept = dir + "/failed-" + file_safe(r.name) + "-" + key + ".cu";
     write_file_atomic(kept, r.source);
     TOROID_INTERNAL_ERROR("NVRTC failed on generated kernel " + r.name + " (" + api.error_string(result) +
@@ -242,6 +252,26 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
   }
   if (first_error) std::rethrow_exception(first_error);
   return out;
+}
+
+std::string compile_user_ptx(const std::string& source, const std::string& name, int arch) {
+  const Nvrtc& api = loaded_nvrtc();
+  Program prog(api, CubinRequest{source, name});
+  std::vector<std::string> argv = {"-std=c++17", "--gpu-architecture=compute_" + std::to_string(arch)};
+  if (!api.include_dir.empty()) argv.push_back("-I" + api.include_dir);
+  std::vector<const char*> args;
+  for (const std::string& o : argv) args.push_back(o.c_str());
+  nvrtcResult result = api.compile(prog.get(), static_cast<int>(args.size()), args.data());
+  if (result != NVRTC_SUCCESS) {
+    std::string log = program_log(api, prog.get());
+    user_error("NVRTC cannot compile " + name + " (" + api.error_string(result) + "):\n" + log.substr(0, 4000));
+  }
+  size_t n = 0;
+  check(api, api.ptx_size(prog.get(), &n), "nvrtcGetPTXSize", name);
+  std::string ptx(n, '\0');
+  check(api, api.ptx(prog.get(), ptx.data()), "nvrtcGetPTX", name);
+  while (!ptx.empty() && ptx.back() == '\0') ptx.pop_back();
+  return ptx;
 }
 
 Cubin compile_cubin(const CubinRequest& request, const NvrtcOptions& options) {

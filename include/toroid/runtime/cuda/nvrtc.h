@@ -40,4 +40,8 @@ struct NvrtcOptions {
 std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, const NvrtcOptions& options = {});
 Cubin compile_cubin(const CubinRequest& request, const NvrtcOptions& options = {});
 
+// A user's CUDA C++ translation unit as PTX for compute_<arch> (for analysing which parameters
+// its kernels write). A compile error is a UserError carrying NVRTC's log; nothing is cached.
+std::string compile_user_ptx(const std::string& source, const std::string& name, int arch = 90);
+
 }  // namespace toroid::runtime::cuda

@@ -1,0 +1,100 @@
+// toroid-kernel-ir: which parameters a user's CUDA kernels write, from their PTX (the mutation
+// analysis a user kernel's functional form relies on; docs/user_kernels.md).
+//
+//   toroid-kernel-ir FILE.cu|FILE.ptx [--arch N] [--emit=ptx]
+//
+// Exit status: 0 on success, 1 on bad input (a source NVRTC rejects, PTX that cannot be read),
+// 2 on bad command-line usage, 3 on an internal error.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "toroid/codegen/cuda/kernel_ir_analysis.h"
+#include "toroid/support/error.h"
+#include "toroid/support/file.h"
+#include "toroid/support/tool.h"
+#ifdef TOROID_WITH_CUDA
+#include "toroid/runtime/cuda/nvrtc.h"
+#endif
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: toroid-kernel-ir FILE [options]\n"
+    "\n"
+    "Prints, for each kernel (.entry) of a CUDA C++ file (.cu, compiled to PTX with NVRTC) or a\n"
+    "PTX file (.ptx, FILE '-' reads PTX from standard input), the parameters it writes and reads,\n"
+    "and each place the analysis was conservative.\n"
+    "\n"
+    "options:\n"
+    "  --arch N      compile .cu sources for compute_N (default 90)\n"
+    "  --emit=ptx    print the PTX a .cu source compiles to instead\n"
+    "  -h, --help    show this help\n";
+
+struct Options {
+  std::string input;
+  int arch = 90;
+  bool emit_ptx = false;
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::cerr << "toroid-kernel-ir: error: " << message << "\n" << kUsage;
+  std::exit(2);
+}
+
+Options parse_command_line(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--arch") {
+      if (i + 1 >= argc) usage_error("--arch needs a value");
+      o.arch = std::atoi(argv[++i]);
+      if (o.arch < 50 || o.arch > 200) usage_error("--arch takes a compute capability such as 90");
+    } else if (arg == "--emit=ptx") {
+      o.emit_ptx = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      usage_error("unknown option '" + arg + "'");
+    } else {
+      if (!o.input.empty()) usage_error("more than one input file ('" + o.input + "' and '" + arg + "')");
+      o.input = arg;
+    }
+  }
+  if (o.input.empty()) usage_error("no input file (use '-' for PTX on standard input)");
+  return o;
+}
+
+bool is_cuda_source(const std::string& path) {
+  return path.size() > 3 && (path.compare(path.size() - 3, 3, ".cu") == 0 || path.compare(path.size() - 4, 4, ".cuh") == 0);
+}
+
+int run(const Options& o) {
+  std::string text = toroid::read_file(o.input);
+  std::string ptx = text;
+  if (is_cuda_source(o.input)) {
+#ifdef TOROID_WITH_CUDA
+    ptx = toroid::runtime::cuda::compile_user_ptx(text, o.input, o.arch);
+#else
+    toroid::user_error(o.input + ": compiling CUDA C++ needs a toroid built with the CUDA toolkit (give its PTX instead)");
+#endif
+  } else if (o.emit_ptx) {
+    toroid::user_error("--emit=ptx needs a .cu source");
+  }
+  if (o.emit_ptx) {
+    std::cout << ptx;
+    return 0;
+  }
+  std::string name = o.input == "-" ? "<stdin>" : o.input;
+  if (is_cuda_source(o.input)) name += " (its PTX)";
+  std::cout << toroid::codegen::cuda::print_ptx_mutations(toroid::codegen::cuda::analyze_ptx_mutations(ptx, name));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options = parse_command_line(argc, argv);
+  return toroid::run_tool("toroid-kernel-ir", [&] { return run(options); });
+}
