@@ -1,7 +1,7 @@
 // toroid-kernel-ir: which parameters a user's CUDA kernels write, from their PTX (the mutation
 // analysis a user kernel's functional form relies on; docs/user_kernels.md).
 //
-//   toroid-kernel-ir FILE.cu|FILE.ptx [--arch N] [--emit=ptx]
+//   toroid-kernel-ir FILE.cu|FILE.ptx|FILE.ttir [--arch N] [--emit=ptx]
 //
 // Exit status: 0 on success, 1 on bad input (a source NVRTC rejects, PTX that cannot be read),
 // 2 on bad command-line usage, 3 on an internal error.
@@ -22,9 +22,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: toroid-kernel-ir FILE [options]\n"
     "\n"
-    "Prints, for each kernel (.entry) of a CUDA C++ file (.cu, compiled to PTX with NVRTC) or a\n"
-    "PTX file (.ptx, FILE '-' reads PTX from standard input), the parameters it writes and reads,\n"
-    "and each place the analysis was conservative.\n"
+    "Prints, for each kernel of a CUDA C++ file (.cu, compiled to PTX with NVRTC), a PTX file\n"
+    "(.ptx; FILE '-' reads PTX from standard input) or a Triton TTIR file (.ttir), the parameters\n"
+    "it writes and reads, and each place the analysis was conservative.\n"
     "\n"
     "options:\n"
     "  --arch N      compile .cu sources for compute_N (default 90)\n"
@@ -88,7 +88,10 @@ int run(const Options& o) {
   }
   std::string name = o.input == "-" ? "<stdin>" : o.input;
   if (is_cuda_source(o.input)) name += " (its PTX)";
-  std::cout << toroid::codegen::cuda::print_ptx_mutations(toroid::codegen::cuda::analyze_ptx_mutations(ptx, name));
+  bool ttir = o.input.size() > 5 && o.input.compare(o.input.size() - 5, 5, ".ttir") == 0;
+  namespace cuda = toroid::codegen::cuda;
+  std::cout << cuda::print_kernel_mutations(ttir ? cuda::analyze_ttir_mutations(text, name)
+                                                 : cuda::analyze_ptx_mutations(ptx, name));
   return 0;
 }
 

@@ -8,11 +8,15 @@
 #include <set>
 #include <sstream>
 
+#include "kernel_ir_common.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::cuda {
 
 namespace {
+
+using detail::Summary;
+using detail::Taint;
 
 // One PTX statement of a function body, labels and comments removed.
 struct Stmt {
@@ -25,7 +29,7 @@ struct Stmt {
 struct Function {
   std::string name;
   bool entry = false;
-  std::vector<PtxParam> params;
+  std::vector<KernelParam> params;
   std::vector<Stmt> body;
   int line = 0;
 };
@@ -90,14 +94,14 @@ std::string address_base(const std::string& operand) {
 
 // ---- parsing ------------------------------------------------------------------------------------
 
-std::vector<PtxParam> parse_params(const std::string& list, const SourceLoc& at) {
-  std::vector<PtxParam> out;
+std::vector<KernelParam> parse_params(const std::string& list, const SourceLoc& at) {
+  std::vector<KernelParam> out;
   for (const std::string& p : split_operands(list)) {
     std::istringstream in(p);
     std::vector<std::string> words;
     for (std::string w; in >> w;) words.push_back(w);
     if (words.size() < 2 || words[0] != ".param") user_error("PTX: cannot read parameter '" + p + "'", at);
-    PtxParam param;
+    KernelParam param;
     std::string name = words.back(), type;
     for (size_t i = 1; i + 1 < words.size(); ++i)
       if (words[i].rfind(".align", 0) != 0 && !std::isdigit(static_cast<unsigned char>(words[i][0]))) type = words[i];
@@ -223,26 +227,9 @@ std::vector<Function> parse_module(const std::string& ptx, const std::string& fi
 
 // ---- the analysis -------------------------------------------------------------------------------
 
-struct Taint {
-  std::set<int> params;
-  bool loaded = false;  // a value read from memory (which may hold any pointer)
-  bool merge(const Taint& o) {
-    size_t n = params.size();
-    bool was = loaded;
-    params.insert(o.params.begin(), o.params.end());
-    loaded = loaded || o.loaded;
-    return params.size() != n || loaded != was;
-  }
-};
-
-struct Summary {
-  std::vector<bool> written, read;
-  bool any_pointer_written = false;  // a store through a pointer loaded from memory
-  std::vector<std::string> notes;
-};
 
 // 64-bit scalars and byte arrays (structs by value): what can hold a pointer.
-bool pointer_like(const PtxParam& p) {
+bool pointer_like(const KernelParam& p) {
   return p.type == ".u64" || p.type == ".b64" || p.type == ".s64" || p.type.find('[') != std::string::npos;
 }
 
@@ -265,13 +252,8 @@ class Analyzer {
   }
 
  private:
-  // A function that calls itself: its parameters all treated as written.
   const Summary& recursive(const Function& f) {
-    Summary& s = done_["<recursive>" + f.name];
-    s.written.assign(f.params.size(), true);
-    s.read.assign(f.params.size(), true);
-    s.notes = {"calls itself (recursion): every parameter treated as written"};
-    return s;
+    return done_["<recursive>" + f.name] = detail::recursive_summary(f.params.size());
   }
 
   Summary run(const Function& f) {
@@ -449,32 +431,24 @@ class Analyzer {
 
 }  // namespace
 
-std::vector<PtxKernelMutations> analyze_ptx_mutations(const std::string& ptx, const std::string& file) {
+std::vector<KernelMutations> analyze_ptx_mutations(const std::string& ptx, const std::string& file) {
   std::vector<Function> fns = parse_module(ptx, file);
   Analyzer analyzer(fns);
-  std::vector<PtxKernelMutations> out;
+  std::vector<KernelMutations> out;
   for (const Function& f : fns) {
     if (!f.entry) continue;
-    const Summary& s = analyzer.summary(f);
-    PtxKernelMutations k;
-    k.entry = f.name;
-    k.params = f.params;
     // Only a pointer (or a struct passed by value, which may hold one) is written through; an
     // integer parameter in an address is an offset.
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      bool pointer = pointer_like(k.params[i]);
-      k.params[i].written = pointer && (s.written[i] || s.any_pointer_written);
-      k.params[i].read = pointer && s.read[i];
-    }
-    k.conservative = s.notes;
-    out.push_back(std::move(k));
+    std::vector<bool> pointer;
+    for (const KernelParam& p : f.params) pointer.push_back(pointer_like(p));
+    out.push_back(detail::kernel_result(f.name, f.params, pointer, analyzer.summary(f)));
   }
   return out;
 }
 
-std::string print_ptx_mutations(const std::vector<PtxKernelMutations>& kernels) {
+std::string print_kernel_mutations(const std::vector<KernelMutations>& kernels) {
   std::ostringstream os;
-  for (const PtxKernelMutations& k : kernels) {
+  for (const KernelMutations& k : kernels) {
     std::string writes, reads;
     for (size_t i = 0; i < k.params.size(); ++i) {
       if (k.params[i].written) writes += (writes.empty() ? "" : ", ") + std::to_string(i);
