@@ -61,6 +61,14 @@ int toroid_op_supported(const char* name);
  * -1 (with toroid_last_error) for an unknown device. */
 int toroid_op_supported_on(const char* name, const char* device);
 
+/* Which parameters each kernel of a user kernel's IR writes and reads (docs/user_kernels.md).
+ * `kind`: "cuda" (CUDA C++, compiled to PTX for compute_`arch` with NVRTC; arch 0: 90), "ptx" or
+ * "ttir" (Triton). On success *json points at a JSON array, valid until this thread's next call:
+ * one object per kernel, {"kernel": name, "params": [{"name", "type", "written", "read"}],
+ * "notes": [why the analysis was conservative]}. Nonzero with toroid_last_error on text that
+ * does not compile or parse. */
+int toroid_analyze_kernel(const char* text, const char* kind, int arch, const char** json);
+
 /* Compile options. Set struct_size = sizeof(toroid_compile_options); fields past a caller's
  * struct_size (an older header) take their defaults. toroid_compile_options_init fills defaults. */
 typedef struct {

@@ -72,6 +72,7 @@ def lib():
         "toroid_run_into": ([vp, P(Tensor), i, P(Tensor), i, vp, ctypes.c_size_t, vp], i),
         "toroid_run": ([vp, P(Tensor), i, P(Tensor), i, vp], i), "toroid_tensor_release": ([P(Tensor)], None),
         "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
+        "toroid_analyze_kernel": ([cp, cp, i, P(cp)], i),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(L, name)
@@ -88,6 +89,17 @@ def check(rc):
 
 
 _supported = {}
+
+
+def analyze_kernel(text, kind="cuda", arch=90):
+    """Which parameters each kernel of a user kernel's IR writes and reads: `kind` "cuda" (CUDA
+    C++ source, compiled to PTX with NVRTC), "ptx" or "ttir" (Triton's). A list with one dict per
+    kernel: {"kernel", "params": [{"name", "type", "written", "read"}], "notes"} (notes: where the
+    analysis was conservative). docs/user_kernels.md says what is analysed."""
+    import json
+    out = ctypes.c_char_p()
+    check(lib().toroid_analyze_kernel(text.encode(), kind.encode(), arch, ctypes.byref(out)))
+    return json.loads(out.value.decode())
 
 
 def op_supported(name, device=None):

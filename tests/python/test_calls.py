@@ -223,6 +223,43 @@ class ReferenceKernelFallbacks(unittest.TestCase):
         close(self, c(x, w), fn(x, w), 1e-3)
 
 
+class KernelAnalysis(unittest.TestCase):
+    """toroid.analyze_kernel: the mutation analysis of user kernels through the C ABI."""
+    INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit", "kernels", "Inputs")
+
+    def read(self, *path):
+        with open(os.path.join(self.INPUTS, *path)) as f:
+            return f.read()
+
+    def written(self, kernel):
+        return [p["name"] for p in kernel["params"] if p["written"]]
+
+    def test_ttir_and_ptx(self):
+        (add,) = toroid.analyze_kernel(self.read("ttir", "add.ttir"), "ttir")
+        self.assertEqual(add["kernel"], "add_kernel")
+        self.assertEqual(self.written(add), ["%out_ptr"])
+        self.assertEqual([p["name"] for p in add["params"] if p["read"]], ["%x_ptr", "%y_ptr"])
+        kernels = {k["kernel"]: k for k in toroid.analyze_kernel(self.read("conservative.ptx"), "ptx")}
+        self.assertEqual(self.written(kernels["pointer_walk"]), ["pointer_walk_param_1"])
+        self.assertIn("indirect call", kernels["calls_indirect"]["notes"][0])
+
+    def test_cuda_source(self):
+        src = 'extern "C" __global__ void k(const float* x, float* y) { y[threadIdx.x] = x[threadIdx.x]; }'
+        try:
+            (k,) = toroid.analyze_kernel(src, "cuda")
+        except toroid.ToroidError as e:
+            if "NVRTC" in str(e) or "without CUDA" in str(e):
+                self.skipTest(str(e))
+            raise
+        self.assertEqual(self.written(k), ["k_param_1"])
+
+    def test_bad_input_is_an_error(self):
+        with self.assertRaisesRegex(toroid.ToroidError, "unknown kind 'sass'"):
+            toroid.analyze_kernel("", "sass")
+        with self.assertRaisesRegex(toroid.ToroidError, "the body of @k is not closed"):
+            toroid.analyze_kernel(self.read("ttir", "unclosed.ttir"), "ttir")
+
+
 class BackendOptions(unittest.TestCase):
     def test_modes_and_options(self):
         for mode in (None, "default", "reduce-overhead", "max-autotune"):
