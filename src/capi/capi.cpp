@@ -12,14 +12,10 @@
 #include <string>
 #include <unordered_set>
 
-#include "toroid/codegen/cuda/kernel_ir_analysis.h"
 #include "toroid/driver/compile.h"
+#include "toroid/driver/user_kernels.h"
 #include "toroid/graph/inputs.h"
 #include "toroid/support/error.h"
-#include "toroid/support/json.h"
-#ifdef TOROID_WITH_CUDA
-#include "toroid/runtime/cuda/nvrtc.h"
-#endif
 
 struct toroid_module {
   std::unique_ptr<toroid::driver::CompiledModule> module;
@@ -306,36 +302,7 @@ int toroid_analyze_kernel(const char* text, const char* kind, int arch, const ch
   thread_local std::string result;
   return guarded([&] {
     if (!text || !kind || !json) user_error("toroid_analyze_kernel: null text, kind or result pointer");
-    namespace cuda = toroid::codegen::cuda;
-    std::string k = kind;
-    std::vector<cuda::KernelMutations> kernels;
-    if (k == "ttir") {
-      kernels = cuda::analyze_ttir_mutations(text, "<ttir>");
-    } else if (k == "ptx") {
-      kernels = cuda::analyze_ptx_mutations(text, "<ptx>");
-    } else if (k == "cuda") {
-#ifdef TOROID_WITH_CUDA
-      kernels = cuda::analyze_ptx_mutations(toroid::runtime::cuda::compile_user_ptx(text, "user_kernel", arch ? arch : 90),
-                                            "<ptx of the CUDA source>");
-#else
-      user_error("toroid_analyze_kernel: this libtoroid was built without CUDA, so it cannot compile CUDA C++ (pass its PTX)");
-#endif
-    } else {
-      user_error("toroid_analyze_kernel: unknown kind '" + k + "' (cuda, ptx or ttir)");
-    }
-    std::string out = "[";
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const cuda::KernelMutations& m = kernels[i];
-      out += std::string(i ? ", " : "") + "{\"kernel\": " + toroid::json_quote(m.entry) + ", \"params\": [";
-      for (size_t p = 0; p < m.params.size(); ++p)
-        out += std::string(p ? ", " : "") + "{\"name\": " + toroid::json_quote(m.params[p].name) +
-               ", \"type\": " + toroid::json_quote(m.params[p].type) + ", \"written\": " +
-               (m.params[p].written ? "true" : "false") + ", \"read\": " + (m.params[p].read ? "true" : "false") + "}";
-      out += "], \"notes\": [";
-      for (size_t n = 0; n < m.conservative.size(); ++n) out += std::string(n ? ", " : "") + toroid::json_quote(m.conservative[n]);
-      out += "]}";
-    }
-    result = out + "]";
+    result = toroid::driver::analyze_kernel_json(text, kind, arch);
     *json = result.c_str();
   });
 }

@@ -254,7 +254,7 @@ class KernelAnalysis(unittest.TestCase):
         self.assertEqual(self.written(k), ["k_param_1"])
 
     def test_bad_input_is_an_error(self):
-        with self.assertRaisesRegex(toroid.ToroidError, "unknown kind 'sass'"):
+        with self.assertRaisesRegex(toroid.ToroidError, "unknown kernel kind 'sass'"):
             toroid.analyze_kernel("", "sass")
         with self.assertRaisesRegex(toroid.ToroidError, "the body of @k is not closed"):
             toroid.analyze_kernel(self.read("ttir", "unclosed.ttir"), "ttir")
