@@ -7,6 +7,7 @@
 #include "toroid/graph/verify.h"
 #include "toroid/ops/meta.h"
 #include "toroid/ops/registry.h"
+#include "toroid/ops/user_kernel.h"
 
 namespace toroid::ops {
 namespace {
@@ -84,6 +85,8 @@ bool result_matches(const SchemaType& t, const Value* v) {
 class SchemaOpInfo : public OpInfoProvider {
  public:
   std::vector<size_t> mutated_args(const Node& call) const override {
+    // A user kernel's mutation form writes (some of) its tensor list.
+    if (call.is_call() && call.target() == kUserKernelMutation && call.args().size() > 1) return {1};
     const OpEntry* e = OpRegistry::global().find(call.target());
     if (!e) return OpInfoProvider::mutated_args(call);
     std::vector<size_t> out;
@@ -179,6 +182,9 @@ class SchemaOpInfo : public OpInfoProvider {
 
 std::unique_ptr<OpInfoProvider> make_schema_op_info() { return std::make_unique<SchemaOpInfo>(); }
 
-void install_schema_op_info() { set_op_info(make_schema_op_info()); }
+void install_schema_op_info() {
+  set_op_info(make_schema_op_info());
+  register_user_kernel_checks();
+}
 
 }  // namespace toroid::ops
