@@ -10,6 +10,7 @@
 #include "toroid/ops/impl.h"
 #include "toroid/ops/meta.h"
 #include "toroid/ops/registry.h"
+#include "toroid/ops/user_kernel.h"
 
 namespace toroid::interp {
 
@@ -182,6 +183,8 @@ RtValue Interpreter::Impl::to_rt(const Argument& a, const Frame& f, const Node* 
 
 void Interpreter::Impl::run_call(const Node* n, Frame& f) {
   const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
+  if (n->target() == ops::kUserKernelMutation || n->target() == ops::kUserKernelFunctional)
+    node_error(n, "the reference interpreter does not run user kernels (" + n->target() + ")");
   if (op == nullptr) node_error(n, "unknown operator " + n->target());
   if (op->kernel == nullptr) node_error(n, "no reference kernel for " + n->target() + " yet");
   std::optional<ops::RtArgs> bound;

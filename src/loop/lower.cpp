@@ -5,7 +5,9 @@
 
 #include "lowering.h"
 #include "toroid/graph/inputs.h"
+#include "toroid/graph/op_info.h"
 #include "toroid/ops/registry.h"
+#include "toroid/ops/user_kernel.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -415,7 +417,10 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
       lower_scalar_read(L, n);
       continue;
     }
-    if (!has_tensor_result(n) && !n->has_users()) continue;
+    if (n->target() == ops::kUserKernelMutation || n->target() == ops::kUserKernelFunctional)
+      L.fail(n, "user kernels are verified but not compiled yet");
+    // A dead call without tensor results is dropped, unless it has an effect to keep.
+    if (!has_tensor_result(n) && !n->has_users() && !op_info().has_side_effects(*n)) continue;
     const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
     if (op == nullptr) L.fail(n, "unknown operator");
     ops::BoundArgs args(op->schema, n->args(), n->kwargs());
