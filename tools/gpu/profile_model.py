@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Where a model's step goes under torch.compile(backend="toroid"): wall time per step, GPU busy
+time per step (sum of kernel times), and the kernels and host ranges that take the most, from
+torch.profiler over a few steps after warm-up. For the models of torch_compile_check.py.
+
+    TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 tools/gpu/profile_model.py \
+        [--model bert] [--backend toroid|inductor|eager] [--steps 5] [--top 15]
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_compile_check as cases  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="bert", choices=["mlp", "resnet18", "gpt2", "bert", "adam"])
+    ap.add_argument("--backend", default="toroid", choices=["toroid", "inductor", "eager"])
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--top", type=int, default=15)
+    args = ap.parse_args()
+    import torch
+    import toroid  # noqa: F401
+    make_case = getattr(cases, "case_" + args.model)("cuda")
+    compile_fn = {"toroid": lambda m: torch.compile(m, backend="toroid"), "inductor": torch.compile,
+                  "eager": lambda m: m}[args.backend]
+    step = make_case(compile_fn)
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(args.steps):
+        step()
+    torch.cuda.synchronize()
+    wall = (time.perf_counter() - t0) * 1e3 / args.steps
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(args.steps):
+            step()
+        torch.cuda.synchronize()
+    events = prof.key_averages()
+    gpu = sum(e.self_device_time_total for e in events if e.device_type == torch.autograd.DeviceType.CUDA) / 1e3
+    print("%s %s: %.2f ms per step wall, %.2f ms per step of GPU kernels (%d steps)" % (
+        args.model, args.backend, wall, gpu / args.steps, args.steps))
+    print(events.table(sort_by="self_device_time_total", row_limit=args.top, max_name_column_width=60))
+    print(events.table(sort_by="self_cpu_time_total", row_limit=args.top, max_name_column_width=60))
+
+
+if __name__ == "__main__":
+    main()
