@@ -74,8 +74,14 @@ def lib():
         "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
         "toroid_analyze_kernel": ([cp, cp, i, P(cp)], i),
     }
+    optional = {"toroid_analyze_kernel"}  # newer than some libraries of this ABI version
     for name, (args, res) in sigs.items():
-        fn = getattr(L, name)
+        try:
+            fn = getattr(L, name)
+        except AttributeError:
+            if name in optional:
+                continue
+            raise ToroidError("%s lacks %s: rebuild it from the same sources as this package" % (path, name))
         fn.argtypes, fn.restype = args, res
     if L.toroid_abi_version() != ABI_VERSION:
         raise ToroidError("%s has ABI version %d, this package needs %d" % (path, L.toroid_abi_version(), ABI_VERSION))
@@ -97,6 +103,8 @@ def analyze_kernel(text, kind="cuda", arch=90):
     kernel: {"kernel", "params": [{"name", "type", "written", "read"}], "notes"} (notes: where the
     analysis was conservative). docs/user_kernels.md says what is analysed."""
     import json
+    if not hasattr(lib(), "toroid_analyze_kernel"):
+        raise ToroidError("this libtoroid predates toroid_analyze_kernel: rebuild it")
     out = ctypes.c_char_p()
     check(lib().toroid_analyze_kernel(text.encode(), kind.encode(), arch, ctypes.byref(out)))
     return json.loads(out.value.decode())
