@@ -1,6 +1,10 @@
 #include "toroid/driver/user_kernels.h"
 
+#include <algorithm>
+
 #include "toroid/codegen/cuda/kernel_ir_analysis.h"
+#include "toroid/graph/graph.h"
+#include "toroid/ops/user_kernel.h"
 #include "toroid/support/error.h"
 #include "toroid/support/json.h"
 #ifdef TOROID_WITH_CUDA
@@ -9,24 +13,87 @@
 
 namespace toroid::driver {
 
-std::string analyze_kernel_json(const std::string& text, const std::string& kind, int arch) {
+namespace {
+
+// The kernels of `text` as the analysis of `kind` sees them.
+std::vector<codegen::cuda::KernelMutations> analyze(const std::string& text, const std::string& kind, int arch) {
   namespace cuda = codegen::cuda;
-  std::vector<cuda::KernelMutations> kernels;
-  if (kind == "ttir") {
-    kernels = cuda::analyze_ttir_mutations(text, "<ttir>");
-  } else if (kind == "ptx") {
-    kernels = cuda::analyze_ptx_mutations(text, "<ptx>");
-  } else if (kind == "cuda") {
+  if (kind == "ttir") return cuda::analyze_ttir_mutations(text, "<ttir>");
+  if (kind == "ptx") return cuda::analyze_ptx_mutations(text, "<ptx>");
+  if (kind == "cuda") {
 #ifdef TOROID_WITH_CUDA
-    kernels = cuda::analyze_ptx_mutations(runtime::cuda::compile_user_ptx(text, "user_kernel", arch ? arch : 90),
-                                          "<ptx of the CUDA source>");
+    return cuda::analyze_ptx_mutations(runtime::cuda::compile_user_ptx(text, "user_kernel", arch ? arch : 90),
+                                       "<ptx of the CUDA source>");
 #else
     (void)arch;
     user_error("this toroid was built without CUDA, so it cannot compile CUDA C++ (pass its PTX)");
 #endif
-  } else {
-    user_error("unknown kernel kind '" + kind + "' (cuda, ptx or ttir)");
   }
+  user_error("unknown kernel kind '" + kind + "' (cuda, ptx or ttir)");
+}
+
+std::string str_kwarg(const Node& n, const char* name, const std::string& fallback) {
+  const Argument* a = n.kwarg(name);
+  return a && a->kind() == Argument::Kind::String ? a->str() : fallback;
+}
+
+}  // namespace
+
+std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
+  std::vector<UserKernelCall> out;
+  for (const Node* n : g.nodes()) {
+    if (!n->is_call() || (n->target() != ops::kUserKernelMutation && n->target() != ops::kUserKernelFunctional)) continue;
+    UserKernelCall call;
+    call.node = n;
+    const std::string& name = n->args().at(0).str();
+    size_t tensors = n->args().at(1).list().size(), scalars = n->args().at(2).list().size();
+    std::string kind = str_kwarg(*n, "kind", ""), entry = str_kwarg(*n, "entry", name);
+    if (kind == "cubin" || kind == "cpp") {
+      for (size_t i = 0; i < tensors; ++i) call.written.push_back(i);
+      call.notes.push_back("a " + kind + " kernel is not analysed: every tensor treated as written");
+    } else {
+      std::vector<codegen::cuda::KernelMutations> kernels;
+      try {
+        kernels = analyze(str_kwarg(*n, "source", ""), kind, arch);
+      } catch (const UserError& e) {
+        user_error("kernel '" + name + "': " + e.message(), n->loc());
+      }
+      auto k = std::find_if(kernels.begin(), kernels.end(), [&](const auto& m) { return m.entry == entry; });
+      if (k == kernels.end()) user_error("the source of kernel '" + name + "' has no kernel named '" + entry + "'", n->loc());
+      if (k->params.size() != tensors + scalars)
+        user_error("kernel '" + entry + "' takes " + std::to_string(k->params.size()) + " parameters but the call passes " +
+                       std::to_string(tensors) + " tensors and " + std::to_string(scalars) + " scalars (tensors first)",
+                   n->loc());
+      for (size_t i = 0; i < tensors; ++i) {
+        if (k->params[i].written) call.written.push_back(i);
+        if (k->params[i].read) call.read.push_back(i);
+      }
+      for (size_t i = tensors; i < k->params.size(); ++i)
+        if (k->params[i].written)
+          user_error("kernel '" + entry + "' writes through parameter " + std::to_string(i) +
+                         ", which the call passes a scalar", n->loc());
+      call.notes = k->conservative;
+    }
+    bool functional = n->target() == ops::kUserKernelFunctional;
+    const Argument* declared = n->kwarg(functional ? "tensors_to_clone" : "writes");
+    std::vector<int64_t> named;
+    if (declared && declared->is_list())
+      for (const Argument& e : declared->list())
+        if (e.is_scalar() && e.scalar().is_constant()) named.push_back(e.scalar().int_value());
+    for (size_t w : call.written)
+      if (std::find(named.begin(), named.end(), static_cast<int64_t>(w)) == named.end())
+        user_error("kernel '" + entry + "' writes tensor " + std::to_string(w) + " (" +
+                       describe_argument(n->args()[1].list()[w]) + "), which " +
+                       (functional ? "tensors_to_clone" : "writes") + " does not name",
+                   n->loc());
+    out.push_back(std::move(call));
+  }
+  return out;
+}
+
+std::string analyze_kernel_json(const std::string& text, const std::string& kind, int arch) {
+  namespace cuda = codegen::cuda;
+  std::vector<cuda::KernelMutations> kernels = analyze(text, kind, arch);
   std::string out = "[";
   for (size_t i = 0; i < kernels.size(); ++i) {
     const cuda::KernelMutations& m = kernels[i];

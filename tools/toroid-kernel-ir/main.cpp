@@ -1,7 +1,7 @@
 // toroid-kernel-ir: which parameters a user's CUDA kernels write, from their PTX (the mutation
 // analysis a user kernel's functional form relies on; docs/user_kernels.md).
 //
-//   toroid-kernel-ir FILE.cu|FILE.ptx|FILE.ttir [--arch N] [--emit=ptx]
+//   toroid-kernel-ir FILE.cu|FILE.ptx|FILE.ttir|FILE.tir [--arch N] [--emit=ptx]
 //
 // Exit status: 0 on success, 1 on bad input (a source NVRTC rejects, PTX that cannot be read),
 // 2 on bad command-line usage, 3 on an internal error.
@@ -10,6 +10,11 @@
 #include <string>
 
 #include "toroid/codegen/cuda/kernel_ir_analysis.h"
+#include "toroid/driver/user_kernels.h"
+#include "toroid/graph/graph.h"
+#include "toroid/graph/text.h"
+#include "toroid/graph/verify.h"
+#include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
 #include "toroid/support/tool.h"
@@ -24,7 +29,9 @@ constexpr const char* kUsage =
     "\n"
     "Prints, for each kernel of a CUDA C++ file (.cu, compiled to PTX with NVRTC), a PTX file\n"
     "(.ptx; FILE '-' reads PTX from standard input) or a Triton TTIR file (.ttir), the parameters\n"
-    "it writes and reads, and each place the analysis was conservative.\n"
+    "it writes and reads, and each place the analysis was conservative. For a graph (.tir): each\n"
+    "user-kernel call's kernel analysed against its tensors, and an error at a call whose kernel\n"
+    "writes a tensor its writes= / tensors_to_clone= does not name.\n"
     "\n"
     "options:\n"
     "  --arch N      compile .cu sources for compute_N (default 90)\n"
@@ -70,8 +77,32 @@ bool is_cuda_source(const std::string& path) {
   return path.size() > 3 && (path.compare(path.size() - 3, 3, ".cu") == 0 || path.compare(path.size() - 4, 4, ".cuh") == 0);
 }
 
+bool ends_with(const std::string& s, const char* suffix) {
+  std::string x = suffix;
+  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+}
+
+std::string positions(const std::vector<size_t>& v) {
+  std::string s;
+  for (size_t i : v) s += (s.empty() ? "" : ", ") + std::to_string(i);
+  return s.empty() ? "none" : s;
+}
+
+int run_graph(const Options& o, const std::string& text) {
+  toroid::ops::install_schema_op_info();
+  std::unique_ptr<toroid::Graph> g = toroid::parse_graph(text, o.input);
+  toroid::verify_or_throw(*g);
+  for (const toroid::driver::UserKernelCall& c : toroid::driver::check_user_kernels(*g, o.arch)) {
+    std::cout << c.node->target() << " \"" << c.node->args()[0].str() << "\" (line " << c.node->loc().line
+              << "): writes tensors " << positions(c.written) << "; reads " << positions(c.read) << "\n";
+    for (const std::string& n : c.notes) std::cout << "  note: " << n << "\n";
+  }
+  return 0;
+}
+
 int run(const Options& o) {
   std::string text = toroid::read_file(o.input);
+  if (ends_with(o.input, ".tir")) return run_graph(o, text);
   std::string ptx = text;
   if (is_cuda_source(o.input)) {
 #ifdef TOROID_WITH_CUDA

@@ -3,6 +3,12 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+namespace toroid {
+class Graph;
+class Node;
+}  // namespace toroid
 
 namespace toroid::driver {
 
@@ -11,5 +17,20 @@ namespace toroid::driver {
 // "read"}], "notes"} per kernel. UserError on an unknown kind or text that does not compile or
 // parse; "cuda" needs a build with the CUDA toolkit.
 std::string analyze_kernel_json(const std::string& text, const std::string& kind, int arch);
+
+// A user-kernel call of a graph with its kernel's analysis mapped onto the call's tensors: the
+// kernel's parameters are the call's tensors, then its scalars, in order.
+struct UserKernelCall {
+  const Node* node = nullptr;
+  std::vector<size_t> written, read;  // positions in the call's tensor list
+  std::vector<std::string> notes;     // where the analysis was conservative
+};
+
+// Every higher_order.user_kernel_* call of `g` (not its subgraphs), analysed (kind "cuda" is
+// compiled for compute_`arch`; "cubin" and "cpp" cannot be analysed: every tensor counts as
+// written, with a note). UserError at the node when the kernel's parameters do not match the
+// call's tensors and scalars, or when it writes a tensor that the call's `writes` (mutation form)
+// or `tensors_to_clone` (functional form) does not name: the compiler would believe it unchanged.
+std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch);
 
 }  // namespace toroid::driver
