@@ -9,6 +9,7 @@
 #include "toroid/passes/dce.h"
 #include "toroid/passes/constant_fold.h"
 #include "toroid/passes/decompose.h"
+#include "toroid/passes/functionalize_user_kernels.h"
 #include "toroid/passes/fuse_addmm_activation.h"
 #include "toroid/passes/remove_noops.h"
 #include "toroid/support/error.h"
@@ -25,6 +26,8 @@ constexpr PassInfo kPasses[] = {
     {"constant_fold", "evaluate small calls of constants with the reference kernels", &constant_fold},
     {"fuse_addmm_activation", "relu / tanh-gelu of an addmm -> _addmm_activation (cuBLASLt epilogues; CUDA pipeline)",
      &fuse_addmm_activation},
+    {"functionalize_user_kernels", "user kernels' mutation form -> the functional form (clones, later uses, copy_ back)",
+     &functionalize_user_kernels},
 };
 
 }  // namespace
