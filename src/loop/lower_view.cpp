@@ -77,20 +77,33 @@ void unsqueeze(Lowering& L, const Node* n, const BoundArgs& a) {
 }
 
 // squeeze: the result keeps the base's dims except removed size-1 ones, which read index 0.
-void squeeze_generic(Lowering& L, const Node* n, const Value* base) {
+// With `dims` (squeeze.dim, squeeze.dims) exactly those of them whose size is 1 go; without
+// (squeeze.default, or a size-1 dim whose size is symbolic), the base's dims are matched
+// greedily against the result's.
+void squeeze_generic(Lowering& L, const Node* n, const Value* base, const std::vector<int64_t>* dims) {
   const std::vector<SymExpr>& in = base->meta().sizes;
   const std::vector<SymExpr>& out = n->result(0)->meta().sizes;
-  // Match greedily: a base dim is kept when it lines up with the next result dim.
   std::vector<int> keep(in.size(), -1);
   size_t k = 0;
-  size_t removable = in.size() - out.size();
-  for (size_t d = 0; d < in.size(); ++d) {
-    bool one = in[d].as_int() == std::optional<int64_t>(1);
-    if (one && removable > 0 && (k >= out.size() || out[k] != in[d] || in.size() - d > out.size() - k)) {
-      --removable;
-      continue;
+  auto is_one = [&](size_t d) { return in[d].as_int() == std::optional<int64_t>(1); };
+  size_t named_ones = 0;
+  if (dims)
+    for (size_t d = 0; d < in.size(); ++d)
+      named_ones += is_one(d) && std::find(dims->begin(), dims->end(), static_cast<int64_t>(d)) != dims->end();
+  if (dims && in.size() - named_ones == out.size()) {
+    for (size_t d = 0; d < in.size(); ++d)
+      if (!is_one(d) || std::find(dims->begin(), dims->end(), static_cast<int64_t>(d)) == dims->end())
+        keep[d] = static_cast<int>(k++);
+  } else {
+    // Match greedily: a base dim is kept when it lines up with the next result dim.
+    size_t removable = in.size() - out.size();
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (is_one(d) && removable > 0 && (k >= out.size() || out[k] != in[d] || in.size() - d > out.size() - k)) {
+        --removable;
+        continue;
+      }
+      keep[d] = static_cast<int>(k++);
     }
-    keep[d] = static_cast<int>(k++);
   }
   if (k != out.size()) L.fail(n, "cannot match squeeze dims");
   view_or_copy(L, n, base, [keep](std::span<const SymExpr> idx) {
@@ -100,7 +113,19 @@ void squeeze_generic(Lowering& L, const Node* n, const Value* base) {
   });
 }
 
-void squeeze(Lowering& L, const Node* n, const BoundArgs& a) { squeeze_generic(L, n, a.tensor("self")); }
+void squeeze(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* self = a.tensor("self");
+  int64_t rank = self->meta().rank();
+  if (n->target() == "aten.squeeze.default" || rank == 0) {
+    squeeze_generic(L, n, self, nullptr);
+    return;
+  }
+  std::vector<int64_t> dims;
+  if (n->target() == "aten.squeeze.dim") dims.push_back(const_dim(L, n, a.scalar("dim"), rank));
+  else
+    for (SymExpr d : a.int_list("dim")) dims.push_back(const_dim(L, n, d, rank));
+  squeeze_generic(L, n, self, &dims);
+}
 
 void expand(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* base = a.tensor("self");

@@ -1,7 +1,10 @@
 // MetaContext helpers, infer_meta / build_call, and the verifier's re-derivation of results.
 #include "toroid/ops/meta.h"
 
+#include <map>
+#include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
@@ -153,6 +156,63 @@ namespace {
 
 // Compares expressions after simplification; a dry-run placeholder (an unbacked symbol the meta
 // function would create) matches any expression, consistently.
+// A polynomial over symbols with integer coefficients: monomial (symbols with exponents, in
+// order) -> coefficient. None for expressions that are not polynomials (division, min, ...) or
+// that grow past a few hundred terms.
+using Monomial = std::vector<std::pair<SymExpr, int64_t>>;
+using Polynomial = std::map<Monomial, int64_t>;
+
+Polynomial times(const Polynomial& a, const Polynomial& b) {
+  Polynomial out;
+  for (const auto& [ma, ca] : a)
+    for (const auto& [mb, cb] : b) {
+      std::map<SymExpr, int64_t> powers(ma.begin(), ma.end());
+      for (const auto& [x, e] : mb) powers[x] += e;
+      out[Monomial(powers.begin(), powers.end())] += ca * cb;
+    }
+  return out;
+}
+
+std::optional<Polynomial> polynomial(SymExpr e) {
+  switch (e.kind()) {
+    case sym::Kind::IntConst: return Polynomial{{Monomial{}, e.int_value()}};
+    case sym::Kind::Symbol: return Polynomial{{Monomial{{e, 1}}, 1}};
+    case sym::Kind::Add: {
+      Polynomial out;
+      for (SymExpr t : e.operands()) {
+        std::optional<Polynomial> p = polynomial(t);
+        if (!p) return std::nullopt;
+        for (const auto& [m, c] : *p) out[m] += c;
+      }
+      return out;
+    }
+    case sym::Kind::Mul:
+    case sym::Kind::Pow: {
+      Polynomial out{{Monomial{}, 1}};
+      std::vector<SymExpr> factors(e.operands().begin(), e.operands().end());
+      int64_t repeat = e.kind() == sym::Kind::Pow ? e.exponent() : 1;
+      for (int64_t r = 0; r < repeat; ++r)
+        for (SymExpr f : factors) {
+          std::optional<Polynomial> p = polynomial(f);
+          if (!p) return std::nullopt;
+          out = times(out, *p);
+          if (out.size() > 256) return std::nullopt;
+        }
+      return out;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// Whether two integer expressions are the same polynomial (s0*(s0 + 1) and s0**2 + s0).
+bool same_polynomial(SymExpr a, SymExpr b) {
+  std::optional<Polynomial> pa = polynomial(a), pb = polynomial(b);
+  if (!pa || !pb) return false;
+  std::erase_if(*pa, [](const auto& t) { return t.second == 0; });
+  std::erase_if(*pb, [](const auto& t) { return t.second == 0; });
+  return *pa == *pb;
+}
+
 class Matcher {
  public:
   Matcher(const ShapeEnv& env, const std::vector<SymExpr>& placeholders) : env_(env) {
@@ -176,7 +236,7 @@ class Matcher {
     SymExpr a = env_.simplify(derived), b = env_.simplify(actual);
     if (a == b) return true;
     std::optional<bool> same = env_.statically_known(sym::eq(a, b));
-    return same == std::optional<bool>(true);
+    return same == std::optional<bool>(true) || same_polynomial(a, b);
   }
   TensorMeta resolve(TensorMeta m) {
     auto sub = [&](SymExpr e) {
