@@ -22,12 +22,8 @@ namespace {
 
 bool tensor_arg(const CallArg& a) { return a.kind == CallArg::Kind::Tensor && a.tensor.slot >= 0; }
 
-HostTensor contiguous(const HostTensor& t) {
-  if (t.is_contiguous()) return t;
-  HostTensor c = HostTensor::zeros(t.dtype(), t.sizes());
-  ops::copy_into("contiguous", c, t);
-  return c;
-}
+// The kernels read row-major operands: `t` itself, or its contiguous copy.
+HostTensor contiguous(const HostTensor& t) { return t.is_contiguous() ? t : t.clone(); }
 
 std::optional<int64_t> wrapped_dim(int64_t d, int64_t rank) {
   if (d < 0) d += rank;

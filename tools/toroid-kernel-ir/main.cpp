@@ -73,8 +73,12 @@ Options parse_command_line(int argc, char** argv) {
   return o;
 }
 
-bool is_cuda_source(const std::string& path) {
-  return path.size() > 3 && (path.compare(path.size() - 3, 3, ".cu") == 0 || path.compare(path.size() - 4, 4, ".cuh") == 0);
+
+
+std::string positions(const std::vector<size_t>& v) {
+  std::string s;
+  for (size_t i : v) s += (s.empty() ? "" : ", ") + std::to_string(i);
+  return s.empty() ? "none" : s;
 }
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -82,11 +86,7 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
-std::string positions(const std::vector<size_t>& v) {
-  std::string s;
-  for (size_t i : v) s += (s.empty() ? "" : ", ") + std::to_string(i);
-  return s.empty() ? "none" : s;
-}
+bool is_cuda_source(const std::string& path) { return ends_with(path, ".cu") || ends_with(path, ".cuh"); }
 
 int run_graph(const Options& o, const std::string& text) {
   toroid::ops::install_schema_op_info();
@@ -119,7 +119,7 @@ int run(const Options& o) {
   }
   std::string name = o.input == "-" ? "<stdin>" : o.input;
   if (is_cuda_source(o.input)) name += " (its PTX)";
-  bool ttir = o.input.size() > 5 && o.input.compare(o.input.size() - 5, 5, ".ttir") == 0;
+  bool ttir = ends_with(o.input, ".ttir");
   namespace cuda = toroid::codegen::cuda;
   std::cout << cuda::print_kernel_mutations(ttir ? cuda::analyze_ttir_mutations(text, name)
                                                  : cuda::analyze_ptx_mutations(ptx, name));
