@@ -1,4 +1,5 @@
 #include "toroid/driver/compile.h"
+#include "toroid/driver/user_kernels.h"
 
 #include <algorithm>
 #include <chrono>
@@ -160,6 +161,8 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   po.verify_each = options_.verify_each;
   run_compile_pipeline(*s->graph, po, options_.target);
   clock.lap("passes");
+  // User kernels write what their IR says, not only what the call declares.
+  if (options_.target.is_cuda()) check_user_kernels(*s->graph, options_.target.cuda_arch);
   loop::LowerOptions lo;
   lo.target = options_.target;
   lo.verify_each = options_.verify_each;
@@ -170,6 +173,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   sched::Schedule schedule = sched::schedule(*s->loop);
   clock.lap("schedule");
   s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule);
+  if (options_.target.is_cuda()) prepare_user_kernels(s->wrapper, options_.target.cuda_arch);
   clock.lap("wrapper");
   codegen::wrapper::plan_memory(s->wrapper);
   clock.lap("memory_plan");

@@ -1,8 +1,11 @@
 #include "toroid/driver/user_kernels.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "toroid/codegen/cuda/kernel_ir_analysis.h"
+#include "toroid/codegen/wrapper/ir.h"
 #include "toroid/graph/graph.h"
 #include "toroid/ops/user_kernel.h"
 #include "toroid/support/error.h"
@@ -15,20 +18,29 @@ namespace toroid::driver {
 
 namespace {
 
+// CUDA C++ as PTX for compute_`arch`, compiled once per process for each source.
+std::string user_ptx(const std::string& source, int arch) {
+#ifdef TOROID_WITH_CUDA
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, std::string> compiled;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(source, arch ? arch : 90);
+  auto it = compiled.find(key);
+  if (it == compiled.end()) it = compiled.emplace(key, runtime::cuda::compile_user_ptx(source, "user_kernel", key.second)).first;
+  return it->second;
+#else
+  (void)source;
+  (void)arch;
+  user_error("this toroid was built without CUDA, so it cannot compile CUDA C++ (pass its PTX)");
+#endif
+}
+
 // The kernels of `text` as the analysis of `kind` sees them.
 std::vector<codegen::cuda::KernelMutations> analyze(const std::string& text, const std::string& kind, int arch) {
   namespace cuda = codegen::cuda;
   if (kind == "ttir") return cuda::analyze_ttir_mutations(text, "<ttir>");
   if (kind == "ptx") return cuda::analyze_ptx_mutations(text, "<ptx>");
-  if (kind == "cuda") {
-#ifdef TOROID_WITH_CUDA
-    return cuda::analyze_ptx_mutations(runtime::cuda::compile_user_ptx(text, "user_kernel", arch ? arch : 90),
-                                       "<ptx of the CUDA source>");
-#else
-    (void)arch;
-    user_error("this toroid was built without CUDA, so it cannot compile CUDA C++ (pass its PTX)");
-#endif
-  }
+  if (kind == "cuda") return cuda::analyze_ptx_mutations(user_ptx(text, arch), "<ptx of the CUDA source>");
   user_error("unknown kernel kind '" + kind + "' (cuda, ptx or ttir)");
 }
 
@@ -74,8 +86,7 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
                          ", which the call passes a scalar", n->loc());
       call.notes = k->conservative;
     }
-    bool functional = n->target() == ops::kUserKernelFunctional;
-    const Argument* declared = n->kwarg(functional ? "tensors_to_clone" : "writes");
+    const Argument* declared = n->kwarg("writes");
     std::vector<int64_t> named;
     if (declared && declared->is_list())
       for (const Argument& e : declared->list())
@@ -83,12 +94,46 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
     for (size_t w : call.written)
       if (std::find(named.begin(), named.end(), static_cast<int64_t>(w)) == named.end())
         user_error("kernel '" + entry + "' writes tensor " + std::to_string(w) + " (" +
-                       describe_argument(n->args()[1].list()[w]) + "), which " +
-                       (functional ? "tensors_to_clone" : "writes") + " does not name",
+                       describe_argument(n->args()[1].list()[w]) + "), which writes does not name",
                    n->loc());
     out.push_back(std::move(call));
   }
   return out;
+}
+
+void prepare_user_kernels(codegen::wrapper::WrapperProgram& program, int arch) {
+  namespace wr = codegen::wrapper;
+  for (const wr::WrapperProgram* p : wr::nested_programs(program)) {
+    auto& w = const_cast<wr::WrapperProgram&>(*p);  // nested programs are owned by `program`'s lines
+    for (wr::UserKernel& k : w.user_kernels) {
+      k.ptx = k.kind == "cuda" ? user_ptx(k.source, arch) : k.source;
+      std::vector<codegen::cuda::KernelMutations> kernels = codegen::cuda::analyze_ptx_mutations(k.ptx, "<" + k.name + ">");
+      auto found = std::find_if(kernels.begin(), kernels.end(), [&](const auto& m) { return m.entry == k.entry; });
+      if (found == kernels.end()) user_error("the source of user kernel '" + k.name + "' has no kernel named '" + k.entry + "'");
+      k.param_types.clear();
+      for (const auto& param : found->params) k.param_types.push_back(param.type);
+    }
+    for (const wr::Line& l : w.lines) {
+      if (l.kind != wr::Line::Kind::UserKernel) continue;
+      const wr::UserKernel& k = w.user_kernels.at(static_cast<size_t>(l.launch.kernel));
+      size_t given = l.launch.tensors.size() + l.launch.scalars.size();
+      if (k.param_types.size() != given)
+        user_error("user kernel '" + k.entry + "' takes " + std::to_string(k.param_types.size()) +
+                       " parameters but the call passes " + std::to_string(l.launch.tensors.size()) + " tensors and " +
+                       std::to_string(l.launch.scalars.size()) + " scalars (tensors first)",
+                   l.call.loc);
+      for (size_t i = 0; i < k.param_types.size(); ++i) {
+        const std::string& t = k.param_types[i];
+        bool wide = t == ".u64" || t == ".s64" || t == ".b64";
+        bool scalar_type = wide || t == ".u32" || t == ".s32" || t == ".b32" || t == ".f32" || t == ".f64" || t == ".u16" ||
+                           t == ".s16" || t == ".b16" || t == ".u8" || t == ".s8" || t == ".b8";
+        if (i < l.launch.tensors.size() ? !wide : !scalar_type)
+          user_error("parameter " + std::to_string(i) + " of user kernel '" + k.entry + "' has PTX type " + t + ", but the call passes " +
+                         (i < l.launch.tensors.size() ? "a tensor (a 64-bit pointer)" : "a scalar (a number of at most 64 bits)"),
+                     l.call.loc);
+      }
+    }
+  }
 }
 
 std::string analyze_kernel_json(const std::string& text, const std::string& kind, int arch) {

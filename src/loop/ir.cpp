@@ -16,6 +16,7 @@ const char* buffer_kind_name(BufferKind k) {
     case BufferKind::Fallback: return "fallback";
     case BufferKind::Scalar: return "scalar";
     case BufferKind::Control: return "control";
+    case BufferKind::UserKernel: return "user_kernel";
   }
   return "?";
 }
@@ -89,6 +90,7 @@ std::string print_program(const LoopProgram& p) {
       case BufferKind::Extern:
       case BufferKind::Fallback:
       case BufferKind::Control:
+      case BufferKind::UserKernel:
         os << " = " << b->node->target();
         if (b->node->num_results() > 1) os << "[" << b->result_index << "]";
         break;

@@ -417,8 +417,10 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
       lower_scalar_read(L, n);
       continue;
     }
-    if (n->target() == ops::kUserKernelMutation || n->target() == ops::kUserKernelFunctional)
-      L.fail(n, "user kernels are verified but not compiled yet");
+    if (n->target() == ops::kUserKernelMutation || n->target() == ops::kUserKernelFunctional) {
+      lower_user_kernel(L, n);
+      continue;
+    }
     // A dead call without tensor results is dropped, unless it has an effect to keep.
     if (!has_tensor_result(n) && !n->has_users() && !op_info().has_side_effects(*n)) continue;
     const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());

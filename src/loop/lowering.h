@@ -117,6 +117,9 @@ void lower_scalar_read(Lowering& L, const Node* n);
 void lower_assert(Lowering& L, const Node* n);
 void lower_control(Lowering& L, const Node* n);
 bool is_assert(const std::string& op);
+// higher_order.user_kernel_functional (lower_user_kernel.cpp): UserKernel buffers writing clones
+// or the tensors themselves.
+void lower_user_kernel(Lowering& L, const Node* n);
 
 // Shared by the families: the value of argument `name` at output index idx, cast to `dtype`
 // (a tensor broadcast to the output, or a number).

@@ -61,8 +61,13 @@ class ProgramCheck {
     for (SymExpr s : b.strides) symbols_of(b, s, none, "stride");
     symbols_of(b, b.offset, none, "offset");
     if (!b.storage || !known(b.storage)) fail(b, "its storage is not a buffer of the program");
-    if (b.storage != &b && (b.storage->kind != BufferKind::Input || b.storage->storage != b.storage))
+    if (b.storage != &b && b.kind != BufferKind::UserKernel &&
+        (b.storage->kind != BufferKind::Input || b.storage->storage != b.storage))
       fail(b, "writes the memory of " + b.storage->name + ", which is not a graph input owning its memory");
+    if (b.storage != &b && b.kind == BufferKind::UserKernel &&
+        (b.storage->storage != b.storage || b.storage->kind == BufferKind::Input || b.storage->kind == BufferKind::Constant ||
+         !b.storage->holds_memory()))
+      fail(b, "a user kernel writes the memory of " + b.storage->name + ", which is not an intermediate owning its memory");
     if (b.storage == &b && b.kind != BufferKind::Input) symbols_of(b, b.storage_numel, none, "storage size");
     if (b.is_computed() != static_cast<bool>(b.body)) fail(b, b.body ? "has a body but is not computed" : "has no body");
     if (b.kind != BufferKind::Reduction && !b.reduction_sizes.empty()) fail(b, "reduction sizes outside a reduction");
@@ -95,6 +100,9 @@ class ProgramCheck {
       case BufferKind::Scalar:
         if (!b.node || !b.scalar) fail(b, "a scalar step without its call or value");
         if (b.library_operands.size() > 1) fail(b, "a scalar read of more than one tensor");
+        break;
+      case BufferKind::UserKernel:
+        if (!b.node || b.result_index >= b.node->num_results()) fail(b, "no graph call or no such result of it");
         break;
       case BufferKind::Control:
         if (!b.node) fail(b, "no graph call");

@@ -52,6 +52,27 @@ std::optional<std::vector<int64_t>> index_list(const Node& n, const Argument& a,
   return out;
 }
 
+}  // namespace
+
+std::string in_place_hazard(const Node& n, const Value* v) {
+  NodeKind k = v->node()->kind();
+  if (k == NodeKind::Input || k == NodeKind::Param) return "it is a graph input (the caller's memory)";
+  if (k == NodeKind::Constant) return "it is a constant";
+  size_t uses = 0;
+  for (const Argument& t : n.args().at(1).list()) uses += t.is_value() && t.value() == v;
+  if (uses > 1) return "the call passes it " + std::to_string(uses) + " times";
+  for (const Node* u : v->users())
+    if (u != &n) return "it is read by another node (" + (u->is_call() ? u->target() : std::string(node_kind_name(u->kind()))) + ")";
+  if (!(v->meta().offset == SymExpr::integer(0))) return "it starts at an offset in its memory";
+  for (const Node* other : v->node()->graph()->nodes())
+    for (const Value* r : other->results())
+      if (r != v && r->is_tensor() && r->meta().storage == v->meta().storage)
+        return "it shares its memory with " + describe_value(r);
+  return "";
+}
+
+namespace {
+
 void check_user_kernel(const Node& n, Diagnostics& d) {
   bool functional = n.target() == kUserKernelFunctional;
   const std::string& op = n.target();
@@ -72,8 +93,8 @@ void check_user_kernel(const Node& n, Diagnostics& d) {
     if (!s.is_scalar() && !(s.is_value() && s.value() != nullptr && !s.value()->is_tensor()))
       d.error(&n, "the scalars of " + op + " must be numbers, symbols or scalar values, got " + describe_argument(s));
   // Keyword arguments: which are allowed, which are needed.
-  const std::set<std::string> allowed = {"kind", "source", "entry", "grid", "block",
-                                         functional ? "tensors_to_clone" : "writes"};
+  std::set<std::string> allowed = {"kind", "source", "entry", "grid", "block", "writes", "shared", "aligned"};
+  if (functional) allowed.insert("tensors_to_clone");
   for (const Kwarg& k : n.kwargs())
     if (!allowed.count(k.name)) d.error(&n, "unknown keyword argument '" + k.name + "' for " + op);
   const Argument* kind = n.kwarg("kind");
@@ -99,31 +120,54 @@ void check_user_kernel(const Node& n, Diagnostics& d) {
     for (const Argument& e : a->list())
       if (!int_scalar(e)) d.error(&n, std::string(dims) + " of " + op + " must hold integers, got " + describe_argument(e));
   }
-  const char* which = functional ? "tensors_to_clone" : "writes";
-  const Argument* list = n.kwarg(which);
+  if (const Argument* shared = n.kwarg("shared");
+      shared && (!shared->is_scalar() || !shared->scalar().is_constant() || !shared->scalar().is_int() ||
+                 shared->scalar().int_value() < 0))
+    d.error(&n, "shared of " + op + " must be a byte count (a non-negative integer), got " + describe_argument(*shared));
+  if (const Argument* aligned = n.kwarg("aligned")) index_list(n, *aligned, "aligned", tensors.size(), d);
+  const Argument* list = n.kwarg("writes");
   if (!list) {
-    d.error(&n, op + " needs " + which + "=[...] (the positions of the tensors the kernel writes)");
+    d.error(&n, op + " needs writes=[...] (the positions of the tensors the kernel writes)");
     return;
   }
-  std::optional<std::vector<int64_t>> listed = index_list(n, *list, which, tensors.size(), d);
+  std::optional<std::vector<int64_t>> listed = index_list(n, *list, "writes", tensors.size(), d);
   if (!listed) return;
-  const std::vector<int64_t>& picked = *listed;
+  const std::vector<int64_t>& writes = *listed;
   if (!functional) {
     if (n.num_results() != 0) d.error(&n, op + " writes its tensors in place and has no results");
     return;
   }
-  if (n.num_results() != picked.size()) {
-    d.error(&n, op + " returns one clone per tensors_to_clone entry (" + std::to_string(picked.size()) + "), not " +
+  const Argument* clone_list = n.kwarg("tensors_to_clone");
+  if (!clone_list) {
+    d.error(&n, op + " needs tensors_to_clone=[...] (the written tensors whose old value is read later)");
+    return;
+  }
+  std::optional<std::vector<int64_t>> cloned = index_list(n, *clone_list, "tensors_to_clone", tensors.size(), d);
+  if (!cloned) return;
+  for (int64_t c : *cloned)
+    if (std::find(writes.begin(), writes.end(), c) == writes.end())
+      d.error(&n, "tensors_to_clone of " + op + " names tensor " + std::to_string(c) + ", which writes does not name");
+  if (n.num_results() != writes.size()) {
+    d.error(&n, op + " returns one tensor per writes entry (" + std::to_string(writes.size()) + "), not " +
                     std::to_string(n.num_results()));
     return;
   }
-  for (size_t r = 0; r < picked.size(); ++r) {
+  for (size_t r = 0; r < writes.size(); ++r) {
     const Value* res = n.result(r);
-    const Value* of = tensors[static_cast<size_t>(picked[r])];
-    if (!res->is_tensor() || res->meta().dtype != of->meta().dtype || res->meta().sizes != of->meta().sizes)
+    const Value* of = tensors[static_cast<size_t>(writes[r])];
+    if (!res->is_tensor() || res->meta().dtype != of->meta().dtype || res->meta().sizes != of->meta().sizes ||
+        res->meta().strides != of->meta().strides) {
       d.error(&n, "result " + std::to_string(r) + " of " + op + " (" + describe_value(res) + ": " +
-                      (res->is_tensor() ? type_of(res) : std::string("a scalar")) + ") is not a clone of tensor " +
-                      std::to_string(picked[r]) + " (" + describe_value(of) + ": " + type_of(of) + ")");
+                      (res->is_tensor() ? type_of(res) : std::string("a scalar")) + ") does not have the type and strides of tensor " +
+                      std::to_string(writes[r]) + " (" + describe_value(of) + ": " + type_of(of) + ")");
+      continue;
+    }
+    if (std::find(cloned->begin(), cloned->end(), writes[r]) != cloned->end()) continue;
+    // Written in place: nothing may read the old value after the kernel, so it may have no other
+    // reader at all (a reader before it could be computed later), and must be memory the graph owns.
+    if (std::string why = in_place_hazard(n, of); !why.empty())
+      d.error(&n, "tensor " + std::to_string(writes[r]) + " (" + describe_value(of) + ") is written in place (not in "
+                  "tensors_to_clone) but " + why);
   }
 }
 

@@ -27,9 +27,9 @@ TensorMeta clone_meta(Graph& g, const Value* v) {
 void functionalize(Graph& g, Node* n) {
   std::vector<size_t> writes = written_positions(*n);
   const Argument::List& tensors = n->args().at(1).list();
-  std::vector<Kwarg> kwargs;
-  for (const Kwarg& k : n->kwargs())
-    kwargs.push_back(k.name == "writes" ? Kwarg{"tensors_to_clone", k.value} : k);
+  // Every written tensor cloned: reinplace_user_kernels drops the clones nothing needs.
+  std::vector<Kwarg> kwargs = n->kwargs();
+  kwargs.push_back(Kwarg{"tensors_to_clone", *n->kwarg("writes")});
   std::vector<ResultSpec> results;
   for (size_t w : writes) results.push_back(ResultSpec::tensor(clone_meta(g, tensors.at(w).value())));
   g.set_insertion_point_before(n);

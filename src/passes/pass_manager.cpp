@@ -11,6 +11,7 @@
 #include "toroid/passes/decompose.h"
 #include "toroid/passes/functionalize_user_kernels.h"
 #include "toroid/passes/fuse_addmm_activation.h"
+#include "toroid/passes/reinplace_user_kernels.h"
 #include "toroid/passes/remove_noops.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
@@ -28,6 +29,8 @@ constexpr PassInfo kPasses[] = {
      &fuse_addmm_activation},
     {"functionalize_user_kernels", "user kernels' mutation form -> the functional form (clones, later uses, copy_ back)",
      &functionalize_user_kernels},
+    {"reinplace_user_kernels", "user kernels write in place the tensors nothing else reads (no clone)",
+     &reinplace_user_kernels},
 };
 
 }  // namespace

@@ -15,12 +15,14 @@ std::vector<const PassInfo*> build(bool cuda) {
     if (p == nullptr) TOROID_INTERNAL_ERROR(std::string("compile pipeline: no pass named ") + name);
     passes.push_back(p);
   };
+  add("functionalize_user_kernels");  // user kernels' in-place form -> clones + results
   add("decompose");      // composite ops -> the lowerable set
   add("remove_noops");   // clones, same-shape views, x * 1 ... (no new aliasing)
   add("constant_fold");  // small all-constant calls -> constants
   add("cse");            // merge what the rewrites made identical
   if (cuda) add("fuse_addmm_activation");  // on sole users only, so after cse
   add("dce");            // drop what nothing uses
+  add("reinplace_user_kernels");  // once readers are final: clone only what is read later
   return passes;
 }
 

@@ -267,6 +267,8 @@ class CpuExecutor final : public Executor {
         case Line::Kind::PoolFree: rs.pool_free(l, line); break;
         case Line::Kind::KernelCall: run_kernel(l, ptrs); break;
         case Line::Kind::ExternCall: run_extern(l); break;
+        case Line::Kind::UserKernel:  // lowering compiles user kernels for CUDA devices only
+          TOROID_INTERNAL_ERROR("a user kernel line in a CPU program");
         case Line::Kind::FallbackCall:
           run_fallback(l);
           rs.end_call(binding);

@@ -117,6 +117,7 @@ class Scheduler {
         case BufferKind::Fallback:
         case BufferKind::Control:
         case BufferKind::Scalar:
+        case BufferKind::UserKernel:
           add_call(b);
           break;
         case BufferKind::Pointwise:
@@ -143,6 +144,7 @@ class Scheduler {
       case BufferKind::Extern: return Step::Kind::Extern;
       case BufferKind::Scalar: return Step::Kind::Scalar;
       case BufferKind::Control: return Step::Kind::Control;
+      case BufferKind::UserKernel: return Step::Kind::UserKernel;
       default: return Step::Kind::Fallback;
     }
   }

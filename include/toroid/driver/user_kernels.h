@@ -10,6 +10,10 @@ class Graph;
 class Node;
 }  // namespace toroid
 
+namespace toroid::codegen::wrapper {
+struct WrapperProgram;
+}
+
 namespace toroid::driver {
 
 // The analysis of `text` as JSON: `kind` "cuda" (CUDA C++, compiled for compute_`arch` with
@@ -29,8 +33,14 @@ struct UserKernelCall {
 // Every higher_order.user_kernel_* call of `g` (not its subgraphs), analysed (kind "cuda" is
 // compiled for compute_`arch`; "cubin" and "cpp" cannot be analysed: every tensor counts as
 // written, with a note). UserError at the node when the kernel's parameters do not match the
-// call's tensors and scalars, or when it writes a tensor that the call's `writes` (mutation form)
-// or `tensors_to_clone` (functional form) does not name: the compiler would believe it unchanged.
+// call's tensors and scalars, or when it writes a tensor that the call's `writes` does not name:
+// the compiler would believe it unchanged.
 std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch);
+
+// Fills each user kernel of `program` (and its nested programs) with its PTX (CUDA C++ compiled
+// for compute_`arch` by NVRTC, once per process and source) and parameter types, and checks each
+// launch against them: as many parameters as tensors and scalars, a 64-bit one for each tensor.
+// UserError at the call otherwise.
+void prepare_user_kernels(codegen::wrapper::WrapperProgram& program, int arch);
 
 }  // namespace toroid::driver

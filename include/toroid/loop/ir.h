@@ -27,7 +27,9 @@ struct LoopProgram;
 
 // A Scalar buffer holds no memory: a host step of the program (an item() read, an assert).
 // Control buffers are the tensor results of a higher-order op (cond, while_loop).
-enum class BufferKind : uint8_t { Input, Constant, Pointwise, Reduction, Extern, Fallback, Scalar, Control };
+// UserKernel buffers are the results of a user's kernel (higher_order.user_kernel_functional),
+// each in the memory of its `storage`: a clone, the written tensor itself, or its own.
+enum class BufferKind : uint8_t { Input, Constant, Pointwise, Reduction, Extern, Fallback, Scalar, Control, UserKernel };
 const char* buffer_kind_name(BufferKind k);
 
 enum class ReduceOp : uint8_t { Sum, Prod, Max, Min, ArgMax, ArgMin, Any, All, Mean, Var };
@@ -43,7 +45,8 @@ struct Buffer {
   std::vector<SymExpr> sizes;
   std::vector<SymExpr> strides;
   SymExpr offset = SymExpr::integer(0);
-  // The buffer whose memory this one writes: itself, or a graph input for the copy_ epilogue.
+  // The buffer whose memory this one writes: itself, a graph input for the copy_ epilogue, or
+  // (UserKernel) an earlier buffer owning its memory.
   Buffer* storage = this;
   // Elements to allocate when this buffer owns its storage.
   SymExpr storage_numel;
@@ -54,7 +57,7 @@ struct Buffer {
   ReduceOp reduce = ReduceOp::Sum;
   double correction = 1.0;  // Var
 
-  // Extern, Fallback: the graph call and which of its results this buffer holds. Fallback
+  // Extern, Fallback, UserKernel: the graph call and which of its results this buffer holds. Fallback
   // buffers of one node are computed by one call (the first of them).
   const Node* node = nullptr;
   unsigned result_index = 0;

@@ -4,18 +4,34 @@
 //   higher_order.user_kernel_mutation("name", [%t0, %t1, ...], [scalar, ...], kind="cuda",
 //       source="...", entry="name", grid=[g0, g1, g2], block=[b0, b1, b2], writes=[1])
 //   %c = higher_order.user_kernel_functional("name", [...], [...], kind=..., source=..., ...,
-//       tensors_to_clone=[1]) : <the type of each cloned tensor>
+//       writes=[1], tensors_to_clone=[1]) : <the type of each written tensor>
 //
-// The mutation form writes the tensors `writes` names in place (the mutation analysis of the
-// kernel's IR decides them: codegen/cuda/kernel_ir_analysis.h) and has no results; the
-// functional form runs the kernel on clones of the tensors `tensors_to_clone` names and returns
-// them, in that order. grid and block are 1 to 3 integer expressions of the graph's symbols.
+// Both name the tensors the kernel writes in `writes` (the mutation analysis of the kernel's IR
+// decides them: codegen/cuda/kernel_ir_analysis.h). The mutation form writes them in place and
+// has no results; the functional form returns their new values, in `writes` order: those named
+// by `tensors_to_clone` are written in clones (their old value is read later), the others in
+// place (in_place_hazard says when that is allowed). grid and block are 1 to 3 integer
+// expressions of the graph's symbols; `shared` the dynamic shared memory in bytes; `aligned` the
+// tensors the kernel assumes 16-byte aligned (Triton's specialization), checked at each launch.
 #pragma once
+
+#include <string>
+
+namespace toroid {
+class Node;
+class Value;
+}  // namespace toroid
 
 namespace toroid::ops {
 
 inline constexpr const char* kUserKernelMutation = "higher_order.user_kernel_mutation";
 inline constexpr const char* kUserKernelFunctional = "higher_order.user_kernel_functional";
+
+// Why user-kernel call `n` may not write its tensor `v` in place (functional form, not in
+// tensors_to_clone), or "" when it may: v must be memory the graph owns (no input, param or
+// constant), at offset 0, shared with no other value, and read by nothing but `n` (once), so no
+// reader of the old value can run after the kernel.
+std::string in_place_hazard(const Node& n, const Value* v);
 
 // Registers the verifier's checks of both ops (install_schema_op_info calls it).
 void register_user_kernel_checks();

@@ -37,7 +37,7 @@ SymExpr outer_var(size_t k);
 SymExpr inner_var(size_t k);
 
 struct Step {
-  enum class Kind { Kernel, Extern, Fallback, Scalar, Control } kind;
+  enum class Kind { Kernel, Extern, Fallback, Scalar, Control, UserKernel } kind;
   Kernel* kernel = nullptr;      // Kernel
   loop::Buffer* buffer = nullptr;  // the others (the first buffer of the node)
 };

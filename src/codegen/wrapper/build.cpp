@@ -177,6 +177,7 @@ class SourceTable {
       const char* as = l.kind == Line::Kind::KernelCall   ? "kernel"
                        : l.kind == Line::Kind::ExternCall ? "library"
                        : l.kind == Line::Kind::FallbackCall ? "fallback"
+                       : l.kind == Line::Kind::UserKernel ? "user_kernel"
                        : l.kind == Line::Kind::Cond || l.kind == Line::Kind::While ? "control"
                                                                                  : "scalar";
       for (int s : l.sources) w_.sources[static_cast<size_t>(s)].runs_as = as;
@@ -242,6 +243,68 @@ Line host_step(const loop::LoopProgram& program, const Buffer* b, const std::vec
   for (size_t i = 0; i < b->subprograms.size(); ++i)
     call.programs.push_back(build_subprogram(*b->subprograms[i], prefix + b->name + "_" + std::to_string(i) + "_"));
   return call;
+}
+
+// An integer or float expression a user-kernel call gives (a number, a symbol, a scalar value).
+SymExpr scalar_of(const Argument& a) {
+  if (a.is_scalar()) return a.scalar();
+  TOROID_CHECK(a.is_value() && a.value() && !a.value()->is_tensor(), "a user kernel scalar that is not a scalar");
+  SymExpr s = a.value()->scalar_value();
+  TOROID_CHECK(!s.is_null(), "a user kernel scalar with no known value: " + describe_value(a.value()));
+  return s;
+}
+
+std::vector<SymExpr> exprs_of(const Node* n, const char* kwarg) {
+  std::vector<SymExpr> out;
+  if (const Argument* a = n->kwarg(kwarg); a && a->is_list())
+    for (const Argument& e : a->list()) out.push_back(scalar_of(e));
+  return out;
+}
+
+std::vector<int> ints_of(const Node* n, const char* kwarg) {
+  std::vector<int> out;
+  if (const Argument* a = n->kwarg(kwarg); a && a->is_list())
+    for (const Argument& e : a->list()) out.push_back(static_cast<int>(e.scalar().int_value()));
+  return out;
+}
+
+// The launch of user kernel call `n`, whose results are in `results` (one per written tensor);
+// its kernel joins w.user_kernels (once per kind, source and entry).
+Line user_kernel_line(const loop::LoopProgram& program, const Node* n, const std::vector<Buffer*>& results,
+                      WrapperProgram& w) {
+  auto str = [&](const char* k, const std::string& fallback) {
+    const Argument* a = n->kwarg(k);
+    return a ? a->str() : fallback;
+  };
+  UserKernel k{n->args().at(0).str(), str("kind", ""), str("source", ""), str("entry", n->args().at(0).str()), "", {}};
+  auto same = [&](const UserKernel& o) { return o.kind == k.kind && o.source == k.source && o.entry == k.entry; };
+  auto found = std::find_if(w.user_kernels.begin(), w.user_kernels.end(), same);
+  Line l;
+  l.kind = Line::Kind::UserKernel;
+  l.call.op_name = n->target();
+  l.call.loc = n->loc();
+  UserLaunch& u = l.launch;
+  u.kernel = static_cast<int>(found - w.user_kernels.begin());
+  if (found == w.user_kernels.end()) w.user_kernels.push_back(std::move(k));
+  u.grid = exprs_of(n, "grid");
+  u.block = exprs_of(n, "block");
+  if (const Argument* shared = n->kwarg("shared")) u.shared = shared->scalar();
+  u.written = ints_of(n, "writes");
+  u.aligned = ints_of(n, "aligned");
+  const Argument::List& tensors = n->args().at(1).list();
+  for (size_t p = 0; p < tensors.size(); ++p) {
+    auto w_at = std::find(u.written.begin(), u.written.end(), static_cast<int>(p));
+    if (w_at == u.written.end()) {
+      u.tensors.push_back(ref_of(program, tensors[p].value()));
+      continue;
+    }
+    size_t r = static_cast<size_t>(w_at - u.written.begin());
+    auto b = std::find_if(results.begin(), results.end(), [&](const Buffer* x) { return x->result_index == r; });
+    TOROID_CHECK(b != results.end(), "no buffer for result " + std::to_string(r) + " of a user kernel");
+    u.tensors.push_back(layout_ref((*b)->storage, n->result(r)->meta()));
+  }
+  for (const Argument& a : n->args().at(2).list()) u.scalars.push_back(scalar_of(a));
+  return l;
 }
 
 }  // namespace
@@ -345,6 +408,13 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     std::vector<Buffer*> results;
     for (const auto& owned : program.buffers)
       if (owned->kind == b->kind && owned->node == b->node && owned->holds_memory()) results.push_back(owned.get());
+    if (step.kind == sched::Step::Kind::UserKernel) {
+      for (Buffer* r : results) alloc(r);  // those written in memory of their own
+      Line call = user_kernel_line(program, b->node, results, w);
+      call.sources = sources.of({results.begin(), results.end()});
+      w.lines.push_back(std::move(call));
+      continue;
+    }
     if (step.kind == sched::Step::Kind::Scalar || step.kind == sched::Step::Kind::Control) {
       for (Buffer* r : results) alloc(r);
       Line call = host_step(program, b, results, prefix);

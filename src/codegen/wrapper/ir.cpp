@@ -46,6 +46,9 @@ std::vector<int> touched_slots(const Line& l) {
     case Line::Kind::SymbolDefs:
       for (const SymbolDef& d : l.defs) out.push_back(d.slot);
       break;
+    case Line::Kind::UserKernel:
+      for (const TensorRef& r : l.launch.tensors) out.push_back(r.slot);
+      break;
     case Line::Kind::Return:
       for (const OutputPlan& o : l.outputs)
         if (o.kind == OutputPlan::Kind::Tensor) out.push_back(o.tensor.slot);

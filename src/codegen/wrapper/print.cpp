@@ -126,6 +126,23 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
       os << ")";
       break;
     }
+    case Line::Kind::UserKernel: {
+      const UserLaunch& u = l.launch;
+      os << "user_kernel " << w.user_kernels.at(static_cast<size_t>(u.kernel)).name << "(";
+      for (size_t i = 0; i < u.tensors.size(); ++i) {
+        bool written = std::find(u.written.begin(), u.written.end(), static_cast<int>(i)) != u.written.end();
+        os << (i ? ", " : "") << (written ? "writes " : "") << ref_str(u.tensors[i]);
+      }
+      for (size_t i = 0; i < u.scalars.size(); ++i) os << (i || !u.tensors.empty() ? ", " : "") << u.scalars[i].str();
+      os << ") grid=" << list_str(u.grid) << " block=" << list_str(u.block);
+      if (u.shared != SymExpr::integer(0)) os << " shared=" << u.shared.str();
+      if (!u.aligned.empty()) {
+        os << " aligned=[";
+        for (size_t i = 0; i < u.aligned.size(); ++i) os << (i ? ", " : "") << u.aligned[i];
+        os << "]";
+      }
+      break;
+    }
     case Line::Kind::ScalarRead:
       os << "item " << l.scalar.str() << " <- " << ref_str(l.operands.at(0));
       break;
@@ -181,6 +198,9 @@ std::string print_wrapper(const WrapperProgram& w) {
   }
   for (const ConstantSlot& c : w.constants)
     os << "  constant " << ref_str(c.layout) << " = " << c.data->size() << " bytes of data\n";
+  for (const UserKernel& k : w.user_kernels)
+    os << "  user_kernel " << k.name << " = " << k.kind << " kernel " << k.entry << ", " << k.source.size()
+       << " bytes of source\n";
   for (const Line& l : w.lines) {
     if (l.kind == Line::Kind::Return) os << "  # planned peak: " << w.planned_peak_bytes.str() << " bytes\n";
     os << "  " << print_line(w, l) << "\n";

@@ -12,6 +12,7 @@ std::string call_name(const WrapperProgram& w, const Line& l) {
   switch (l.kind) {
     case Line::Kind::KernelCall: return kernel_name(w, l);
     case Line::Kind::ExternCall: return loop::library_call_name(l.library);
+    case Line::Kind::UserKernel: return w.user_kernels.at(static_cast<size_t>(l.launch.kernel)).name;
     default: return l.call.op_name;
   }
 }
@@ -21,6 +22,7 @@ const char* call_kind(Line::Kind k) {
     case Line::Kind::KernelCall: return "kernel";
     case Line::Kind::ExternCall: return "library";
     case Line::Kind::FallbackCall: return "fallback";
+    case Line::Kind::UserKernel: return "user_kernel";
     case Line::Kind::Cond:
     case Line::Kind::While: return "control";
     default: return "scalar";
@@ -32,6 +34,7 @@ bool is_call(const Line& l) {
     case Line::Kind::KernelCall:
     case Line::Kind::ExternCall:
     case Line::Kind::FallbackCall:
+    case Line::Kind::UserKernel:
     case Line::Kind::ScalarRead:
     case Line::Kind::Assert:
     case Line::Kind::Cond:

@@ -130,6 +130,12 @@ class LifecycleCheck {
         need(l.result);
         for (const TensorRef& r : l.operands) need(r);
         return;
+      case Line::Kind::UserKernel:
+        for (const TensorRef& r : l.launch.tensors) need(r);
+        for (SymExpr e : l.launch.grid) need(e, "its grid");
+        for (SymExpr e : l.launch.block) need(e, "its block");
+        for (SymExpr e : l.launch.scalars) need(e, "a scalar argument");
+        return;
       case Line::Kind::FallbackCall: need_args(l.call.args); return;  // its results may define symbols
       case Line::Kind::ScalarRead:
         need(l.operands.at(0));
@@ -219,6 +225,15 @@ class LifecycleCheck {
       case Line::Kind::ScalarRead:
       case Line::Kind::Return:
         for (int s : touched_slots(l)) use(s);
+        return;
+      case Line::Kind::UserKernel:
+        if (l.launch.kernel < 0 || static_cast<size_t>(l.launch.kernel) >= w_.user_kernels.size())
+          fail("launches a user kernel the program does not have");
+        for (int s : touched_slots(l)) use(s);
+        for (int p : l.launch.written)
+          if (p < 0 || static_cast<size_t>(p) >= l.launch.tensors.size() ||
+              slot(l.launch.tensors[static_cast<size_t>(p)].slot).kind != Slot::Kind::Intermediate)
+            fail("a user kernel writes tensor " + std::to_string(p) + ", which is not in memory the program owns");
         return;
       case Line::Kind::Assert: return;
       case Line::Kind::Cond:

@@ -35,7 +35,7 @@ namespace {
   X(cuModuleGetGlobal, 3020) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000)                \
   X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000)                 \
   X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000) X(cuMemHostAlloc, 2020)               \
-  X(cuMemFreeHost, 2000)
+  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000)
 
 // `name##_` is not macro-expanded (cuda.h defines cuMemAlloc as cuMemAlloc_v2), so the members
 // are cuMemAlloc_ and so on.
@@ -329,6 +329,12 @@ Function Module::function(const std::string& name) const {
   TOROID_CU(cuModuleGetFunction, "kernel '" + name + "' in " + what_, &f,
             static_cast<CUmodule>(module_), name.c_str());
   return f;
+}
+
+void allow_dynamic_shared(Function f, size_t bytes, const char* what) {
+  context();
+  TOROID_CU(cuFuncSetAttribute, std::string("the dynamic shared memory of kernel '") + what + "' (" + std::to_string(bytes) + " bytes)",
+            static_cast<CUfunction>(f), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes));
 }
 
 void* Module::global(const std::string& name, size_t* nbytes) const {

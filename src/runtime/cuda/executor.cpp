@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -111,11 +112,38 @@ std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram&
   return out;
 }
 
+// A scalar as the bytes of a kernel parameter of PTX type `type` (little-endian, in the low
+// bytes of the word); `fail` reports a value the type cannot hold.
+static uint64_t pack_scalar(const sym::Scalar& v, const std::string& type, const std::function<void(const std::string&)>& fail) {
+  bool is_float = v.type == sym::Type::Float;
+  uint64_t word = 0;
+  auto bits = [&](auto x) {
+    std::memcpy(&word, &x, sizeof(x));
+    return word;
+  };
+  if (type == ".f32") return bits(static_cast<float>(is_float ? v.f : static_cast<double>(v.i)));
+  if (type == ".f64") return bits(is_float ? v.f : static_cast<double>(v.i));
+  if (is_float) fail("a float (" + std::to_string(v.f) + ") passed where the kernel takes an integer (" + type + ")");
+  int width = type.size() > 2 ? std::atoi(type.c_str() + 2) : 0;
+  if (width == 64) return bits(v.i);
+  if (width != 8 && width != 16 && width != 32) fail("a scalar passed where the kernel takes " + type);
+  bool is_signed = type[1] == 's';
+  int64_t lo = is_signed ? -(int64_t(1) << (width - 1)) : 0, hi = is_signed ? (int64_t(1) << (width - 1)) - 1 : (int64_t(1) << width) - 1;
+  if (type[1] == 'b') lo = -(int64_t(1) << (width - 1));  // untyped bits: either reading
+  if (v.i < lo || v.i > hi) fail(std::to_string(v.i) + " does not fit the kernel's " + type);
+  if (width == 32) return bits(static_cast<uint32_t>(v.i));
+  if (width == 16) return bits(static_cast<uint16_t>(v.i));
+  return bits(static_cast<uint8_t>(v.i));
+}
+
 struct CudaExecutor::Impl {
   const codegen::wrapper::WrapperProgram& w;
   const ShapeEnv& env;
   std::vector<std::unique_ptr<Module>> modules;
   std::vector<Function> fn_i32, fn_i64;
+  std::vector<std::unique_ptr<Module>> user_modules;  // by WrapperProgram::user_kernels
+  std::vector<Function> user_fns;
+  std::vector<size_t> user_shared_allowed;  // dynamic shared bytes each may take so far
   // The t_index_error global of each loaded module whose kernel checks gather positions (a
   // kernel whose 64-bit entry was compiled later has two), and the record of each index_put
   // device-kernel line ({1, rows, index} for an index out of range).
@@ -161,6 +189,12 @@ struct CudaExecutor::Impl {
       fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(k.name + "_i64"));
       if (!k.index_sites.empty()) error_records.push_back({i, modules.back()->global("t_index_error")});
     }
+    for (const codegen::wrapper::UserKernel& k : w.user_kernels) {
+      TOROID_CHECK(!k.ptx.empty(), "user kernel " + k.name + " reached the executor without its PTX");
+      user_modules.push_back(std::make_unique<Module>(k.ptx, "user kernel '" + k.name + "'"));
+      user_fns.push_back(user_modules.back()->function(k.entry));
+    }
+    user_shared_allowed.assign(w.user_kernels.size(), 48 * 1024);
     constants.resize(w.slots.size());
     for (const codegen::wrapper::ConstantSlot& c : w.constants) upload_constant(c);
     rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
@@ -808,6 +842,54 @@ struct CudaExecutor::Impl {
     launch(i32 ? fn_i32[ki] : wide_entry(ki), dims, args.data(), stream, k.name.c_str());
   }
 
+  // A user kernel's launch: its parameters packed as the PTX declares them (8 bytes each at
+  // most), the grid and block from the sizes of this call.
+  void launch_user_kernel(const Line& l) {
+    const codegen::wrapper::UserLaunch& u = l.launch;
+    size_t ki = static_cast<size_t>(u.kernel);
+    const codegen::wrapper::UserKernel& k = w.user_kernels.at(ki);
+    auto fail = [&](const std::string& m) { user_error("user kernel '" + k.name + "': " + m, l.call.loc); };
+    std::vector<int64_t> grid = eval(u.grid), block = eval(u.block);
+    auto dim = [&](const std::vector<int64_t>& v, size_t i, const char* what) {
+      int64_t x = i < v.size() ? v[i] : 1;
+      if (x < 0 || x > int64_t(UINT32_MAX)) fail(std::string(what) + " dimension " + std::to_string(i) + " is " + std::to_string(x));
+      return static_cast<unsigned>(x);
+    };
+    LaunchDims dims;
+    dims.grid_x = dim(grid, 0, "grid");
+    dims.grid_y = dim(grid, 1, "grid");
+    dims.grid_z = dim(grid, 2, "grid");
+    dims.block_x = dim(block, 0, "block");
+    dims.block_y = dim(block, 1, "block");
+    dims.block_z = dim(block, 2, "block");
+    if (dims.grid_x == 0 || dims.grid_y == 0 || dims.grid_z == 0) return;  // no program to run (an empty tensor)
+    int64_t shared = eval(u.shared);
+    if (shared < 0) fail("shared memory of " + std::to_string(shared) + " bytes");
+    dims.shared_bytes = static_cast<unsigned>(shared);
+    if (static_cast<size_t>(shared) > user_shared_allowed[ki]) {
+      allow_dynamic_shared(user_fns[ki], static_cast<size_t>(shared), k.name.c_str());
+      user_shared_allowed[ki] = static_cast<size_t>(shared);
+    }
+    std::vector<uint64_t> words(k.param_types.size(), 0);
+    for (size_t i = 0; i < u.tensors.size(); ++i) {
+      HostTensor t = view(u.tensors[i]);
+      auto address = reinterpret_cast<uintptr_t>(t.data());
+      if (address % 16 != 0 && std::find(u.aligned.begin(), u.aligned.end(), static_cast<int>(i)) != u.aligned.end())
+        fail("tensor " + std::to_string(i) + " is at an address that is not 16-byte aligned (" + std::to_string(address % 16) +
+             " bytes past), but the kernel was compiled assuming it is");
+      words[i] = address;
+    }
+    for (size_t j = 0; j < u.scalars.size(); ++j) {
+      size_t i = u.tensors.size() + j;
+      std::optional<sym::Scalar> v = env.evaluate(u.scalars[j], binding);
+      if (!v) fail("cannot evaluate scalar argument " + u.scalars[j].str() + " for this call");
+      words[i] = pack_scalar(*v, k.param_types.at(i), [&](const std::string& m) { fail("parameter " + std::to_string(i) + ": " + m); });
+    }
+    std::vector<void*> args;
+    for (uint64_t& word : words) args.push_back(&word);
+    launch(user_fns[ki], dims, args.data(), stream, k.entry.c_str());
+  }
+
   // Kernel ki's 64-bit entry point, compiled (through the cubin cache) and loaded on first use.
   Function wide_entry(size_t ki) {
     if (fn_i64[ki]) return fn_i64[ki];
@@ -917,6 +999,7 @@ struct CudaExecutor::Impl {
         case Line::Kind::PoolFree: rs.pool_free(l, line); break;
         case Line::Kind::KernelCall: launch_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
+        case Line::Kind::UserKernel: launch_user_kernel(l); break;
         case Line::Kind::FallbackCall:
           if (l.device_kernel) run_device_kernel(l);
           else run_on_host(l.call);

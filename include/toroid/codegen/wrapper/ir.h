@@ -126,6 +126,32 @@ struct Pool {
   SymExpr nbytes = SymExpr::integer(0);
 };
 
+// A kernel the user wrote (higher_order.user_kernel_functional). The driver fills `ptx` (CUDA
+// C++ compiled by NVRTC, or the PTX given) and `param_types` (each parameter's PTX type: ".u64",
+// ".f32", ...) before an executor loads it.
+struct UserKernel {
+  std::string name;    // the call's name for it
+  std::string kind;    // "cuda" (CUDA C++), "ptx", "cpp" (a C++ function for the CPU)
+  std::string source;  // as the call gives it
+  std::string entry;   // the symbol launched
+  std::string ptx;
+  std::vector<std::string> param_types;
+};
+
+// A UserKernel line's launch: kernel `kernel` of WrapperProgram::user_kernels on `grid` x
+// `block` threads with `shared` bytes of dynamic shared memory; its parameters are `tensors`
+// (device pointers to each view's first element) then `scalars`. It writes the tensors at the
+// `written` positions (their memory: a clone, or the tensor itself where nothing reads it
+// later), and assumes those at the `aligned` positions 16-byte aligned (checked before launch).
+struct UserLaunch {
+  int kernel = -1;
+  std::vector<SymExpr> grid, block;
+  SymExpr shared = SymExpr::integer(0);
+  std::vector<TensorRef> tensors;
+  std::vector<SymExpr> scalars;
+  std::vector<int> written, aligned;
+};
+
 // ScalarRead (item()): reads the one element of operands[0] (one device sync) and binds
 // `scalar`, an unbacked symbol (or checks the value equals it). Assert: fails with `text` unless
 // `scalar` holds. Cond: runs programs[0] (true) or programs[1] (false) on the operands, the
@@ -140,8 +166,8 @@ struct Pool {
 // places its buffer at `offset` in it.
 struct Line {
   enum class Kind {
-    Comment, Alloc, Reuse, Free, PoolAlloc, PoolFree, KernelCall, ExternCall, FallbackCall, SymbolDefs, ScalarRead,
-    Assert, Cond, While, Return
+    Comment, Alloc, Reuse, Free, PoolAlloc, PoolFree, KernelCall, ExternCall, FallbackCall, UserKernel, SymbolDefs,
+    ScalarRead, Assert, Cond, While, Return
   };
   Kind kind = Kind::Comment;
   int slot = -1;   // Alloc, Reuse, Free: the buffer's slot
@@ -170,6 +196,7 @@ struct Line {
   SymExpr scalar;                   // ScalarRead, Assert, Cond (see above)
   std::vector<TensorRef> results;   // Cond, While
   std::vector<std::shared_ptr<WrapperProgram>> programs;  // Cond, While
+  UserLaunch launch;                                      // UserKernel
   // KernelCall, ExternCall, FallbackCall: the graph nodes it computes (indices into
   // WrapperProgram::sources), fused or inlined ones included.
   std::vector<int> sources;
@@ -188,6 +215,7 @@ struct WrapperProgram {
   std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
   std::vector<SourceNode> sources;  // every node of the graph, in order (provenance)
   std::vector<Pool> pools;          // the memory plan's (plan_memory)
+  std::vector<UserKernel> user_kernels;  // what UserKernel lines launch
   // Unbacked symbols the graph's inputs bind where a run starts (a size of data-dependent extent
   // that another partition produced, an item() value passed in).
   std::vector<SymExpr> input_symbols;

@@ -89,6 +89,10 @@ class Module {
   std::string what_;
 };
 
+// Lets `f` take `bytes` of dynamic shared memory (above the 48 KiB any kernel may use, up to the
+// device's opt-in limit). UserError naming `what` when the device has less.
+void allow_dynamic_shared(Function f, size_t bytes, const char* what);
+
 struct LaunchDims {
   unsigned grid_x = 1, grid_y = 1, grid_z = 1;
   unsigned block_x = 1, block_y = 1, block_z = 1;
