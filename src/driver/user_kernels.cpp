@@ -76,14 +76,22 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
         user_error("kernel '" + entry + "' takes " + std::to_string(k->params.size()) + " parameters but the call passes " +
                        std::to_string(tensors) + " tensors and " + std::to_string(scalars) + " scalars (tensors first)",
                    n->loc());
-      for (size_t i = 0; i < tensors; ++i) {
-        if (k->params[i].written) call.written.push_back(i);
-        if (k->params[i].read) call.read.push_back(i);
+      std::vector<size_t> order;  // parameter -> position in tensors-then-scalars
+      if (const Argument* o = n->kwarg("order"); o && o->is_list())
+        for (const Argument& e : o->list()) order.push_back(static_cast<size_t>(e.scalar().int_value()));
+      for (size_t p = 0; p < k->params.size(); ++p) {
+        size_t i = order.empty() ? p : order.at(p);
+        if (i >= tensors) {
+          if (k->params[p].written)
+            user_error("kernel '" + entry + "' writes through parameter " + std::to_string(p) +
+                           ", which the call passes a scalar", n->loc());
+          continue;
+        }
+        if (k->params[p].written) call.written.push_back(i);
+        if (k->params[p].read) call.read.push_back(i);
       }
-      for (size_t i = tensors; i < k->params.size(); ++i)
-        if (k->params[i].written)
-          user_error("kernel '" + entry + "' writes through parameter " + std::to_string(i) +
-                         ", which the call passes a scalar", n->loc());
+      std::sort(call.written.begin(), call.written.end());
+      std::sort(call.read.begin(), call.read.end());
       call.notes = k->conservative;
     }
     const Argument* declared = n->kwarg("writes");
@@ -122,13 +130,14 @@ void prepare_user_kernels(codegen::wrapper::WrapperProgram& program, int arch) {
                        " parameters but the call passes " + std::to_string(l.launch.tensors.size()) + " tensors and " +
                        std::to_string(l.launch.scalars.size()) + " scalars (tensors first)",
                    l.call.loc);
-      for (size_t i = 0; i < k.param_types.size(); ++i) {
-        const std::string& t = k.param_types[i];
+      for (size_t p = 0; p < k.param_types.size(); ++p) {
+        const std::string& t = k.param_types[p];
+        size_t i = l.launch.order.empty() ? p : static_cast<size_t>(l.launch.order[p]);
         bool wide = t == ".u64" || t == ".s64" || t == ".b64";
         bool scalar_type = wide || t == ".u32" || t == ".s32" || t == ".b32" || t == ".f32" || t == ".f64" || t == ".u16" ||
                            t == ".s16" || t == ".b16" || t == ".u8" || t == ".s8" || t == ".b8";
         if (i < l.launch.tensors.size() ? !wide : !scalar_type)
-          user_error("parameter " + std::to_string(i) + " of user kernel '" + k.entry + "' has PTX type " + t + ", but the call passes " +
+          user_error("parameter " + std::to_string(p) + " of user kernel '" + k.entry + "' has PTX type " + t + ", but the call passes " +
                          (i < l.launch.tensors.size() ? "a tensor (a 64-bit pointer)" : "a scalar (a number of at most 64 bits)"),
                      l.call.loc);
       }

@@ -93,7 +93,7 @@ void check_user_kernel(const Node& n, Diagnostics& d) {
     if (!s.is_scalar() && !(s.is_value() && s.value() != nullptr && !s.value()->is_tensor()))
       d.error(&n, "the scalars of " + op + " must be numbers, symbols or scalar values, got " + describe_argument(s));
   // Keyword arguments: which are allowed, which are needed.
-  std::set<std::string> allowed = {"kind", "source", "entry", "grid", "block", "writes", "shared", "aligned"};
+  std::set<std::string> allowed = {"kind", "source", "entry", "grid", "block", "writes", "shared", "aligned", "order"};
   if (functional) allowed.insert("tensors_to_clone");
   for (const Kwarg& k : n.kwargs())
     if (!allowed.count(k.name)) d.error(&n, "unknown keyword argument '" + k.name + "' for " + op);
@@ -125,6 +125,13 @@ void check_user_kernel(const Node& n, Diagnostics& d) {
                  shared->scalar().int_value() < 0))
     d.error(&n, "shared of " + op + " must be a byte count (a non-negative integer), got " + describe_argument(*shared));
   if (const Argument* aligned = n.kwarg("aligned")) index_list(n, *aligned, "aligned", tensors.size(), d);
+  // The kernel's parameters as positions in the call's tensors-then-scalars list: each once.
+  if (const Argument* order = n.kwarg("order")) {
+    size_t all = tensors.size() + n.args()[2].list().size();
+    if (std::optional<std::vector<int64_t>> o = index_list(n, *order, "order", all, d); o && o->size() != all)
+      d.error(&n, "order of " + op + " lists " + std::to_string(o->size()) + " parameters but the call passes " +
+                      std::to_string(all) + " tensors and scalars");
+  }
   const Argument* list = n.kwarg("writes");
   if (!list) {
     d.error(&n, op + " needs writes=[...] (the positions of the tensors the kernel writes)");

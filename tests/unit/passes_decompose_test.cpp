@@ -268,7 +268,8 @@ TEST(Pipeline, RunsEveryPassInOrder) {
   ops::install_schema_op_info();
   std::vector<std::string> names;
   for (const PassInfo* p : compile_pipeline()) names.push_back(p->name);
-  EXPECT_EQ(names, (std::vector<std::string>{"decompose", "remove_noops", "constant_fold", "cse", "dce"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"functionalize_user_kernels", "decompose", "remove_noops", "constant_fold", "cse",
+                                             "dce", "reinplace_user_kernels"}));
   std::unique_ptr<Graph> g = parse_graph(R"(graph @main functional {
   %x = input : f32[2, 8]
   %w = input : f32[4, 8]

@@ -13,6 +13,8 @@
 // place (in_place_hazard says when that is allowed). grid and block are 1 to 3 integer
 // expressions of the graph's symbols; `shared` the dynamic shared memory in bytes; `aligned` the
 // tensors the kernel assumes 16-byte aligned (Triton's specialization), checked at each launch.
+// The kernel's parameters are the tensors, then the scalars; `order` (a permutation of their
+// positions in that list) says otherwise: parameter k is entry order[k].
 #pragma once
 
 #include <string>

@@ -291,6 +291,7 @@ Line user_kernel_line(const loop::LoopProgram& program, const Node* n, const std
   if (const Argument* shared = n->kwarg("shared")) u.shared = shared->scalar();
   u.written = ints_of(n, "writes");
   u.aligned = ints_of(n, "aligned");
+  u.order = ints_of(n, "order");
   const Argument::List& tensors = n->args().at(1).list();
   for (size_t p = 0; p < tensors.size(); ++p) {
     auto w_at = std::find(u.written.begin(), u.written.end(), static_cast<int>(p));

@@ -136,6 +136,11 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
       for (size_t i = 0; i < u.scalars.size(); ++i) os << (i || !u.tensors.empty() ? ", " : "") << u.scalars[i].str();
       os << ") grid=" << list_str(u.grid) << " block=" << list_str(u.block);
       if (u.shared != SymExpr::integer(0)) os << " shared=" << u.shared.str();
+      if (!u.order.empty()) {
+        os << " order=[";
+        for (size_t i = 0; i < u.order.size(); ++i) os << (i ? ", " : "") << u.order[i];
+        os << "]";
+      }
       if (!u.aligned.empty()) {
         os << " aligned=[";
         for (size_t i = 0; i < u.aligned.size(); ++i) os << (i ? ", " : "") << u.aligned[i];

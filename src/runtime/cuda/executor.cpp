@@ -871,19 +871,21 @@ struct CudaExecutor::Impl {
       user_shared_allowed[ki] = static_cast<size_t>(shared);
     }
     std::vector<uint64_t> words(k.param_types.size(), 0);
-    for (size_t i = 0; i < u.tensors.size(); ++i) {
-      HostTensor t = view(u.tensors[i]);
-      auto address = reinterpret_cast<uintptr_t>(t.data());
-      if (address % 16 != 0 && std::find(u.aligned.begin(), u.aligned.end(), static_cast<int>(i)) != u.aligned.end())
-        fail("tensor " + std::to_string(i) + " is at an address that is not 16-byte aligned (" + std::to_string(address % 16) +
-             " bytes past), but the kernel was compiled assuming it is");
-      words[i] = address;
-    }
-    for (size_t j = 0; j < u.scalars.size(); ++j) {
-      size_t i = u.tensors.size() + j;
-      std::optional<sym::Scalar> v = env.evaluate(u.scalars[j], binding);
-      if (!v) fail("cannot evaluate scalar argument " + u.scalars[j].str() + " for this call");
-      words[i] = pack_scalar(*v, k.param_types.at(i), [&](const std::string& m) { fail("parameter " + std::to_string(i) + ": " + m); });
+    for (size_t p = 0; p < words.size(); ++p) {
+      size_t i = u.order.empty() ? p : static_cast<size_t>(u.order[p]);  // tensors, then scalars
+      if (i < u.tensors.size()) {
+        HostTensor t = view(u.tensors[i]);
+        auto address = reinterpret_cast<uintptr_t>(t.data());
+        if (address % 16 != 0 && std::find(u.aligned.begin(), u.aligned.end(), static_cast<int>(i)) != u.aligned.end())
+          fail("tensor " + std::to_string(i) + " is at an address that is not 16-byte aligned (" +
+               std::to_string(address % 16) + " bytes past), but the kernel was compiled assuming it is");
+        words[p] = address;
+        continue;
+      }
+      SymExpr e = u.scalars.at(i - u.tensors.size());
+      std::optional<sym::Scalar> v = env.evaluate(e, binding);
+      if (!v) fail("cannot evaluate scalar argument " + e.str() + " for this call");
+      words[p] = pack_scalar(*v, k.param_types[p], [&](const std::string& m) { fail("parameter " + std::to_string(p) + ": " + m); });
     }
     std::vector<void*> args;
     for (uint64_t& word : words) args.push_back(&word);

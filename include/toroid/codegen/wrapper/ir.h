@@ -150,6 +150,8 @@ struct UserLaunch {
   std::vector<TensorRef> tensors;
   std::vector<SymExpr> scalars;
   std::vector<int> written, aligned;
+  // Parameter k of the kernel is entry order[k] of tensors-then-scalars (the identity when empty).
+  std::vector<int> order;
 };
 
 // ScalarRead (item()): reads the one element of operands[0] (one device sync) and binds
