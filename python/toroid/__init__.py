@@ -22,6 +22,12 @@ def graph_to_tir(gm, example_inputs=None, name="main"):
     return g(gm, example_inputs, name)
 
 
+def cuda_kernel(source, name, arch=90):
+    """A CUDA C++ kernel callable in eager code and in compiled functions; see user_kernels.py."""
+    from .user_kernels import cuda_kernel as k
+    return k(source, name, arch)
+
+
 def _register():
     # Only when torch is already imported or importable cheaply enough to matter: dynamo looks
     # backends up by name, and the registration must exist before torch.compile is called.

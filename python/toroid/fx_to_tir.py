@@ -338,6 +338,16 @@ def op_name(target):
     return REWRITES.get(name, (name,))[0] if name else None
 
 
+def torch_fx_node():
+    import torch
+    return torch.fx.Node
+
+
+def user_kernel_kind(target):
+    from .user_kernels import user_kernel_kind as kind
+    return kind(target)
+
+
 def _tir_string(text):
     text = "".join(c if c >= " " else " " for c in text)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -512,6 +522,60 @@ class Emitter:
             gm = self.attr[gm_node.target] if isinstance(gm_node, torch.fx.Node) else gm_node
             self.lines += ["    " + line for line in self._subgraph(sub_name, gm)]
 
+    def user_kernel(self, node, kind):
+        """higher_order.user_kernel_functional for a Triton kernel (triton_kernel_wrapper_functional)
+        or a toroid.cuda_kernel launch (toroid_user::launch); its results are the new values of the
+        tensors it writes, named for getitem by argument name (Triton) or position (CUDA)."""
+        from . import user_kernels as uk
+        if self.device != "cuda":
+            raise Unsupported("user kernels run on CUDA devices only")
+        value = lambda a: self.values[a] if isinstance(a, torch_fx_node()) else a  # noqa: E731
+        if kind == "triton":
+            name, launch, args, grid, torch_cloned = uk.triton_call(node, self.values)
+            tensor_args = [n for n in launch.runtime if _is_tensor(value(args[n]))]
+            scalar_args = [n for n in launch.runtime if n not in tensor_args]
+            order = [tensor_args.index(n) if n in tensor_args else len(tensor_args) + scalar_args.index(n)
+                     for n in launch.runtime]
+            order += [len(tensor_args) + len(scalar_args) + e for e in range(launch.extra)]
+            written = sorted({tensor_args.index(n) for n in set(launch.written) | set(torch_cloned) if n in tensor_args})
+            keys = [tensor_args[w] for w in written]
+            fields = ['"%s"' % name, "[" + ", ".join(self.arg(args[n]) for n in tensor_args) + "]",
+                      "[" + ", ".join([self.arg(args[n]) for n in scalar_args] + ["0"] * launch.extra) + "]",
+                      'kind="ptx"', "source=" + uk.tir_source(launch.ptx), 'entry="%s"' % launch.entry,
+                      "grid=[%s]" % ", ".join(self.arg(g) for g in grid), "block=[%d]" % (32 * launch.num_warps),
+                      "shared=%d" % launch.shared, "writes=%s" % written, "tensors_to_clone=%s" % written,
+                      "aligned=%s" % sorted(tensor_args.index(n) for n in launch.aligned)]
+            if order != list(range(len(order))):
+                fields.append("order=%s" % order)
+            call = "higher_order.user_kernel_functional(%s)" % ", ".join(fields)
+            inputs = [args[k] for k in keys]
+        else:
+            key, tensors, ints, floats, pattern, grid, block, shared = node.args
+            kernel = uk._REGISTRY[key]
+            scalars, i, f = [], 0, 0
+            for c in pattern:
+                if c == "i":
+                    scalars.append(self.arg(ints[i]))
+                    i += 1
+                elif c == "f":
+                    scalars.append(self.arg(floats[f]))
+                    f += 1
+            call, written = uk.launch_call_text(kernel, [self.arg(t) for t in tensors], scalars, pattern,
+                                                [self.arg(g) for g in grid], [self.arg(b) for b in block],
+                                                self.arg(shared), None)
+            keys = list(range(len(written)))
+            inputs = [tensors[w] for w in written]
+        names, types = [], []
+        for k, src in zip(keys, inputs):
+            name = self._fresh("%s_%s" % (node.name, k))
+            self.names[(node, k)] = name
+            self.storage[name] = name
+            names.append(name)
+            types.append(self._type(value(src)))
+        self.line_nodes[len(self.lines)] = node
+        head = ", ".join(names) + " = " if names else ""
+        self.lines.append("  %s%s%s%s" % (head, call, " : " + ", ".join(types) if types else "", origin(node)))
+
     def _subgraph(self, name, gm):
         """The lines of `subgraph name functional { ... }` for GraphModule `gm`, sharing this
         graph's symbols."""
@@ -537,6 +601,8 @@ class Emitter:
             self.names[(n, None)] = self.names[(src, idx)]
         elif n.op == "call_function" and hop_name(n.target):
             self.higher_order(n, hop_name(n.target))
+        elif n.op == "call_function" and user_kernel_kind(n.target):
+            self.user_kernel(n, user_kernel_kind(n.target))
         elif n.op == "call_function":
             self.call(n)
         elif n.op != "output":

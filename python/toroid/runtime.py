@@ -12,7 +12,7 @@ import re
 from . import _capi
 from .foreach import expand_foreach
 from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, hop_name, is_symbolic, node_values,
-                        op_name, sym_expr, tir_dtype)
+                        op_name, sym_expr, tir_dtype, user_kernel_kind)
 
 log = logging.getLogger("toroid")
 
@@ -283,6 +283,8 @@ def _supported(n, values, device):
         return _SYMBOLIC
     if n.target is operator.getitem or hop_name(n.target):
         return None  # control flow: its subgraphs must emit, or the partition's compile names it
+    if user_kernel_kind(n.target):
+        return None if device == "cuda" else "user kernels run on CUDA devices only"
     if op is None:
         return "not an ATen op"
     if not _capi.op_supported(op):

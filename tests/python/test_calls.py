@@ -253,6 +253,28 @@ class KernelAnalysis(unittest.TestCase):
             raise
         self.assertEqual(self.written(k), ["k_param_1"])
 
+    def test_launch_text_is_a_valid_call(self):
+        """The call text toroid.cuda_kernel's launches become (user_kernels.launch_call_text)
+        parses and verifies: compiling it for the CPU stops only at lowering, which says the
+        kernel needs a CUDA device. Sources with quotes, backslashes and newlines survive."""
+        import types
+        from toroid import user_kernels as uk
+        src = ('// a "quoted" comment \\ and a tab\t\n'
+               'extern "C" __global__ void axpy(float* z, float a, const float* x, int n) {\n'
+               '  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) z[i] += a * x[i];\n}\n')
+        try:
+            (analysis,) = toroid.analyze_kernel(src, "cuda")
+        except toroid.ToroidError as e:
+            self.skipTest(str(e))
+        kernel = types.SimpleNamespace(name="axpy", source=src, params=analysis["params"])
+        call, writes = uk.launch_call_text(kernel, ["%z", "%x"], ["0.5", "8"], "tfti", ["1"], ["8"], 0, None)
+        self.assertEqual(writes, [0])
+        self.assertIn("order=[0, 2, 1, 3]", call)
+        text = ("graph @g functional {\n  %z = input : f32[8]\n  %x = input : f32[8]\n"
+                "  %r = " + call + " : f32[8]\n  output %r\n}\n")
+        with self.assertRaisesRegex(toroid.ToroidError, "runs on a CUDA device, but this program is compiled for the cpu"):
+            toroid._capi.Module(text, device="cpu")
+
     def test_bad_input_is_an_error(self):
         with self.assertRaisesRegex(toroid.ToroidError, "unknown kernel kind 'sass'"):
             toroid.analyze_kernel("", "sass")
