@@ -271,12 +271,15 @@ class CudaKernel:
             if isinstance(a, torch.Tensor):
                 tensors.append(a)
                 pattern += "t"
-            elif isinstance(a, (bool, float)) or "SymFloat" in type(a).__name__:
-                floats.append(float(a) if not is_symbolic(a) else a)
+            elif isinstance(a, (float, torch.SymFloat)):
+                floats.append(a)
                 pattern += "f"
-            else:
-                ints.append(a)
+            elif isinstance(a, (bool, int, torch.SymInt)):
+                ints.append(int(a) if isinstance(a, bool) else a)
                 pattern += "i"
+            else:
+                raise _capi.ToroidError("kernel %s: an argument of type %s (tensors, ints and floats are passed)" %
+                                        (self.name, type(a).__name__))
         grid, block = list(grid) + [1] * (3 - len(grid)), list(block) + [1] * (3 - len(block))
         outs = torch.ops.toroid_user.launch(self.key, tensors, ints, floats, pattern, grid, block, shared)
         for t, o in zip(_written_tensors(self, pattern, tensors), outs):
