@@ -32,11 +32,9 @@ void lower_user_kernel(Lowering& L, const Node* n) {
   const Argument* kind_arg = n->kwarg("kind");
   std::string kind = kind_arg ? kind_arg->str() : "";
   bool cuda = L.options.target.is_cuda();
-  if (kind == "cpp" || !cuda)
-    L.fail(n, kind == "cpp" ? "a C++ user kernel (kind=\"cpp\") cannot be compiled yet; give a CUDA C++ or PTX kernel for a "
-                              "CUDA device"
-                            : "a " + kind + " user kernel runs on a CUDA device, but this program is compiled for the " +
-                                  L.options.target.device_name());
+  if (cuda == (kind == "cpp"))
+    L.fail(n, "a " + kind + " user kernel runs on " + (kind == "cpp" ? "the CPU" : "a CUDA device") +
+                  ", but this program is compiled for the " + L.options.target.device_name());
   if (kind == "cubin")
     L.fail(n, "a cubin user kernel cannot be launched: toroid reads the parameter types from PTX, so give the kernel's "
               "PTX (kind=\"ptx\") or CUDA C++ (kind=\"cuda\")");
@@ -50,25 +48,29 @@ void lower_user_kernel(Lowering& L, const Node* n) {
     Buffer* b = L.realize(tensors[p].value());
     if (std::find(operands.begin(), operands.end(), b) == operands.end()) operands.push_back(b);
   }
+  // The memory each written tensor is written in; every clone before the launch's buffers, so the
+  // one step that launches the kernel comes after all of them.
+  std::vector<Buffer*> storage(writes.size(), nullptr);
   for (size_t r = 0; r < writes.size(); ++r) {
     const Value* in = tensors.at(writes[r]).value();
-    const Value* result = n->result(r);
-    std::unique_ptr<Buffer> u = L.new_buffer(result, BufferKind::UserKernel);
+    if (is_cloned(writes[r])) {
+      // The old value is read later: the kernel writes a clone, laid out as the tensor is.
+      std::unique_ptr<Buffer> c = L.new_buffer(n->result(r), BufferKind::Pointwise);
+      c->body = cast(L.load(in, Lowering::vars(in->meta().sizes.size())), in->meta().dtype);
+      c->origins = {n};
+      storage[r] = L.prog.add(std::move(c));
+      operands.push_back(storage[r]);
+    } else if (!uninitialized(in)) {
+      storage[r] = L.realize(in);  // nothing reads it after the kernel (in_place_hazard)
+    }
+  }
+  for (size_t r = 0; r < writes.size(); ++r) {
+    std::unique_ptr<Buffer> u = L.new_buffer(n->result(r), BufferKind::UserKernel);
     u->node = n;
     u->result_index = static_cast<unsigned>(r);
     u->extern_inputs = operands;
-    if (is_cloned(writes[r])) {
-      // The old value is read later: the kernel writes a clone, laid out as the tensor is.
-      std::unique_ptr<Buffer> c = L.new_buffer(result, BufferKind::Pointwise);
-      c->body = cast(L.load(in, Lowering::vars(in->meta().sizes.size())), in->meta().dtype);
-      c->origins = {n};
-      Buffer* clone = L.prog.add(std::move(c));
-      u->storage = clone;
-      u->extern_inputs.push_back(clone);
-    } else if (!uninitialized(in)) {
-      u->storage = L.realize(in);  // nothing reads it after the kernel (in_place_hazard)
-    }
-    L.define_buffer(result, std::move(u));
+    if (storage[r]) u->storage = storage[r];  // else memory of its own (an empty tensor's)
+    L.define_buffer(n->result(r), std::move(u));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "toroid/runtime/executor.h"
 
+#include <dlfcn.h>
+
 #include <cstring>
 #include <functional>
 #include <unordered_set>
@@ -12,6 +14,7 @@
 #include "toroid/runtime/output_binding.h"
 #include "toroid/runtime/reference_call.h"
 #include "toroid/runtime/run_slots.h"
+#include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -26,6 +29,27 @@ using ops::RtValue;
 namespace {
 
 using KernelFn = void (*)(char* const*, const int64_t*);
+// A user's C++ kernel: args[k] points to parameter k (a tensor's data pointer, an int64_t or a
+// double), program_id to the (x, y, z) of this call in the grid.
+using UserKernelFn = void (*)(void* const* args, const int64_t* program_id);
+
+// Each C++ user kernel of `w`, compiled through the kernel cache (its compiler's errors are the
+// user's) and looked up by its entry.
+std::vector<UserKernelFn> load_user_kernels(const codegen::wrapper::WrapperProgram& w) {
+  std::vector<UserKernelFn> out;
+  for (const codegen::wrapper::UserKernel& k : w.user_kernels) {
+    SharedObject so;
+    try {
+      so = compile_and_load("#include <cstdint>\n" + k.source, compile_flags_for(w.target));
+    } catch (const InternalError& e) {
+      user_error("C++ user kernel '" + k.name + "' does not compile: " + std::string(e.what()));
+    }
+    void* fn = dlsym(so.handle, k.entry.c_str());
+    if (!fn) user_error("C++ user kernel '" + k.name + "' defines no extern \"C\" function " + k.entry);
+    out.push_back(reinterpret_cast<UserKernelFn>(fn));
+  }
+  return out;
+}
 using TakeIndexErrorFn = int64_t (*)(int64_t*, int64_t*);
 
 class CpuExecutor final : public Executor {
@@ -33,6 +57,7 @@ class CpuExecutor final : public Executor {
   const codegen::wrapper::WrapperProgram& w;
   const ShapeEnv& env;
   std::vector<KernelFn> kernels;
+  std::vector<UserKernelFn> user_kernels;  // by WrapperProgram::user_kernels
   TakeIndexErrorFn take_index_error = nullptr;  // when a kernel checks loaded positions
   std::vector<std::shared_ptr<HostStorage>> constants;  // by slot
   HostAllocator& allocator = HostAllocator::global();
@@ -56,9 +81,46 @@ class CpuExecutor final : public Executor {
       if (!k.index_sites.empty() && !take_index_error)
         take_index_error = reinterpret_cast<TakeIndexErrorFn>(find_symbol(so, "toroid_take_index_error"));
     }
+    user_kernels = load_user_kernels(w);
     constants.resize(w.slots.size());
     for (const codegen::wrapper::ConstantSlot& c : w.constants) load_constant(c);
     rs.init(w);
+  }
+
+  // A C++ user kernel: called once per program of its grid, each parameter by address.
+  void run_user_kernel(const Line& l) {
+    const codegen::wrapper::UserLaunch& u = l.launch;
+    std::vector<int64_t> grid = eval(u.grid);
+    grid.resize(3, 1);
+    for (int64_t g : grid)
+      if (g < 0) user_error("user kernel '" + w.user_kernels.at(static_cast<size_t>(u.kernel)).name + "': a grid of " + std::to_string(g));
+    size_t params = u.tensors.size() + u.scalars.size();
+    std::vector<void*> pointers(params, nullptr), args(params, nullptr);
+    std::vector<int64_t> ints(params, 0);
+    std::vector<double> floats(params, 0.0);
+    for (size_t p = 0; p < params; ++p) {
+      size_t i = u.order.empty() ? p : static_cast<size_t>(u.order[p]);
+      if (i < u.tensors.size()) {
+        pointers[p] = view(u.tensors[i]).data();
+        args[p] = &pointers[p];
+        continue;
+      }
+      SymExpr e = u.scalars.at(i - u.tensors.size());
+      std::optional<sym::Scalar> v = env.evaluate(e, binding);
+      if (!v) user_error("cannot evaluate scalar argument " + e.str() + " of a user kernel", l.call.loc);
+      if (v->type == sym::Type::Float) {
+        floats[p] = v->f;
+        args[p] = &floats[p];
+      } else {
+        ints[p] = v->i;
+        args[p] = &ints[p];
+      }
+    }
+    UserKernelFn fn = user_kernels.at(static_cast<size_t>(u.kernel));
+    int64_t id[3];
+    for (id[2] = 0; id[2] < grid[2]; ++id[2])
+      for (id[1] = 0; id[1] < grid[1]; ++id[1])
+        for (id[0] = 0; id[0] < grid[0]; ++id[0]) fn(args.data(), id);
   }
 
   int64_t eval(SymExpr e) const { return eval_int(env, binding, e); }
@@ -267,8 +329,7 @@ class CpuExecutor final : public Executor {
         case Line::Kind::PoolFree: rs.pool_free(l, line); break;
         case Line::Kind::KernelCall: run_kernel(l, ptrs); break;
         case Line::Kind::ExternCall: run_extern(l); break;
-        case Line::Kind::UserKernel:  // lowering compiles user kernels for CUDA devices only
-          TOROID_INTERNAL_ERROR("a user kernel line in a CPU program");
+        case Line::Kind::UserKernel: run_user_kernel(l); break;
         case Line::Kind::FallbackCall:
           run_fallback(l);
           rs.end_call(binding);

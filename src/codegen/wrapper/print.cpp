@@ -134,7 +134,8 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
         os << (i ? ", " : "") << (written ? "writes " : "") << ref_str(u.tensors[i]);
       }
       for (size_t i = 0; i < u.scalars.size(); ++i) os << (i || !u.tensors.empty() ? ", " : "") << u.scalars[i].str();
-      os << ") grid=" << list_str(u.grid) << " block=" << list_str(u.block);
+      os << ") grid=" << list_str(u.grid);
+      if (!u.block.empty()) os << " block=" << list_str(u.block);
       if (u.shared != SymExpr::integer(0)) os << " shared=" << u.shared.str();
       if (!u.order.empty()) {
         os << " order=[";
