@@ -391,6 +391,7 @@ class Emitter:
         self.line_nodes = {}  # index in self.lines -> the call node it emits
         self.bound = set()  # sympy symbols an input binds
         self.symbol_sources = symbol_sources or {}  # sympy symbol -> node whose value it is
+        self.kernel_table = {}  # user kernel name -> its `kernel` line (the root graph's table)
 
     def _fresh(self, base):
         base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "v"
@@ -539,9 +540,11 @@ class Emitter:
             order += [len(tensor_args) + len(scalar_args) + e for e in range(launch.extra)]
             written = sorted({tensor_args.index(n) for n in set(launch.written) | set(torch_cloned) if n in tensor_args})
             keys = [tensor_args[w] for w in written]
+            # One table entry per compiled kernel (a config of an autotuned one is its own).
+            name = "%s_%s" % (name, uk.hashlib.sha256(launch.ptx.encode()).hexdigest()[:8])
+            self.kernel_table.setdefault(name, uk.table_entry(name, "ptx", launch.ptx, launch.entry))
             fields = ['"%s"' % name, "[" + ", ".join(self.arg(args[n]) for n in tensor_args) + "]",
                       "[" + ", ".join([self.arg(args[n]) for n in scalar_args] + ["0"] * launch.extra) + "]",
-                      'kind="ptx"', "source=" + uk.tir_source(launch.ptx), 'entry="%s"' % launch.entry,
                       "grid=[%s]" % ", ".join(self.arg(g) for g in grid), "block=[%d]" % (32 * launch.num_warps),
                       "shared=%d" % launch.shared, "writes=%s" % written, "tensors_to_clone=%s" % written,
                       "aligned=%s" % sorted(tensor_args.index(n) for n in launch.aligned)]
@@ -562,7 +565,7 @@ class Emitter:
                     f += 1
             call, written = uk.launch_call_text(kernel, [self.arg(t) for t in tensors], scalars, pattern,
                                                 [self.arg(g) for g in grid], [self.arg(b) for b in block],
-                                                self.arg(shared), None)
+                                                self.arg(shared), table=self.kernel_table)
             keys = list(range(len(written)))
             inputs = [tensors[w] for w in written]
         names, types = [], []
@@ -582,6 +585,7 @@ class Emitter:
         values = node_values(gm)
         sub = Emitter(name, values, get_attrs(gm), self.device, self.symbol_sources)
         sub.syms = self.syms
+        sub.kernel_table = self.kernel_table
         out = next(n for n in gm.graph.nodes if n.op == "output")
         flat, _ = flatten_outputs(out.args[0])
         for n in gm.graph.nodes:
@@ -677,6 +681,7 @@ class Emitter:
         a compile error's location back to its node."""
         out = "  output " + ", ".join(self.arg(o) for o in outputs)
         head = ["graph @%s functional {" % self.name] + self.syms.declarations() + self.syms.guards()
+        head += list(self.kernel_table.values())
         head += self._symbol_inputs()
         self.node_at_line = {len(head) + i + 1: n for i, n in self.line_nodes.items()}
         return "\n".join(head + self.lines + [out, "}", ""])

@@ -317,9 +317,15 @@ def _layout(t):
     return "%s[%s]{strides=[%s]}" % (tir_dtype(t.dtype), sizes, strides)
 
 
-def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, shared, written_types,
-                     clone=None):
-    """The `higher_order.user_kernel_functional(...)` text of a launch (without results)."""
+def table_entry(name, kind, source, entry=None):
+    """A `kernel "name" : ...` line of a graph's kernel table."""
+    return '  kernel "%s" : kind="%s"%s, source=%s' % (name, kind, ', entry="%s"' % entry if entry and entry != name else "",
+                                                     tir_source(source))
+
+
+def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, shared, table=None, clone=None):
+    """The `higher_order.user_kernel_functional(...)` text of a launch (without results); with a
+    `table` (name -> its kernel-table line) the source goes there, once, instead of the call."""
     order, t, s = [], 0, 0
     n_tensors = pattern.count("t")
     for c in pattern:
@@ -336,8 +342,12 @@ def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, s
                 writes.append(t)
             t += 1
     clone = writes if clone is None else clone
-    fields = ['"%s"' % kernel.name, "[" + ", ".join(tensor_names) + "]", "[" + ", ".join(scalar_texts) + "]",
-              'kind="cuda"', "source=" + tir_source(kernel.source), "grid=[%s]" % ", ".join(grid),
+    source = ['kind="cuda"', "source=" + tir_source(kernel.source)]
+    if table is not None:
+        table.setdefault(kernel.name, table_entry(kernel.name, "cuda", kernel.source))
+        source = []
+    fields = ['"%s"' % kernel.name, "[" + ", ".join(tensor_names) + "]", "[" + ", ".join(scalar_texts) + "]"] + \
+        source + ["grid=[%s]" % ", ".join(grid),
               "block=[%s]" % ", ".join(block), "shared=%s" % shared, "writes=%s" % writes,
               "tensors_to_clone=%s" % clone]
     if order != list(range(len(order))):
@@ -363,7 +373,7 @@ def _launch_eager(key, tensors, ints, floats, pattern, grid, block, shared):
             f += 1
     names = ["%%t%d" % j for j in range(len(tensors))]
     call, writes = launch_call_text(kernel, names, scalars, pattern, [str(int(g)) for g in grid],
-                                    [str(int(b)) for b in block], int(shared), None)
+                                    [str(int(b)) for b in block], int(shared))
     ident = (key, tuple(_layout(t) for t in tensors), tuple(scalars), tuple(grid), tuple(block), shared)
     module = _EAGER.get(ident)
     if module is None:

@@ -44,11 +44,6 @@ std::vector<codegen::cuda::KernelMutations> analyze(const std::string& text, con
   user_error("unknown kernel kind '" + kind + "' (cuda, ptx or ttir)");
 }
 
-std::string str_kwarg(const Node& n, const char* name, const std::string& fallback) {
-  const Argument* a = n.kwarg(name);
-  return a && a->kind() == Argument::Kind::String ? a->str() : fallback;
-}
-
 }  // namespace
 
 std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
@@ -59,14 +54,16 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
     call.node = n;
     const std::string& name = n->args().at(0).str();
     size_t tensors = n->args().at(1).list().size(), scalars = n->args().at(2).list().size();
-    std::string kind = str_kwarg(*n, "kind", ""), entry = str_kwarg(*n, "entry", name);
+    std::optional<ops::UserKernelSource> source = ops::user_kernel_source(*n);
+    if (!source) user_error("user kernel '" + name + "' has no source and no entry in the graph's kernel table", n->loc());
+    const std::string &kind = source->kind, &entry = source->entry;
     if (kind == "cubin" || kind == "cpp") {
       for (size_t i = 0; i < tensors; ++i) call.written.push_back(i);
       call.notes.push_back("a " + kind + " kernel is not analysed: every tensor treated as written");
     } else {
       std::vector<codegen::cuda::KernelMutations> kernels;
       try {
-        kernels = analyze(str_kwarg(*n, "source", ""), kind, arch);
+        kernels = analyze(source->source, kind, arch);
       } catch (const UserError& e) {
         user_error("kernel '" + name + "': " + e.message(), n->loc());
       }

@@ -40,6 +40,24 @@ const Graph* Graph::root() const {
   return g;
 }
 
+const std::vector<UserKernelEntry>& Graph::user_kernels() const { return root()->user_kernels_; }
+
+const UserKernelEntry* Graph::find_user_kernel(const std::string& name) const {
+  for (const UserKernelEntry& e : root()->user_kernels_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+void Graph::add_user_kernel(UserKernelEntry entry) {
+  std::vector<UserKernelEntry>& table = root()->user_kernels_;
+  for (UserKernelEntry& e : table)
+    if (e.name == entry.name) {
+      e = std::move(entry);
+      return;
+    }
+  table.push_back(std::move(entry));
+}
+
 Storage* Graph::new_storage() {
   Graph* r = root();
   auto s = std::make_unique<Storage>();

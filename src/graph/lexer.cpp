@@ -109,6 +109,26 @@ std::optional<Device> device_from_name(std::string_view s) {
   return Device::cuda(index);
 }
 
+std::string quote(std::string_view s) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
 bool is_ident(std::string_view s) {
   if (s.empty() || !is_ident_start(s[0])) return false;
   for (char c : s)

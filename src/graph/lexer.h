@@ -51,6 +51,9 @@ std::optional<MemoryFormat> torch_memory_format(std::string_view s);
 std::string device_name(Device d);                     // "cpu", "cuda:0"
 std::optional<Device> device_from_name(std::string_view s);  // "cpu", "cuda", "cuda:N"
 
+// A string literal as .tir writes it: quotes and backslashes escaped, control and non-ASCII
+// bytes as \n, \t or \xHH, so any string prints on one line and reads back the same.
+std::string quote(std::string_view s);
 bool is_ident(std::string_view s);         // IDENT, no dots
 bool is_dotted_ident(std::string_view s);  // what the lexer reads as one Ident token
 bool is_value_name(std::string_view s);    // [A-Za-z0-9_.]+

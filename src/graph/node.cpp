@@ -3,6 +3,8 @@
 
 #include "toroid/graph/graph.h"
 
+#include "lexer.h"
+
 namespace toroid {
 
 namespace {
@@ -14,24 +16,7 @@ void remove_one_use(std::vector<Node*>& users, Node* user) {
   if (it != users.end()) users.erase(it);
 }
 
-// As the .tir text writes it: one line, whatever the string holds (a kernel's source).
-std::string quote(const std::string& s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += std::string("\\x") + hex[(c >> 4) & 15] + hex[c & 15];
-    } else {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using text::quote;
 
 using LiveFn = std::function<bool(const Value*)>;
 

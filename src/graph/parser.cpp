@@ -395,9 +395,10 @@ class Parser {
       const Token& t = peek();
       if (t.kind == Tok::Eof) fail(t, "expected '}' but found end of file");
       if (have_output) fail(t, "'output' must be the last item of a graph, but found " + describe_token(t));
-      if (at_word("sym") || at_word("guard")) {
+      if (at_word("sym") || at_word("guard") || at_word("kernel")) {
         if (!root) fail(t, "'" + t.text + "' is only allowed in the root graph");
         if (t.text == "sym") parse_sym();
+        else if (t.text == "kernel") parse_kernel(g);
         else parse_guard();
       } else if (at_word("output")) {
         parse_output(scope);
@@ -405,10 +406,42 @@ class Parser {
       } else if (t.kind == Tok::Value || t.kind == Tok::Ident || t.kind == Tok::String) {
         parse_node(scope);
       } else {
-        fail(t, "expected a node, 'sym', 'guard' or 'output' but found " + describe_token(t));
+        fail(t, "expected a node, 'sym', 'guard', 'kernel' or 'output' but found " + describe_token(t));
       }
     }
     take();  // '}'
+  }
+
+  // kernel "name" : kind="cuda", entry="name", source="..." (a user kernel's table entry).
+  void parse_kernel(Graph& g) {
+    take();
+    Token name = expect(Tok::String, "the kernel's name as a string");
+    if (name.text.empty()) fail(name, "a kernel needs a name");
+    if (g.find_user_kernel(name.text)) fail(name, "redefinition of kernel \"" + printable(name.text) + "\"");
+    expect(Tok::Colon, "':'");
+    UserKernelEntry e;
+    e.name = name.text;
+    e.loc = loc(name);
+    std::vector<std::string> seen;
+    do {
+      if (!seen.empty()) take();  // ','
+      if (!at(Tok::Ident)) fail(peek(), "expected a kernel attribute (kind, entry, source) but found " + describe_token(peek()));
+      Token attr = take();
+      for (const std::string& s : seen)
+        if (s == attr.text) fail(attr, "duplicate attribute '" + attr.text + "'");
+      seen.push_back(attr.text);
+      expect(Tok::Assign, "'='");
+      Token value = expect(Tok::String, "a string");
+      if (attr.text == "kind") e.kind = value.text;
+      else if (attr.text == "entry") e.entry = value.text;
+      else if (attr.text == "source") e.source = value.text;
+      else fail(attr, "unknown kernel attribute '" + printable(attr.text) + "' (kind, entry, source)");
+    } while (at(Tok::Comma));
+    if (e.kind != "cuda" && e.kind != "ptx" && e.kind != "cubin" && e.kind != "cpp")
+      fail(name, "kernel \"" + printable(e.name) + "\" needs kind=\"cuda\", \"ptx\", \"cubin\" or \"cpp\"");
+    if (std::find(seen.begin(), seen.end(), "source") == seen.end()) fail(name, "kernel \"" + printable(e.name) + "\" needs source=");
+    if (e.entry.empty()) e.entry = e.name;
+    g.add_user_kernel(std::move(e));
   }
 
   void parse_sym() {

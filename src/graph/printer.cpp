@@ -24,25 +24,7 @@ std::string format_float(T v) {
   return s;
 }
 
-std::string quote(std::string_view s) {
-  static const char* kHex = "0123456789abcdef";
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c >= 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
+using text::quote;
 
 std::string name_or_string(const std::string& s) { return text::is_ident(s) ? s : quote(s); }
 
@@ -277,6 +259,9 @@ std::string print_graph(const Graph& g) {
       out += "\n";
     }
     for (const sym::Guard& guard : env.guards()) out += "  guard " + expr_str(guard.condition) + "\n";
+    for (const UserKernelEntry& k : g.user_kernels())
+      out += "  kernel " + quote(k.name) + " : kind=" + quote(k.kind) +
+             (k.entry != k.name ? ", entry=" + quote(k.entry) : std::string()) + ", source=" + quote(k.source) + "\n";
   }
   GraphPrinter(g, out).print_items(2);
   out += "}\n";

@@ -29,8 +29,7 @@ void lower_user_kernel(Lowering& L, const Node* n) {
   if (n->target() == ops::kUserKernelMutation)
     L.fail(n, "the in-place form of a user kernel is compiled only after the pass functionalize_user_kernels (the "
               "compile pipeline's first)");
-  const Argument* kind_arg = n->kwarg("kind");
-  std::string kind = kind_arg ? kind_arg->str() : "";
+  std::string kind = ops::user_kernel_source(*n).value().kind;
   bool cuda = L.options.target.is_cuda();
   if (cuda == (kind == "cpp"))
     L.fail(n, "a " + kind + " user kernel runs on " + (kind == "cpp" ? "the CPU" : "a CUDA device") +

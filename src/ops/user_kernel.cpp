@@ -54,6 +54,19 @@ std::optional<std::vector<int64_t>> index_list(const Node& n, const Argument& a,
 
 }  // namespace
 
+std::optional<UserKernelSource> user_kernel_source(const Node& n) {
+  if (n.args().empty() || n.args()[0].kind() != Argument::Kind::String) return std::nullopt;
+  const std::string& name = n.args()[0].str();
+  auto str = [&](const char* k) {
+    const Argument* a = n.kwarg(k);
+    return a && a->kind() == Argument::Kind::String ? std::optional<std::string>(a->str()) : std::nullopt;
+  };
+  if (std::optional<std::string> source = str("source"))
+    return UserKernelSource{name, str("kind").value_or(""), *source, str("entry").value_or(name)};
+  if (const UserKernelEntry* e = n.graph()->find_user_kernel(name)) return UserKernelSource{name, e->kind, e->source, e->entry};
+  return std::nullopt;
+}
+
 std::string in_place_hazard(const Node& n, const Value* v) {
   NodeKind k = v->node()->kind();
   if (k == NodeKind::Input || k == NodeKind::Param) return "it is a graph input (the caller's memory)";
@@ -98,14 +111,23 @@ void check_user_kernel(const Node& n, Diagnostics& d) {
   for (const Kwarg& k : n.kwargs())
     if (!allowed.count(k.name)) d.error(&n, "unknown keyword argument '" + k.name + "' for " + op);
   const Argument* kind = n.kwarg("kind");
+  const UserKernelEntry* table = n.graph()->find_user_kernel(n.args()[0].str());
   std::string kind_name = kind && kind->kind() == Argument::Kind::String ? kind->str() : "";
-  if (kind_name != "cuda" && kind_name != "ptx" && kind_name != "cubin" && kind_name != "cpp")
-    d.error(&n, op + " needs kind=\"cuda\", \"ptx\", \"cubin\" or \"cpp\"" +
-                    (kind ? ", got " + describe_argument(*kind) : std::string()));
-  for (const char* s : {"source", "entry"}) {
-    const Argument* a = n.kwarg(s);
-    if (a ? a->kind() != Argument::Kind::String : std::string(s) == "source")
-      d.error(&n, op + " needs " + s + "= as a string" + (a ? ", got " + describe_argument(*a) : std::string()));
+  if (table && (kind || n.kwarg("source") || n.kwarg("entry"))) {
+    d.error(&n, "kernel \"" + n.args()[0].str() + "\" is in the graph's kernel table, so " + op +
+                    " takes no kind=, source= or entry=");
+  } else if (table) {
+    kind_name = table->kind;
+  } else {
+    if (kind_name != "cuda" && kind_name != "ptx" && kind_name != "cubin" && kind_name != "cpp")
+      d.error(&n, op + " needs kind=\"cuda\", \"ptx\", \"cubin\" or \"cpp\"" +
+                      (kind ? ", got " + describe_argument(*kind) : std::string()) +
+                      " (or its name in the graph's kernel table)");
+    for (const char* s : {"source", "entry"}) {
+      const Argument* a = n.kwarg(s);
+      if (a ? a->kind() != Argument::Kind::String : std::string(s) == "source")
+        d.error(&n, op + " needs " + s + "= as a string" + (a ? ", got " + describe_argument(*a) : std::string()));
+    }
   }
   for (const char* dims : {"grid", "block"}) {
     const Argument* a = n.kwarg(dims);

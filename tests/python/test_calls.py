@@ -274,6 +274,14 @@ class KernelAnalysis(unittest.TestCase):
                 "  %r = " + call + " : f32[8]\n  output %r\n}\n")
         with self.assertRaisesRegex(toroid.ToroidError, "runs on a CUDA device, but this program is compiled for the cpu"):
             toroid._capi.Module(text, device="cpu")
+        # The same launch with its source in the graph's kernel table:
+        table = {}
+        call, _ = uk.launch_call_text(kernel, ["%z", "%x"], ["0.5", "8"], "tfti", ["1"], ["8"], 0, table=table)
+        self.assertNotIn("source=", call)
+        text = ("graph @g functional {\n" + table["axpy"] + "\n  %z = input : f32[8]\n  %x = input : f32[8]\n"
+                "  %r = " + call + " : f32[8]\n  output %r\n}\n")
+        with self.assertRaisesRegex(toroid.ToroidError, "runs on a CUDA device, but this program is compiled for the cpu"):
+            toroid._capi.Module(text, device="cpu")
 
     def test_bad_input_is_an_error(self):
         with self.assertRaisesRegex(toroid.ToroidError, "unknown kernel kind 'sass'"):

@@ -239,6 +239,16 @@ class Node {
   mutable uint64_t order_ = 0;
 };
 
+// A kernel the user wrote, in the root graph's kernel table (`kernel "add" : kind="cuda",
+// entry="add", source="..."`): user-kernel calls name it instead of repeating its source.
+struct UserKernelEntry {
+  std::string name;
+  std::string kind;    // "cuda", "ptx", "cubin", "cpp"
+  std::string source;  // CUDA C++, PTX, a cubin's bytes, or C++
+  std::string entry;   // the symbol to launch (default: the name)
+  SourceLoc loc;
+};
+
 class Graph {
  public:
   // A root graph with its own ShapeEnv.
@@ -261,6 +271,12 @@ class Graph {
   Graph* root();
   const Graph* root() const;
   Node* parent_node() const { return parent_; }  // owning node of a subgraph; null for the root
+
+  // The root graph's kernel table (user kernels), in order; add_user_kernel replaces an entry of
+  // the same name.
+  const std::vector<UserKernelEntry>& user_kernels() const;
+  const UserKernelEntry* find_user_kernel(const std::string& name) const;
+  void add_user_kernel(UserKernelEntry entry);
 
   // Storages (owned by the root graph).
   Storage* new_storage();
@@ -338,6 +354,7 @@ class Graph {
   void check_owned(const Node* n, const char* what) const;
 
   std::string name_ = "main";
+  std::vector<UserKernelEntry> user_kernels_;  // root only
   bool functional_ = false;
   Node* parent_ = nullptr;
   std::shared_ptr<ShapeEnv> shape_env_;

@@ -17,6 +17,7 @@
 // positions in that list) says otherwise: parameter k is entry order[k].
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace toroid {
@@ -28,6 +29,14 @@ namespace toroid::ops {
 
 inline constexpr const char* kUserKernelMutation = "higher_order.user_kernel_mutation";
 inline constexpr const char* kUserKernelFunctional = "higher_order.user_kernel_functional";
+
+// The kernel a user-kernel call launches: its own kind=, source= and entry= (entry defaulting to
+// the call's name), or the entry of the graph's kernel table its name refers to (the call gives
+// no source=). Null when neither says (the verifier reports it).
+struct UserKernelSource {
+  std::string name, kind, source, entry;
+};
+std::optional<UserKernelSource> user_kernel_source(const Node& n);
 
 // Why user-kernel call `n` may not write its tensor `v` in place (functional form, not in
 // tensors_to_clone), or "" when it may: v must be memory the graph owns (no input, param or

@@ -6,6 +6,7 @@
 #include "toroid/graph/inputs.h"
 #include "toroid/graph/text.h"
 #include "toroid/ops/registry.h"
+#include "toroid/ops/user_kernel.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::wrapper {
@@ -272,11 +273,8 @@ std::vector<int> ints_of(const Node* n, const char* kwarg) {
 // its kernel joins w.user_kernels (once per kind, source and entry).
 Line user_kernel_line(const loop::LoopProgram& program, const Node* n, const std::vector<Buffer*>& results,
                       WrapperProgram& w) {
-  auto str = [&](const char* k, const std::string& fallback) {
-    const Argument* a = n->kwarg(k);
-    return a ? a->str() : fallback;
-  };
-  UserKernel k{n->args().at(0).str(), str("kind", ""), str("source", ""), str("entry", n->args().at(0).str()), "", {}};
+  ops::UserKernelSource s = ops::user_kernel_source(*n).value();
+  UserKernel k{s.name, s.kind, s.source, s.entry, "", {}};
   auto same = [&](const UserKernel& o) { return o.kind == k.kind && o.source == k.source && o.entry == k.entry; };
   auto found = std::find_if(w.user_kernels.begin(), w.user_kernels.end(), same);
   Line l;
