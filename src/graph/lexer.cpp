@@ -158,7 +158,7 @@ bool is_reserved_in_expr(std::string_view s) {
   return false;
 }
 bool is_item_keyword(std::string_view s) {
-  for (const char* w : {"sym", "guard", "output", "input", "param", "constant", "subgraph", "origin"})
+  for (const char* w : {"sym", "guard", "output", "input", "param", "constant", "subgraph", "origin", "kernel"})
     if (s == w) return true;
   return false;
 }
