@@ -134,16 +134,21 @@ def compile_triton(fn, args, config=None):
     for flag in ("launch_cooperative_grid", "launch_pdl"):
         if getattr(md, flag, False):
             raise Unsupported("Triton kernel %s needs %s" % (fn.__name__, flag))
-    signature = compiled.src.signature
-    runtime = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
     entry = md.name
+    ttir_params = _analysis(compiled.asm["ttir"], "ttir", entry)["params"]
+    signature = getattr(getattr(compiled, "src", None), "signature", None)
+    if isinstance(signature, dict):
+        runtime = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
+    else:  # the TTIR's parameters are the runtime ones, named as in the source
+        runtime = [p["name"].lstrip("%") for p in ttir_params]
+        if any(n not in fn.arg_names for n in runtime):
+            raise Unsupported("cannot tell which arguments of Triton kernel %s are passed at run time" % fn.__name__)
     ptx = compiled.asm["ptx"]
     ptx_params = _analysis(ptx, "ptx", entry)["params"]
     extra = len(ptx_params) - len(runtime)
     if extra < 0:
         raise Unsupported("Triton kernel %s has %d parameters in its PTX for %d arguments" %
                           (fn.__name__, len(ptx_params), len(runtime)))
-    ttir_params = _analysis(compiled.asm["ttir"], "ttir", entry)["params"]
     if len(ttir_params) != len(runtime):
         raise Unsupported("Triton kernel %s: its TTIR has %d parameters for %d arguments" %
                           (fn.__name__, len(ttir_params), len(runtime)))
