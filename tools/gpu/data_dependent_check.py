@@ -20,8 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_frontend_check import CompileCounter, close  # noqa: E402
 
 
-def run_compiled(torch, fn, inputs_list, dynamic=None):
-    """fn compiled with toroid over each inputs tuple: (all match eager, graphs, fallbacks)."""
+def run_compiled(torch, fn, inputs_list, dynamic=None, options=None):
+    """fn compiled with toroid (torch.compile's `options`) over each inputs tuple: (all match
+    eager, graphs, fallbacks)."""
     import toroid  # noqa: F401  registers the backend
     torch._dynamo.reset()
     counter = CompileCounter()
@@ -29,7 +30,7 @@ def run_compiled(torch, fn, inputs_list, dynamic=None):
     log.addHandler(counter)
     log.setLevel(logging.INFO)
     try:
-        f = torch.compile(fn, backend="toroid", dynamic=dynamic)
+        f = torch.compile(fn, backend="toroid", dynamic=dynamic, options=options)
         ok = True
         for inputs in inputs_list:
             got, want = f(*inputs), fn(*inputs)

@@ -12,7 +12,6 @@ The user_kernel lines of each Wrapper IR are printed.
 """
 import argparse
 import glob
-import logging
 import os
 import re
 import sys
@@ -20,18 +19,12 @@ import tempfile
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_frontend_check import CompileCounter, close  # noqa: E402
+from data_dependent_check import run_compiled  # noqa: E402
+from dump_ttir import add_kernel  # noqa: E402,F401  (the Triton add kernel of the TTIR tests)
 
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 
 
 @triton.jit
@@ -103,27 +96,6 @@ def triton_add_op():
     return _triton_add_op
 
 
-def run_compiled(fn, inputs_list, dump):
-    """fn compiled with toroid (dump_dir=dump) over each inputs tuple: (match, graphs, fallbacks)."""
-    import toroid  # noqa: F401  registers the backend
-    torch._dynamo.reset()
-    counter = CompileCounter()
-    log = logging.getLogger("toroid")
-    log.addHandler(counter)
-    log.setLevel(logging.INFO)
-    try:
-        f = torch.compile(fn, backend="toroid", dynamic=True, options={"dump_dir": dump})
-        ok = True
-        for inputs in inputs_list:
-            got, want = f(*[x.clone() for x in inputs]), fn(*[x.clone() for x in inputs])
-            got = got if isinstance(got, (tuple, list)) else (got,)
-            want = want if isinstance(want, (tuple, list)) else (want,)
-            ok = ok and len(got) == len(want) and all(g.shape == w.shape and close(torch, g, w) for g, w in zip(got, want))
-    finally:
-        log.removeHandler(counter)
-    return ok, counter.graphs, counter.fallbacks
-
-
 def wrapper_report(dump):
     """The user_kernel lines of the Wrapper IR dumps, and how many clones they write into (a
     buffer some kernel computes as the user kernel's clone)."""
@@ -144,7 +116,7 @@ def wrapper_report(dump):
 
 def check(name, fn, inputs_list, want_clones, root):
     dump = tempfile.mkdtemp(prefix=name + "-", dir=root)
-    ok, graphs, fallbacks = run_compiled(fn, inputs_list, dump)
+    ok, graphs, fallbacks = run_compiled(torch, fn, inputs_list, dynamic=True, options={"dump_dir": dump})
     lines, clones = wrapper_report(dump)
     good = ok and not fallbacks and clones == want_clones and lines
     print("%s %s: match: %s; toroid graphs: %d; fallbacks: %s; clones: %d (want %d)" %
