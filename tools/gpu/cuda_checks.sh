@@ -2,8 +2,9 @@
 # The GPU checks of issue 5, run on the GPU machine from the repository root with the binaries
 # built on the CPU machine in $1 (default .cudacarry: toroidc, unit_gpu, libtoroid.so, unit_capi and
 # libs.tar.xz with the host libraries they link). Writes logs to $OUT when it is set.
-#   tools/gpu/cuda_checks.sh [DIR] [examples|peaks|random|unit|sanitizer|torch|all]...
+#   tools/gpu/cuda_checks.sh [DIR] [examples|peaks|random|unit|sanitizer|torch|user_kernels|all]...
 # torch: torch.compile(backend="toroid") against eager and Inductor (issue 6), needs torch 2.x.
+# user_kernels: Triton and CUDA C++ kernels in compiled functions (issue 16), needs Triton.
 set -uo pipefail
 B=${1:-.cudacarry}; shift || true
 what=${*:-all}
@@ -81,4 +82,9 @@ if has torch; then
   echo "== data-dependent programs: item(), nonzero, masks, cond, while_loop, a changing lr"
   TOROID_LIBRARY="$B/libtoroid.so" python3 tools/gpu/data_dependent_check.py 2>&1 | tee "$out/data_dependent.log" |
     grep -E "PASS|FAIL|falls back"
+fi
+if has user_kernels || has torch; then
+  echo "== user kernels: Triton (jit, autotune, triton_op) and toroid.cuda_kernel in compiled functions"
+  TOROID_LIBRARY="$B/libtoroid.so" PYTHONPATH=python:${PYTHONPATH:-} python3 tools/gpu/user_kernels_check.py 2>&1 |
+    tee "$out/user_kernels.log" | tail -40
 fi
