@@ -532,7 +532,12 @@ class Emitter:
             raise Unsupported("user kernels run on CUDA devices only")
         value = lambda a: self.values[a] if isinstance(a, torch_fx_node()) else a  # noqa: E731
         if kind == "triton":
-            name, launch, args, grid, torch_cloned = uk.triton_call(node, self.values)
+            try:
+                name, launch, args, grid, torch_cloned = uk.triton_call(node, self.values)
+            except Unsupported:
+                raise
+            except Exception as e:  # the side table, autotuning, Triton's API: eager runs it, logged
+                raise Unsupported("Triton kernel call %s: %s: %s" % (node.name, type(e).__name__, e))
             tensor_args = [n for n in launch.runtime if _is_tensor(value(args[n]))]
             scalar_args = [n for n in launch.runtime if n not in tensor_args]
             order = [tensor_args.index(n) if n in tensor_args else len(tensor_args) + scalar_args.index(n)
