@@ -396,7 +396,7 @@ def _launch_eager(key, tensors, ints, floats, pattern, grid, block, shared):
                                 device=tensors[w].device) for w in writes]
     ins = (_capi.Tensor * len(tensors))(*[_header(t) for t in tensors])
     out_headers = (_capi.Tensor * len(outs))(*[_header(o) for o in outs])
-    module.run_into(ins, out_headers, stream=torch.cuda.current_stream().cuda_stream)
+    module.run_into(ins, out_headers, stream=torch.cuda.current_stream().cuda_stream or None)
     return outs
 
 
