@@ -1,6 +1,7 @@
 #include "toroid/driver/user_kernels.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -49,6 +50,10 @@ std::vector<codegen::cuda::KernelMutations> analyze(const std::string& text, con
 std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
   std::vector<UserKernelCall> out;
   for (const Node* n : g.nodes()) {
+    for (const NamedSubgraph& sub : n->subgraphs()) {  // a cond's branch, a loop's body
+      std::vector<UserKernelCall> inner = check_user_kernels(*sub.graph, arch);
+      out.insert(out.end(), std::make_move_iterator(inner.begin()), std::make_move_iterator(inner.end()));
+    }
     if (!n->is_call() || (n->target() != ops::kUserKernelMutation && n->target() != ops::kUserKernelFunctional)) continue;
     UserKernelCall call;
     call.node = n;

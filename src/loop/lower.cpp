@@ -346,12 +346,14 @@ Buffer* own_output(Lowering& L, const Value* v, const Value* like, std::unordere
     return true;
   };
   SymExpr zero = SymExpr::integer(0);
-  bool in_place = owner->storage == owner && owner->kind != BufferKind::Input && owner->kind != BufferKind::Constant &&
-                  !taken.count(owner) && m.dtype == want.dtype && env.simplify(m.offset) == zero &&
+  // A user kernel's result is in the memory of its clone (or of the tensor it wrote): that memory.
+  Buffer* memory = owner->kind == BufferKind::UserKernel ? owner->storage : owner;
+  bool in_place = memory->storage == memory && memory->kind != BufferKind::Input && memory->kind != BufferKind::Constant &&
+                  !taken.count(memory) && m.dtype == want.dtype && env.simplify(m.offset) == zero &&
                   env.simplify(owner->offset) == zero && same(m.sizes, want.sizes) && same(m.strides, want.strides) &&
                   same(owner->sizes, want.sizes) && same(owner->strides, want.strides);
   if (in_place) {
-    taken.insert(owner);
+    taken.insert(memory);
     return owner;
   }
   std::unique_ptr<Buffer> b = L.new_buffer(like, BufferKind::Pointwise);

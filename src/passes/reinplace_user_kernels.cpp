@@ -8,6 +8,7 @@ namespace toroid {
 
 void reinplace_user_kernels(Graph& g) {
   for (Node* n : g.nodes()) {
+    for (const NamedSubgraph& sub : n->subgraphs()) reinplace_user_kernels(*sub.graph);  // a branch's inputs stay cloned
     if (!n->is_call() || n->target() != ops::kUserKernelFunctional) continue;
     const Argument* cloned = n->kwarg("tensors_to_clone");
     if (!cloned || !cloned->is_list()) continue;  // the verifier reports it

@@ -30,7 +30,7 @@ struct UserKernelCall {
   std::vector<std::string> notes;     // where the analysis was conservative
 };
 
-// Every higher_order.user_kernel_* call of `g` (not its subgraphs), analysed (kind "cuda" is
+// Every higher_order.user_kernel_* call of `g` and of its subgraphs, analysed (kind "cuda" is
 // compiled for compute_`arch`; "cubin" and "cpp" cannot be analysed: every tensor counts as
 // written, with a note). UserError at the node when the kernel's parameters do not match the
 // call's tensors and scalars, or when it writes a tensor that the call's `writes` does not name:
