@@ -94,6 +94,14 @@ std::string address_base(const std::string& operand) {
 
 // ---- parsing ------------------------------------------------------------------------------------
 
+// .u8 .. .u64, .s8 .. .s64, .b8 .. .b64, .f16, .f32, .f64, .pred
+bool is_param_type(const std::string& w) {
+  if (w == ".pred") return true;
+  if (w.size() < 3 || w[0] != '.' || std::string("usbf").find(w[1]) == std::string::npos) return false;
+  std::string bits = w.substr(2);
+  return bits == "8" || bits == "16" || bits == "32" || bits == "64";
+}
+
 std::vector<KernelParam> parse_params(const std::string& list, const SourceLoc& at) {
   std::vector<KernelParam> out;
   for (const std::string& p : split_operands(list)) {
@@ -103,8 +111,11 @@ std::vector<KernelParam> parse_params(const std::string& list, const SourceLoc& 
     if (words.size() < 2 || words[0] != ".param") user_error("PTX: cannot read parameter '" + p + "'", at);
     KernelParam param;
     std::string name = words.back(), type;
-    for (size_t i = 1; i + 1 < words.size(); ++i)
-      if (words[i].rfind(".align", 0) != 0 && !std::isdigit(static_cast<unsigned char>(words[i][0]))) type = words[i];
+    // The type among the qualifiers: `.param .u64 .ptr .global .align 1 name` (LLVM's PTX, as
+    // Triton's) as well as `.param .align 8 .b8 name[16]`.
+    for (size_t i = 1; i + 1 < words.size() && type.empty(); ++i)
+      if (is_param_type(words[i])) type = words[i];
+    if (type.empty()) user_error("PTX: no type in parameter '" + p + "'", at);
     if (size_t b = name.find('['); b != std::string::npos) {
       type += name.substr(b);
       name = name.substr(0, b);
