@@ -80,8 +80,8 @@ def _hint(x):
 class TritonLaunch:
     """One compiled Triton kernel: its PTX, entry, launch shape and parameters."""
 
-    def __init__(self, ptx, entry, num_warps, shared, runtime, extra, written, aligned):
-        self.ptx, self.entry = ptx, entry
+    def __init__(self, ptx, ttir, entry, num_warps, shared, runtime, extra, written, aligned):
+        self.ptx, self.ttir, self.entry = ptx, ttir, entry
         self.num_warps, self.shared = num_warps, shared
         self.runtime = runtime  # the kernel's parameter names, in order (constexprs dropped)
         self.extra = extra      # trailing parameters Triton adds (scratch pointers), passed 0
@@ -135,7 +135,8 @@ def compile_triton(fn, args, config=None):
         if getattr(md, flag, False):
             raise Unsupported("Triton kernel %s needs %s" % (fn.__name__, flag))
     entry = md.name
-    ttir_params = _analysis(compiled.asm["ttir"], "ttir", entry)["params"]
+    ttir = compiled.asm["ttir"]
+    ttir_params = _analysis(ttir, "ttir", entry)["params"]
     signature = getattr(getattr(compiled, "src", None), "signature", None)
     if isinstance(signature, dict):
         runtime = [n for n in fn.arg_names if signature.get(n) != "constexpr"]
@@ -156,7 +157,7 @@ def compile_triton(fn, args, config=None):
     unaligned = set(getattr(fn, "do_not_specialize", []) or []) | set(getattr(fn, "do_not_specialize_on_alignment", [])
                                                                       or [])
     aligned = {n for n in runtime if _is_tensor(args.get(n)) and n not in unaligned}
-    return TritonLaunch(ptx, entry, md.num_warps, md.shared, runtime, extra, written, aligned)
+    return TritonLaunch(ptx, ttir, entry, md.num_warps, md.shared, runtime, extra, written, aligned)
 
 
 _BEST_CONFIG = {}  # (autotuner id, key values) -> config index
@@ -322,10 +323,12 @@ def _layout(t):
     return "%s[%s]{strides=[%s]}" % (tir_dtype(t.dtype), sizes, strides)
 
 
-def table_entry(name, kind, source, entry=None):
-    """A `kernel "name" : ...` line of a graph's kernel table."""
-    return '  kernel "%s" : kind="%s"%s, source=%s' % (name, kind, ', entry="%s"' % entry if entry and entry != name else "",
-                                                     tir_source(source))
+def table_entry(name, kind, source, entry=None, ttir=None):
+    """A `kernel "name" : ...` line of a graph's kernel table (a Triton kernel's TTIR with it:
+    toroid reads what the kernel writes from that, not from the PTX's inline assembly)."""
+    return '  kernel "%s" : kind="%s"%s, source=%s%s' % (
+        name, kind, ', entry="%s"' % entry if entry and entry != name else "", tir_source(source),
+        ", ttir=" + tir_source(ttir) if ttir else "")
 
 
 def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, shared, table=None, clone=None):

@@ -66,15 +66,19 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
       for (size_t i = 0; i < tensors; ++i) call.written.push_back(i);
       call.notes.push_back("a " + kind + " kernel is not analysed: every tensor treated as written");
     } else {
+      // A Triton kernel: its TTIR says what it writes (its PTX loads and stores in inline
+      // assembly); its parameters are the PTX's first ones (Triton appends scratch pointers).
+      bool ttir = !source->ttir.empty();
       std::vector<codegen::cuda::KernelMutations> kernels;
       try {
-        kernels = analyze(source->source, kind, arch);
+        kernels = ttir ? analyze(source->ttir, "ttir", arch) : analyze(source->source, kind, arch);
       } catch (const UserError& e) {
         user_error("kernel '" + name + "': " + e.message(), n->loc());
       }
       auto k = std::find_if(kernels.begin(), kernels.end(), [&](const auto& m) { return m.entry == entry; });
+      if (k == kernels.end() && ttir && kernels.size() == 1) k = kernels.begin();
       if (k == kernels.end()) user_error("the source of kernel '" + name + "' has no kernel named '" + entry + "'", n->loc());
-      if (k->params.size() != tensors + scalars)
+      if (ttir ? k->params.size() > tensors + scalars : k->params.size() != tensors + scalars)
         user_error("kernel '" + entry + "' takes " + std::to_string(k->params.size()) + " parameters but the call passes " +
                        std::to_string(tensors) + " tensors and " + std::to_string(scalars) + " scalars (tensors first)",
                    n->loc());

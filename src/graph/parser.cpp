@@ -425,7 +425,8 @@ class Parser {
     std::vector<std::string> seen;
     do {
       if (!seen.empty()) take();  // ','
-      if (!at(Tok::Ident)) fail(peek(), "expected a kernel attribute (kind, entry, source) but found " + describe_token(peek()));
+      if (!at(Tok::Ident))
+        fail(peek(), "expected a kernel attribute (kind, entry, source, ttir) but found " + describe_token(peek()));
       Token attr = take();
       for (const std::string& s : seen)
         if (s == attr.text) fail(attr, "duplicate attribute '" + attr.text + "'");
@@ -435,7 +436,8 @@ class Parser {
       if (attr.text == "kind") e.kind = value.text;
       else if (attr.text == "entry") e.entry = value.text;
       else if (attr.text == "source") e.source = value.text;
-      else fail(attr, "unknown kernel attribute '" + printable(attr.text) + "' (kind, entry, source)");
+      else if (attr.text == "ttir") e.ttir = value.text;
+      else fail(attr, "unknown kernel attribute '" + printable(attr.text) + "' (kind, entry, source, ttir)");
     } while (at(Tok::Comma));
     if (e.kind != "cuda" && e.kind != "ptx" && e.kind != "cubin" && e.kind != "cpp")
       fail(name, "kernel \"" + printable(e.name) + "\" needs kind=\"cuda\", \"ptx\", \"cubin\" or \"cpp\"");

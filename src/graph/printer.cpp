@@ -261,7 +261,8 @@ std::string print_graph(const Graph& g) {
     for (const sym::Guard& guard : env.guards()) out += "  guard " + expr_str(guard.condition) + "\n";
     for (const UserKernelEntry& k : g.user_kernels())
       out += "  kernel " + quote(k.name) + " : kind=" + quote(k.kind) +
-             (k.entry != k.name ? ", entry=" + quote(k.entry) : std::string()) + ", source=" + quote(k.source) + "\n";
+             (k.entry != k.name ? ", entry=" + quote(k.entry) : std::string()) + ", source=" + quote(k.source) +
+             (k.ttir.empty() ? std::string() : ", ttir=" + quote(k.ttir)) + "\n";
   }
   GraphPrinter(g, out).print_items(2);
   out += "}\n";

@@ -246,6 +246,9 @@ struct UserKernelEntry {
   std::string kind;    // "cuda", "ptx", "cubin", "cpp"
   std::string source;  // CUDA C++, PTX, a cubin's bytes, or C++
   std::string entry;   // the symbol to launch (default: the name)
+  // Triton's TTIR of the kernel (its PTX does every load and store in inline assembly, which the
+  // PTX analysis must take as unknown): what the kernel writes is read from it instead.
+  std::string ttir;
   SourceLoc loc;
 };
 

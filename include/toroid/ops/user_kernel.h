@@ -35,6 +35,7 @@ inline constexpr const char* kUserKernelFunctional = "higher_order.user_kernel_f
 // no source=). Null when neither says (the verifier reports it).
 struct UserKernelSource {
   std::string name, kind, source, entry;
+  std::string ttir;  // a Triton kernel's TTIR (table entries only): analysed instead of the PTX
 };
 std::optional<UserKernelSource> user_kernel_source(const Node& n);
 
