@@ -242,6 +242,12 @@ def triton_call(node, values):
         grid = grids[0]
     if isinstance(fn, Heuristics):
         raise Unsupported("Triton kernels under triton.heuristics")
+    # Parameters the call left to their defaults (a config's own are filled by compile_triton).
+    import inspect
+    for name, p in getattr(fn, "signature", inspect.Signature()).parameters.items():
+        if name not in args and p.default is not inspect.Parameter.empty and \
+                (config is None or name not in config.kwargs):
+            args[name] = example[name] = p.default
     launch = compile_triton(fn, example, config)
     return fn.__name__, launch, args, grid, list(kw.get("tensors_to_clone", []))
 
