@@ -235,7 +235,8 @@ def triton_call(node, values):
     fn = kernel
     if isinstance(kernel, Autotuner):
         fn = kernel.fn
-        index = pick_config(kernel, example, grids)
+        example_grids = [tuple(values[g] if hasattr(g, "op") else g for g in grid) for grid in grids]
+        index = pick_config(kernel, example, example_grids)
         config = kernel.configs[index]
         grid = grids[index] if len(grids) == len(kernel.configs) else grids[0]
     else:
