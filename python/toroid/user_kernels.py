@@ -212,6 +212,8 @@ def pick_config(autotuner, args, grids):
             import logging
             logging.getLogger("toroid").info("autotune %s: config %d failed: %s", autotuner.fn.__name__, i, e)
     best = min(range(len(configs)), key=lambda i: times[i])
+    if times[best] == float("inf"):
+        raise Unsupported("no config of autotuned Triton kernel %s ran" % autotuner.fn.__name__)
     _BEST_CONFIG[key] = best
     return best
 
