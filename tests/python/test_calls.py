@@ -283,6 +283,60 @@ class KernelAnalysis(unittest.TestCase):
         with self.assertRaisesRegex(toroid.ToroidError, "runs on a CUDA device, but this program is compiled for the cpu"):
             toroid._capi.Module(text, device="cpu")
 
+    def test_compile_triton_reads_the_compiled_kernel(self):
+        """user_kernels.compile_triton against a stand-in for Triton's JITFunction whose compiled
+        kernel is Triton 3.6's TTIR of add_kernel and PTX in Triton's form: the runtime
+        parameters, the two trailing scratch pointers, what the TTIR says is written, the
+        launch shape. (The real Triton runs on the GPU machine: tools/gpu/user_kernels_check.py.)"""
+        import sys
+        import types
+        from toroid import user_kernels as uk
+        ttir, ptx = self.read("ttir", "add.ttir"), self.read("triton-add.ptx")
+
+        class Mock:
+            def __init__(self, dtype):
+                self.dtype = dtype
+
+            @staticmethod
+            def wrap_dtype(d):
+                return Mock(d)
+        jit = types.ModuleType("triton.runtime.jit")
+        jit.MockTensor = Mock
+        saved = {k: sys.modules.get(k) for k in ("triton", "triton.runtime", "triton.runtime.jit")}
+        sys.modules.update({"triton": types.ModuleType("triton"), "triton.runtime": types.ModuleType("triton.runtime"),
+                            "triton.runtime.jit": jit})
+        calls = []
+
+        class Fn:
+            __name__ = "add_kernel"
+            arg_names = ["x_ptr", "y_ptr", "out_ptr", "n", "BLOCK"]
+
+            def warmup(self, grid, **kw):
+                calls.append(kw)
+                md = types.SimpleNamespace(name="add_kernel", num_warps=4, shared=0, global_scratch_size=0,
+                                           profile_scratch_size=0, num_ctas=1, cluster_dims=(1, 1, 1))
+                sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
+                return types.SimpleNamespace(metadata=md, src=types.SimpleNamespace(signature=sig),
+                                             asm={"ptx": ptx, "ttir": ttir})
+        t = types.SimpleNamespace(dtype="f32", shape=(8,))
+        try:
+            launch = uk.compile_triton(Fn(), {"x_ptr": t, "y_ptr": t, "out_ptr": t, "n": 1000, "BLOCK": 1024})
+        except toroid.ToroidError as e:
+            self.skipTest(str(e))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    sys.modules.pop(k, None)
+                else:
+                    sys.modules[k] = v
+        self.assertEqual(calls[0]["BLOCK"], 1024)
+        self.assertEqual(calls[0]["x_ptr"].dtype, "f32")
+        self.assertEqual(launch.runtime, ["x_ptr", "y_ptr", "out_ptr", "n"])
+        self.assertEqual(launch.extra, 2)
+        self.assertEqual(launch.written, {"out_ptr"})
+        self.assertEqual(launch.aligned, {"x_ptr", "y_ptr", "out_ptr"})
+        self.assertEqual((launch.entry, launch.num_warps, launch.shared), ("add_kernel", 4, 0))
+
     def test_bad_input_is_an_error(self):
         with self.assertRaisesRegex(toroid.ToroidError, "unknown kernel kind 'sass'"):
             toroid.analyze_kernel("", "sass")
