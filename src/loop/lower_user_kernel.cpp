@@ -37,6 +37,10 @@ void lower_user_kernel(Lowering& L, const Node* n) {
   if (kind == "cubin")
     L.fail(n, "a cubin user kernel cannot be launched: toroid reads the parameter types from PTX, so give the kernel's "
               "PTX (kind=\"ptx\") or CUDA C++ (kind=\"cuda\")");
+  for (const Argument& a : n->args().at(2).list())
+    if (a.is_value() && a.value()->scalar_value().is_null())
+      L.fail(n, "scalar argument " + describe_value(a.value()) +
+                    " has no value the compiled program can compute (declare it with a symbol: {value=s1})");
   const Argument::List& tensors = n->args().at(1).list();
   std::vector<size_t> writes = positions(n, "writes"), cloned = positions(n, "tensors_to_clone");
   auto is_cloned = [&](size_t p) { return std::find(cloned.begin(), cloned.end(), p) != cloned.end(); };
