@@ -176,6 +176,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   if (options_.target.is_cuda()) prepare_user_kernels(s->wrapper, options_.target.cuda_arch);
   clock.lap("wrapper");
   codegen::wrapper::plan_memory(s->wrapper);
+  codegen::wrapper::partition_program(s->wrapper);
   clock.lap("memory_plan");
   codegen::wrapper::verify_wrapper(s->wrapper);
   clock.lap("verify_wrapper");

@@ -272,3 +272,29 @@ TEST_F(Lifecycle, PooledRunsMatchForEveryCountAndStayUnderThePlan) {
 }
 
 }  // namespace
+
+namespace {
+
+// Graph partitions (CUDA programs): the runs between lines a captured graph cannot replay.
+TEST_F(Lifecycle, PartitionsStopAtSyncsAndDataSizedMemory) {
+  toroid::driver::CompileOptions o;
+  o.compile = false;
+  o.target = toroid::Target::cuda();
+  auto m = toroid::driver::CompiledModule::compile(kPooledGraph, "pooled.tir", o);
+  WrapperProgram w = m->current().wrapper;
+  ASSERT_GE(w.partitions.size(), 2u);
+  for (const toroid::codegen::wrapper::Partition& p : w.partitions) {
+    EXPECT_GT(p.launches, 0);
+    for (size_t i = p.begin; i < p.end; ++i) EXPECT_EQ(toroid::codegen::wrapper::capture_barrier(w.lines[i]), nullptr);
+  }
+  EXPECT_NO_THROW(toroid::codegen::wrapper::verify_wrapper(w));
+  // A partition stretched over the nonzero line (a device kernel that allocates its results):
+  size_t device = find_line(w, Line::Kind::FallbackCall);
+  w.partitions[0].end = device + 1;
+  EXPECT_NE(internal_error([&] { toroid::codegen::wrapper::verify_wrapper(w); }).find("which cannot be captured"),
+            std::string::npos);
+  // The CPU has none.
+  EXPECT_TRUE(compile(false, kPooledGraph)->current().wrapper.partitions.empty());
+}
+
+}  // namespace

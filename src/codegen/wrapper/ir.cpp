@@ -13,6 +13,29 @@ void add_arg_slots(const CallArg& a, std::vector<int>& out) {
 
 }  // namespace
 
+const char* capture_barrier(const Line& l) {
+  switch (l.kind) {
+    case Line::Kind::Comment:
+    case Line::Kind::Alloc:
+    case Line::Kind::Reuse:
+    case Line::Kind::Free:
+    case Line::Kind::KernelCall:
+    case Line::Kind::ExternCall:
+    case Line::Kind::UserKernel: return nullptr;
+    case Line::Kind::PoolAlloc:
+    case Line::Kind::PoolFree: return "a pool sized by the data";
+    case Line::Kind::FallbackCall:
+      return l.device_kernel ? "a device kernel that allocates its results" : "a host reference kernel";
+    case Line::Kind::SymbolDefs: return "sizes read back from a result";
+    case Line::Kind::ScalarRead: return "an item() read (a sync)";
+    case Line::Kind::Assert: return "a host check";
+    case Line::Kind::Cond: return "a cond (host control)";
+    case Line::Kind::While: return "a while loop (host control)";
+    case Line::Kind::Return: return "the return";
+  }
+  return "an unknown line";
+}
+
 const std::vector<OutputPlan>& WrapperProgram::outputs() const {
   TOROID_CHECK(!lines.empty() && lines.back().kind == Line::Kind::Return, "a Wrapper IR program ends with its return");
   return lines.back().outputs;

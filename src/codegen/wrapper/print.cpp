@@ -207,9 +207,17 @@ std::string print_wrapper(const WrapperProgram& w) {
   for (const UserKernel& k : w.user_kernels)
     os << "  user_kernel " << k.name << " = " << k.kind << " kernel " << k.entry << ", " << k.source.size()
        << " bytes of source\n";
-  for (const Line& l : w.lines) {
+  size_t next_partition = 0;
+  for (size_t i = 0; i < w.lines.size(); ++i) {
+    const Line& l = w.lines[i];
     if (l.kind == Line::Kind::Return) os << "  # planned peak: " << w.planned_peak_bytes.str() << " bytes\n";
+    if (next_partition < w.partitions.size() && w.partitions[next_partition].begin == i)
+      os << "  # partition " << next_partition << ": " << w.partitions[next_partition].launches << " launches {\n";
+    if (l.kind != Line::Kind::Return && !w.partitions.empty())
+      if (const char* why = capture_barrier(l)) os << "  # not in a partition: " << why << "\n";
     os << "  " << print_line(w, l) << "\n";
+    if (next_partition < w.partitions.size() && w.partitions[next_partition].end == i + 1)
+      os << "  # } partition " << next_partition++ << "\n";
     for (const auto& p : l.programs) os << indented(print_wrapper(*p), "    ");
   }
   os << "}\n";

@@ -284,6 +284,32 @@ class LifecycleCheck {
 
 }  // namespace
 
-void verify_wrapper(const WrapperProgram& w) { LifecycleCheck(w, {}).run(); }
+namespace {
+
+// Partitions in line order, inside the program, each a run with no capture barrier.
+void check_partitions(const WrapperProgram& w) {
+  size_t after = 0;
+  for (size_t k = 0; k < w.partitions.size(); ++k) {
+    const Partition& p = w.partitions[k];
+    std::string where = "wrapper verifier: partition " + std::to_string(k);
+    if (p.begin < after || p.end <= p.begin || p.end > w.lines.size())
+      TOROID_INTERNAL_ERROR(where + " spans lines " + std::to_string(p.begin) + ".." + std::to_string(p.end) +
+                            ", out of order or outside the program");
+    for (size_t i = p.begin; i < p.end; ++i)
+      if (const char* why = capture_barrier(w.lines[i]))
+        TOROID_INTERNAL_ERROR(where + " holds line " + std::to_string(i + 1) + " `" + print_line(w, w.lines[i]) +
+                              "`, which cannot be captured: " + why);
+    after = p.end;
+  }
+  for (const Line& l : w.lines)
+    for (const auto& p : l.programs) check_partitions(*p);
+}
+
+}  // namespace
+
+void verify_wrapper(const WrapperProgram& w) {
+  LifecycleCheck(w, {}).run();
+  check_partitions(w);
+}
 
 }  // namespace toroid::codegen::wrapper

@@ -204,6 +204,14 @@ struct Line {
   std::vector<int> sources;
 };
 
+// A run of lines [begin, end) a device could replay as one captured graph: kernel, library and
+// user-kernel launches with the allocations between them, none of which waits for the device,
+// runs on the host, or allocates memory only the run can size (partition_program).
+struct Partition {
+  size_t begin = 0, end = 0;
+  int launches = 0;
+};
+
 struct WrapperProgram {
   std::string graph_name;
   const ShapeEnv* env = nullptr;  // the graph's: every SymExpr here is over its symbols
@@ -218,6 +226,7 @@ struct WrapperProgram {
   std::vector<SourceNode> sources;  // every node of the graph, in order (provenance)
   std::vector<Pool> pools;          // the memory plan's (plan_memory)
   std::vector<UserKernel> user_kernels;  // what UserKernel lines launch
+  std::vector<Partition> partitions;     // partition_program's, in line order
   // Unbacked symbols the graph's inputs bind where a run starts (a size of data-dependent extent
   // that another partition produced, an item() value passed in).
   std::vector<SymExpr> input_symbols;
@@ -227,6 +236,10 @@ struct WrapperProgram {
   // The Return line's output plan.
   const std::vector<OutputPlan>& outputs() const;
 };
+
+// Why line `l` ends a partition (it syncs with the device, runs on the host, or allocates memory
+// sized by data), or null when a captured graph could replay it.
+const char* capture_barrier(const Line& l);
 
 // The name of a KernelCall's kernel.
 const std::string& kernel_name(const WrapperProgram& w, const Line& call);

@@ -31,6 +31,11 @@ void plan_memory(WrapperProgram& w);
 // The bytes a buffer of `nbytes` takes in a pool: `nbytes` rounded up to a multiple of 64.
 SymExpr pool_block_bytes(const ShapeEnv& env, SymExpr nbytes);
 
+// Graph partitions (after plan_memory): the maximal runs of lines with no capture_barrier that
+// launch at least one kernel, in `w` and its nested programs. One memory plan covers them all,
+// so buffers are reused across partitions.
+void partition_program(WrapperProgram& w);
+
 // The most bytes the program holds at once as its lines allocate, reuse and free blocks: an
 // Alloc or a fallback's result adds its buffer's bytes, a Reuse adds nothing (its block was
 // held since the Free before it), and a Free releases the block unless a later Reuse takes it;
