@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "toroid/driver/compile.h"
@@ -20,6 +21,16 @@
 struct toroid_module {
   std::unique_ptr<toroid::driver::CompiledModule> module;
   int num_inputs = 0, num_outputs = 0;
+  // What a call with given input headers (all but their data pointers) binds, runs and returns:
+  // the same for every call with those headers, so repeated calls skip binding, the guards and
+  // the outputs' metadata. Bounded; cleared when full.
+  struct Signature {
+    toroid::sym::Binding binding;
+    toroid::driver::Specialization* spec = nullptr;
+    std::vector<toroid_output_info> infos;
+  };
+  std::mutex signatures_mu;
+  std::unordered_map<std::string, Signature> signatures;
 };
 
 namespace {
@@ -249,13 +260,47 @@ struct Call {
   std::vector<toroid_output_info> infos;
 };
 
+// The bytes of the input headers that decide a call's binding: everything but the data pointers
+// and owners.
+std::string signature_of(const toroid_tensor* inputs, int num_inputs) {
+  std::string key;
+  for (int i = 0; i < num_inputs; ++i) {
+    const toroid_tensor& t = inputs[i];
+    int ndim = std::clamp(t.ndim, -1, TOROID_MAX_DIMS);
+    key.append(reinterpret_cast<const char*>(&t.dtype), sizeof t.dtype);
+    key.append(reinterpret_cast<const char*>(&t.ndim), sizeof t.ndim);
+    if (ndim < 0) {
+      key.append(reinterpret_cast<const char*>(&t.scalar), sizeof t.scalar);
+      continue;
+    }
+    key.append(reinterpret_cast<const char*>(t.sizes), sizeof(int64_t) * static_cast<size_t>(ndim));
+    key.append(reinterpret_cast<const char*>(t.strides), sizeof(int64_t) * static_cast<size_t>(ndim));
+    key.append(reinterpret_cast<const char*>(&t.offset), sizeof t.offset);
+  }
+  return key;
+}
+
 Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs, int num_outputs,
              const void* outputs, bool need_data) {
+  constexpr size_t kMaxSignatures = 64;
   check_module(m, fn, num_outputs, outputs);
   Call c;
   c.in = wrap_inputs(m, fn, inputs, num_inputs, need_data);
+  std::string key = signature_of(inputs, num_inputs);
+  {
+    std::lock_guard<std::mutex> lock(m->signatures_mu);
+    if (auto it = m->signatures.find(key); it != m->signatures.end()) {
+      c.binding = it->second.binding;
+      c.spec = it->second.spec;
+      c.infos = it->second.infos;
+      return c;
+    }
+  }
   c.spec = &m->module->specialize(c.in, &c.binding);
   c.infos = describe_outputs(*c.spec, c.binding);
+  std::lock_guard<std::mutex> lock(m->signatures_mu);
+  if (m->signatures.size() >= kMaxSignatures) m->signatures.clear();
+  m->signatures.emplace(std::move(key), toroid_module::Signature{c.binding, c.spec, c.infos});
   return c;
 }
 

@@ -198,6 +198,32 @@ TEST_F(CApi, DynamicOffSpecializesPerSize) {
   }
 }
 
+// A call whose headers match an earlier call's (all but the data pointers) reuses its binding and
+// output metadata: the data, and the memory, are still this call's.
+TEST_F(CApi, RepeatedSignaturesTakeThisCallsData) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  std::vector<float> x1(16, 1.0f), x2(16, 5.0f), y(16, 1.0f), a1(16), a2(16);
+  for (int round = 0; round < 2; ++round) {
+    toroid_tensor in1[2] = {tensor(x1.data(), {2, 8}), tensor(y.data(), {2, 8})};
+    toroid_tensor out1[3] = {tensor(a1.data(), {2, 8}), {}, {}};
+    ASSERT_EQ(toroid_run_into(m, in1, 2, out1, 3, nullptr, 0, nullptr), 0) << error();
+    toroid_tensor in2[2] = {tensor(x2.data(), {2, 8}), tensor(y.data(), {2, 8})};
+    toroid_tensor out2[3] = {tensor(a2.data(), {2, 8}), {}, {}};
+    ASSERT_EQ(toroid_run_into(m, in2, 2, out2, 3, nullptr, 0, nullptr), 0) << error();
+    EXPECT_EQ(a1[15], 3.0f);
+    EXPECT_EQ(a2[15], 11.0f);
+    EXPECT_EQ(out2[1].scalar, 2.0);
+  }
+  // A bad header with a seen signature's sizes is still checked.
+  std::vector<float> big(16);
+  toroid_tensor in[2] = {tensor(x1.data(), {2, 8}), tensor(nullptr, {2, 8})};
+  toroid_tensor out[3] = {tensor(big.data(), {2, 8}), {}, {}};
+  EXPECT_NE(toroid_run_into(m, in, 2, out, 3, nullptr, 0, nullptr), 0);
+  EXPECT_NE(error().find("null data pointer"), std::string::npos) << error();
+  toroid_module_free(m);
+}
+
 TEST_F(CApi, DebugDumps) {
   std::filesystem::path dump = cache_->dir() / "dumps";
   toroid_module* m = compile(kGraph, 1, dump.c_str());
