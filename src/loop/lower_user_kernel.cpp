@@ -61,6 +61,7 @@ void lower_user_kernel(Lowering& L, const Node* n) {
       std::unique_ptr<Buffer> c = L.new_buffer(n->result(r), BufferKind::Pointwise);
       c->body = cast(L.load(in, Lowering::vars(in->meta().sizes.size())), in->meta().dtype);
       c->origins = {n};
+      c->clone_of = in;
       storage[r] = L.prog.add(std::move(c));
       operands.push_back(storage[r]);
     } else if (!uninitialized(in)) {

@@ -97,14 +97,13 @@ def triton_add_op():
 
 
 def wrapper_report(dump):
-    """The user_kernel lines of the Wrapper IR dumps, and how many clones they write into (a
-    buffer some kernel computes as the user kernel's clone)."""
+    """The user_kernel lines of the Wrapper IR dumps, and how many clones they write into (the
+    buffers a kernel's comment names `clone of %x`)."""
     lines, clones = [], 0
     for path in sorted(glob.glob(os.path.join(dump, "*.wrapper"))):
         with open(path) as f:
             text = f.read()
-        cloned = set(re.findall(r"(buf\d+) <- higher_order\.user_kernel_functional", text)) - \
-            set(re.findall(r"# (buf\d+) <- higher_order\.user_kernel_functional", text))
+        cloned = set(re.findall(r"(buf\d+) <- clone of ", text))
         for line in text.splitlines():
             if line.strip().startswith("user_kernel ") and "(" in line:
                 line = re.sub(r"source=\S+", "", line.strip())

@@ -90,6 +90,8 @@ struct Buffer {
 
   // The graph values this buffer holds (the node whose result it is first), for provenance.
   std::vector<const Node*> origins;
+  // A user kernel's clone (Pointwise): the tensor it copies, whose old value is read later.
+  const Value* clone_of = nullptr;
 
   bool is_computed() const { return kind == BufferKind::Pointwise || kind == BufferKind::Reduction; }
   bool holds_memory() const { return kind != BufferKind::Scalar; }

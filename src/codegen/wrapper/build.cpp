@@ -362,7 +362,11 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
       for (const sched::Member& m : k.members) alloc(m.buffer);
       Line c;
       c.text = k.name + ":";
-      for (const sched::Member& m : k.members) c.text += " " + m.buffer->name + " <- " + origins(m.buffer) + ";";
+      for (const sched::Member& m : k.members)
+        c.text += " " + m.buffer->name + " <- " +
+                  (m.buffer->clone_of ? "clone of " + describe_value(m.buffer->clone_of) + " for " + origins(m.buffer)
+                                      : origins(m.buffer)) +
+                  ";";
       c.text.pop_back();
       w.lines.push_back(c);
       Line call;
