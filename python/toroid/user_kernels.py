@@ -360,10 +360,13 @@ def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, s
             t += 1
     clone = writes if clone is None else clone
     source = ['kind="cuda"', "source=" + tir_source(kernel.source)]
+    name = kernel.name
     if table is not None:
-        table.setdefault(kernel.name, table_entry(kernel.name, "cuda", kernel.source))
+        # Named by source and kernel: two sources may both define a `scale`.
+        name = getattr(kernel, "key", kernel.name)
+        table.setdefault(name, table_entry(name, "cuda", kernel.source, kernel.name))
         source = []
-    fields = ['"%s"' % kernel.name, "[" + ", ".join(tensor_names) + "]", "[" + ", ".join(scalar_texts) + "]"] + \
+    fields = ['"%s"' % name, "[" + ", ".join(tensor_names) + "]", "[" + ", ".join(scalar_texts) + "]"] + \
         source + ["grid=[%s]" % ", ".join(grid),
               "block=[%s]" % ", ".join(block), "shared=%s" % shared, "writes=%s" % writes,
               "tensors_to_clone=%s" % clone]

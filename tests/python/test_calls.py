@@ -274,11 +274,15 @@ class KernelAnalysis(unittest.TestCase):
                 "  %r = " + call + " : f32[8]\n  output %r\n}\n")
         with self.assertRaisesRegex(toroid.ToroidError, "runs on a CUDA device, but this program is compiled for the cpu"):
             toroid._capi.Module(text, device="cpu")
-        # The same launch with its source in the graph's kernel table:
+        # The same launch with its source in the graph's kernel table, named by source and kernel
+        # (another source's `axpy` is another entry):
         table = {}
+        kernel.key = "axpy_0123abcd"
         call, _ = uk.launch_call_text(kernel, ["%z", "%x"], ["0.5", "8"], "tfti", ["1"], ["8"], 0, table=table)
         self.assertNotIn("source=", call)
-        text = ("graph @g functional {\n" + table["axpy"] + "\n  %z = input : f32[8]\n  %x = input : f32[8]\n"
+        self.assertTrue(call.startswith('higher_order.user_kernel_functional("axpy_0123abcd"'), call)
+        self.assertIn('entry="axpy"', table["axpy_0123abcd"])
+        text = ("graph @g functional {\n" + table["axpy_0123abcd"] + "\n  %z = input : f32[8]\n  %x = input : f32[8]\n"
                 "  %r = " + call + " : f32[8]\n  output %r\n}\n")
         with self.assertRaisesRegex(toroid.ToroidError, "runs on a CUDA device, but this program is compiled for the cpu"):
             toroid._capi.Module(text, device="cpu")
