@@ -93,7 +93,7 @@ class Partition:
                                    deterministic=torch.are_deterministic_algorithms_enabled())
         self._plans = {}  # call signature -> _plan
         self._as_given = set()  # input signatures _prepare leaves unchanged
-        self._param_key = tuple((p.dtype, p.device, tuple(p.shape), tuple(p.stride())) for p in self.params)
+        self._param_key = tuple((p.dtype, p.device, p.shape, p.stride()) for p in self.params)
         self._torch_device = None  # where outputs are allocated (made on the first call)
 
     def _prepare(self, args):
@@ -134,7 +134,7 @@ class Partition:
                 raise
             # Output sizes only the run knows (nonzero's count, an item() size): toroid
             # allocates the outputs and they are copied into torch tensors.
-            plan = (headers, [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)], None, 0, None, None)
+            plan = (headers, [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)], None, 0, None, None, None)
             self._plans[key] = plan
             return plan
         outs = (_capi.Tensor * len(infos))()
@@ -148,14 +148,17 @@ class Partition:
             for d in range(info.ndim):
                 outs[i].sizes[d], outs[i].strides[d] = sizes[d], strides[d]
         tensors = [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)]
-        plan = (headers, tensors, infos, ws_bytes, outs, allocate)
+        # The outputs that need work after the run: scalars, and views of inputs or outputs.
+        finish = [i for i, info in enumerate(infos) if info.is_scalar or info.ndim < 0 or
+                  info.alias_input >= 0 or info.alias_output >= 0]
+        plan = (headers, tensors, infos, ws_bytes, outs, allocate, finish)
         self._plans[key] = plan
         return plan
 
     def __call__(self, args):
         import torch
-        raw = tuple((x.dtype, x.device, tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else
-                    (type(x), x) for x in args)
+        # torch.Size and stride() are tuples already: hashable as they come.
+        raw = tuple((x.dtype, x.device, x.shape, x.stride()) if hasattr(x, "shape") else (type(x), x) for x in args)
         if raw in self._as_given:  # inputs like these needed no cast, move or copy: no _prepare
             args = list(args) + self.params
             key = raw + self._param_key
@@ -164,9 +167,8 @@ class Partition:
             if all(a is b for a, b in zip(prepared, list(args) + self.params)):
                 self._as_given.add(raw)
             args = prepared
-            key = tuple((x.dtype, x.device, tuple(x.shape), tuple(x.stride())) if hasattr(x, "shape") else
-                        (type(x), x) for x in args)
-        headers, tensors, infos, ws_bytes, outs, allocate = self._plan(args, key)
+            key = tuple((x.dtype, x.device, x.shape, x.stride()) if hasattr(x, "shape") else (type(x), x) for x in args)
+        headers, tensors, infos, ws_bytes, outs, allocate, finish = self._plan(args, key)
         headers = type(headers).from_buffer_copy(headers)
         for i in tensors:
             headers[i].data = args[i].data_ptr() or None
@@ -188,7 +190,8 @@ class Partition:
             if ws_bytes:
                 workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
         self.module.run_into(headers, outs, workspace.data_ptr() if workspace is not None else None, ws_bytes, stream)
-        for i, info in enumerate(infos):
+        for i in finish:
+            info = infos[i]
             if info.is_scalar or info.ndim < 0:
                 kind = self.scalar_kinds[i]
                 v = outs[i].scalar
