@@ -488,9 +488,9 @@ class CompiledGraph:
             return None, (node, str(err).splitlines()[0])
 
     def _single_partition(self):
-        """(partition, positions of its inputs among the placeholders, the output's positions in the
-        partition's outputs or None) when the graph is one partition over placeholders that returns
-        only its outputs; else False."""
+        """(partition, positions of its inputs among the placeholders, the outputs' positions in the
+        partition's outputs, the function that rebuilds the output structure) when the graph is one
+        partition over placeholders that returns only its outputs; else False."""
         import torch
         if len(self.steps) != 1 or self.steps[0][0] != "toroid" or any(
                 n.op == "get_attr" for n in self.gm.graph.nodes):
@@ -501,7 +501,8 @@ class CompiledGraph:
         flat, _ = flatten_outputs(self.output.args[0])
         if any(not isinstance(x, torch.fx.Node) or x not in part.outputs for x in flat):
             return False
-        return part, [self.placeholders.index(n) for n in part.inputs], [part.outputs.index(x) for x in flat]
+        _, rebuild = flatten_outputs(self.output.args[0])
+        return part, [self.placeholders.index(n) for n in part.inputs], [part.outputs.index(x) for x in flat], rebuild
 
     def __call__(self, *args):
         import torch
@@ -511,7 +512,7 @@ class CompiledGraph:
         if self._fast is None:
             self._fast = self._single_partition()
         if self._fast:
-            part, inputs, outputs = self._fast
+            part, inputs, outputs, rebuild = self._fast
             grad = torch.is_grad_enabled()
             if grad:
                 torch._C._set_grad_enabled(False)
@@ -520,7 +521,6 @@ class CompiledGraph:
             finally:
                 if grad:
                     torch._C._set_grad_enabled(True)
-            _, rebuild = flatten_outputs(self.output.args[0])
             return rebuild([outs[i] for i in outputs])
         env = dict(zip(self.placeholders, args))
         if self._get_attrs is None:

@@ -274,9 +274,6 @@ class CudaKernel:
         with _LOCK:
             _REGISTRY[self.key] = self
 
-    def written_params(self):
-        return [i for i, p in enumerate(self.params) if p["written"]]
-
     def __call__(self, *args, grid, block, shared=0):
         import torch
         if len(args) != len(self.params):
@@ -340,7 +337,7 @@ def table_entry(name, kind, source, entry=None, ttir=None):
         ", ttir=" + tir_source(ttir) if ttir else "")
 
 
-def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, shared, table=None, clone=None):
+def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, shared, table=None):
     """The `higher_order.user_kernel_functional(...)` text of a launch (without results); with a
     `table` (name -> its kernel-table line) the source goes there, once, instead of the call."""
     order, t, s = [], 0, 0
@@ -358,7 +355,6 @@ def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, s
             if kernel.params[i]["written"]:
                 writes.append(t)
             t += 1
-    clone = writes if clone is None else clone
     source = ['kind="cuda"', "source=" + tir_source(kernel.source)]
     name = kernel.name
     if table is not None:
@@ -369,7 +365,7 @@ def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, s
     fields = ['"%s"' % name, "[" + ", ".join(tensor_names) + "]", "[" + ", ".join(scalar_texts) + "]"] + \
         source + ["grid=[%s]" % ", ".join(grid),
               "block=[%s]" % ", ".join(block), "shared=%s" % shared, "writes=%s" % writes,
-              "tensors_to_clone=%s" % clone]
+              "tensors_to_clone=%s" % writes]
     if order != list(range(len(order))):
         fields.append("order=%s" % order)
     return "higher_order.user_kernel_functional(%s)" % ", ".join(fields), writes

@@ -82,9 +82,7 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
         user_error("kernel '" + entry + "' takes " + std::to_string(k->params.size()) + " parameters but the call passes " +
                        std::to_string(tensors) + " tensors and " + std::to_string(scalars) + " scalars (tensors first)",
                    n->loc());
-      std::vector<size_t> order;  // parameter -> position in tensors-then-scalars
-      if (const Argument* o = n->kwarg("order"); o && o->is_list())
-        for (const Argument& e : o->list()) order.push_back(static_cast<size_t>(e.scalar().int_value()));
+      std::vector<size_t> order = ops::user_kernel_positions(*n, "order");  // parameter -> tensors-then-scalars
       for (size_t p = 0; p < k->params.size(); ++p) {
         size_t i = order.empty() ? p : order.at(p);
         if (i >= tensors) {
@@ -100,13 +98,9 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
       std::sort(call.read.begin(), call.read.end());
       call.notes = k->conservative;
     }
-    const Argument* declared = n->kwarg("writes");
-    std::vector<int64_t> named;
-    if (declared && declared->is_list())
-      for (const Argument& e : declared->list())
-        if (e.is_scalar() && e.scalar().is_constant()) named.push_back(e.scalar().int_value());
+    std::vector<size_t> named = ops::user_kernel_positions(*n, "writes");
     for (size_t w : call.written)
-      if (std::find(named.begin(), named.end(), static_cast<int64_t>(w)) == named.end())
+      if (std::find(named.begin(), named.end(), w) == named.end())
         user_error("kernel '" + entry + "' writes tensor " + std::to_string(w) + " (" +
                        describe_argument(n->args()[1].list()[w]) + "), which writes does not name",
                    n->loc());
@@ -115,38 +109,37 @@ std::vector<UserKernelCall> check_user_kernels(const Graph& g, int arch) {
   return out;
 }
 
-void prepare_user_kernels(codegen::wrapper::WrapperProgram& program, int arch) {
+void prepare_user_kernels(codegen::wrapper::WrapperProgram& w, int arch) {
   namespace wr = codegen::wrapper;
-  for (const wr::WrapperProgram* p : wr::nested_programs(program)) {
-    auto& w = const_cast<wr::WrapperProgram&>(*p);  // nested programs are owned by `program`'s lines
-    for (wr::UserKernel& k : w.user_kernels) {
-      k.ptx = k.kind == "cuda" ? user_ptx(k.source, arch) : k.source;
-      std::vector<codegen::cuda::KernelMutations> kernels = codegen::cuda::analyze_ptx_mutations(k.ptx, "<" + k.name + ">");
-      auto found = std::find_if(kernels.begin(), kernels.end(), [&](const auto& m) { return m.entry == k.entry; });
-      if (found == kernels.end()) user_error("the source of user kernel '" + k.name + "' has no kernel named '" + k.entry + "'");
-      k.param_types.clear();
-      for (const auto& param : found->params) k.param_types.push_back(param.type);
-    }
-    for (const wr::Line& l : w.lines) {
-      if (l.kind != wr::Line::Kind::UserKernel) continue;
-      const wr::UserKernel& k = w.user_kernels.at(static_cast<size_t>(l.launch.kernel));
-      size_t given = l.launch.tensors.size() + l.launch.scalars.size();
-      if (k.param_types.size() != given)
-        user_error("user kernel '" + k.entry + "' takes " + std::to_string(k.param_types.size()) +
-                       " parameters but the call passes " + std::to_string(l.launch.tensors.size()) + " tensors and " +
-                       std::to_string(l.launch.scalars.size()) + " scalars (tensors first)",
+  for (wr::Line& l : w.lines)
+    for (auto& p : l.programs) prepare_user_kernels(*p, arch);  // a cond's branches, a loop's body
+  for (wr::UserKernel& k : w.user_kernels) {
+    k.ptx = k.kind == "cuda" ? user_ptx(k.source, arch) : k.source;
+    std::vector<codegen::cuda::KernelMutations> kernels = codegen::cuda::analyze_ptx_mutations(k.ptx, "<" + k.name + ">");
+    auto found = std::find_if(kernels.begin(), kernels.end(), [&](const auto& m) { return m.entry == k.entry; });
+    if (found == kernels.end()) user_error("the source of user kernel '" + k.name + "' has no kernel named '" + k.entry + "'");
+    k.param_types.clear();
+    for (const auto& param : found->params) k.param_types.push_back(param.type);
+  }
+  for (const wr::Line& l : w.lines) {
+    if (l.kind != wr::Line::Kind::UserKernel) continue;
+    const wr::UserKernel& k = w.user_kernels.at(static_cast<size_t>(l.launch.kernel));
+    size_t given = l.launch.tensors.size() + l.launch.scalars.size();
+    if (k.param_types.size() != given)
+      user_error("user kernel '" + k.entry + "' takes " + std::to_string(k.param_types.size()) +
+                     " parameters but the call passes " + std::to_string(l.launch.tensors.size()) + " tensors and " +
+                     std::to_string(l.launch.scalars.size()) + " scalars (tensors first)",
+                 l.call.loc);
+    for (size_t p = 0; p < k.param_types.size(); ++p) {
+      const std::string& t = k.param_types[p];
+      size_t i = l.launch.order.empty() ? p : static_cast<size_t>(l.launch.order[p]);
+      bool wide = t == ".u64" || t == ".s64" || t == ".b64";
+      bool scalar_type = wide || t == ".u32" || t == ".s32" || t == ".b32" || t == ".f32" || t == ".f64" || t == ".u16" ||
+                         t == ".s16" || t == ".b16" || t == ".u8" || t == ".s8" || t == ".b8";
+      if (i < l.launch.tensors.size() ? !wide : !scalar_type)
+        user_error("parameter " + std::to_string(p) + " of user kernel '" + k.entry + "' has PTX type " + t + ", but the call passes " +
+                       (i < l.launch.tensors.size() ? "a tensor (a 64-bit pointer)" : "a scalar (a number of at most 64 bits)"),
                    l.call.loc);
-      for (size_t p = 0; p < k.param_types.size(); ++p) {
-        const std::string& t = k.param_types[p];
-        size_t i = l.launch.order.empty() ? p : static_cast<size_t>(l.launch.order[p]);
-        bool wide = t == ".u64" || t == ".s64" || t == ".b64";
-        bool scalar_type = wide || t == ".u32" || t == ".s32" || t == ".b32" || t == ".f32" || t == ".f64" || t == ".u16" ||
-                           t == ".s16" || t == ".b16" || t == ".u8" || t == ".s8" || t == ".b8";
-        if (i < l.launch.tensors.size() ? !wide : !scalar_type)
-          user_error("parameter " + std::to_string(p) + " of user kernel '" + k.entry + "' has PTX type " + t + ", but the call passes " +
-                         (i < l.launch.tensors.size() ? "a tensor (a 64-bit pointer)" : "a scalar (a number of at most 64 bits)"),
-                     l.call.loc);
-      }
     }
   }
 }

@@ -10,13 +10,6 @@ namespace toroid::loop {
 
 namespace {
 
-std::vector<size_t> positions(const Node* n, const char* kwarg) {
-  std::vector<size_t> out;
-  if (const Argument* a = n->kwarg(kwarg); a && a->is_list())
-    for (const Argument& e : a->list()) out.push_back(static_cast<size_t>(e.scalar().int_value()));
-  return out;
-}
-
 // An uninitialized tensor: the kernel may write it where it is, with no fill before.
 bool uninitialized(const Value* v) {
   const Node* n = v->node();
@@ -42,7 +35,8 @@ void lower_user_kernel(Lowering& L, const Node* n) {
       L.fail(n, "scalar argument " + describe_value(a.value()) +
                     " has no value the compiled program can compute (declare it with a symbol: {value=s1})");
   const Argument::List& tensors = n->args().at(1).list();
-  std::vector<size_t> writes = positions(n, "writes"), cloned = positions(n, "tensors_to_clone");
+  std::vector<size_t> writes = ops::user_kernel_positions(*n, "writes"),
+                      cloned = ops::user_kernel_positions(*n, "tensors_to_clone");
   auto is_cloned = [&](size_t p) { return std::find(cloned.begin(), cloned.end(), p) != cloned.end(); };
   auto is_written = [&](size_t p) { return std::find(writes.begin(), writes.end(), p) != writes.end(); };
   std::vector<Buffer*> operands;

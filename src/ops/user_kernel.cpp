@@ -68,6 +68,13 @@ std::optional<UserKernelSource> user_kernel_source(const Node& n) {
   return std::nullopt;
 }
 
+std::vector<size_t> user_kernel_positions(const Node& n, const char* kwarg) {
+  std::vector<size_t> out;
+  if (const Argument* a = n.kwarg(kwarg); a && a->is_list())
+    for (const Argument& e : a->list()) out.push_back(static_cast<size_t>(e.scalar().int_value()));
+  return out;
+}
+
 std::string in_place_hazard(const Node& n, const Value* v) {
   NodeKind k = v->node()->kind();
   if (k == NodeKind::Input || k == NodeKind::Param) return "it is a graph input (the caller's memory)";
@@ -155,24 +162,24 @@ void check_user_kernel(const Node& n, Diagnostics& d) {
       d.error(&n, "order of " + op + " lists " + std::to_string(o->size()) + " parameters but the call passes " +
                       std::to_string(all) + " tensors and scalars");
   }
-  const Argument* list = n.kwarg("writes");
-  if (!list) {
-    d.error(&n, op + " needs writes=[...] (the positions of the tensors the kernel writes)");
-    return;
-  }
-  std::optional<std::vector<int64_t>> listed = index_list(n, *list, "writes", tensors.size(), d);
+  // A position list the op needs: its positions, or none after reporting.
+  auto required = [&](const char* name, const char* what) -> std::optional<std::vector<int64_t>> {
+    const Argument* a = n.kwarg(name);
+    if (!a) {
+      d.error(&n, op + " needs " + name + "=[...] (" + what + ")");
+      return std::nullopt;
+    }
+    return index_list(n, *a, name, tensors.size(), d);
+  };
+  std::optional<std::vector<int64_t>> listed = required("writes", "the positions of the tensors the kernel writes");
   if (!listed) return;
   const std::vector<int64_t>& writes = *listed;
   if (!functional) {
     if (n.num_results() != 0) d.error(&n, op + " writes its tensors in place and has no results");
     return;
   }
-  const Argument* clone_list = n.kwarg("tensors_to_clone");
-  if (!clone_list) {
-    d.error(&n, op + " needs tensors_to_clone=[...] (the written tensors whose old value is read later)");
-    return;
-  }
-  std::optional<std::vector<int64_t>> cloned = index_list(n, *clone_list, "tensors_to_clone", tensors.size(), d);
+  std::optional<std::vector<int64_t>> cloned =
+      required("tensors_to_clone", "the written tensors whose old value is read later");
   if (!cloned) return;
   for (int64_t c : *cloned)
     if (std::find(writes.begin(), writes.end(), c) == writes.end())

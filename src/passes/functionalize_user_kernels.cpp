@@ -8,14 +8,6 @@ namespace toroid {
 
 namespace {
 
-// The positions `writes` names (verified: integer constants in range, each once).
-std::vector<size_t> written_positions(const Node& n) {
-  std::vector<size_t> out;
-  if (const Argument* w = n.kwarg("writes"); w && w->is_list())
-    for (const Argument& e : w->list()) out.push_back(static_cast<size_t>(e.scalar().int_value()));
-  return out;
-}
-
 // A clone of `v`: its type and layout in a storage of its own.
 TensorMeta clone_meta(Graph& g, const Value* v) {
   TensorMeta m = v->meta();
@@ -25,7 +17,7 @@ TensorMeta clone_meta(Graph& g, const Value* v) {
 }
 
 void functionalize(Graph& g, Node* n) {
-  std::vector<size_t> writes = written_positions(*n);
+  std::vector<size_t> writes = ops::user_kernel_positions(*n, "writes");
   const Argument::List& tensors = n->args().at(1).list();
   // Every written tensor cloned: reinplace_user_kernels drops the clones nothing needs.
   std::vector<Kwarg> kwargs = n->kwargs();

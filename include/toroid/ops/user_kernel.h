@@ -17,8 +17,10 @@
 // positions in that list) says otherwise: parameter k is entry order[k].
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace toroid {
 class Node;
@@ -38,6 +40,10 @@ struct UserKernelSource {
   std::string ttir;  // a Triton kernel's TTIR (table entries only): analysed instead of the PTX
 };
 std::optional<UserKernelSource> user_kernel_source(const Node& n);
+
+// The positions a user-kernel call's list keyword names (`writes`, `tensors_to_clone`, `aligned`,
+// `order`): empty when it has none. The verifier has checked they are integers in range.
+std::vector<size_t> user_kernel_positions(const Node& n, const char* kwarg);
 
 // Why user-kernel call `n` may not write its tensor `v` in place (functional form, not in
 // tensors_to_clone), or "" when it may: v must be memory the graph owns (no input, param or

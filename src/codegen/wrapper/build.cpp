@@ -263,10 +263,8 @@ std::vector<SymExpr> exprs_of(const Node* n, const char* kwarg) {
 }
 
 std::vector<int> ints_of(const Node* n, const char* kwarg) {
-  std::vector<int> out;
-  if (const Argument* a = n->kwarg(kwarg); a && a->is_list())
-    for (const Argument& e : a->list()) out.push_back(static_cast<int>(e.scalar().int_value()));
-  return out;
+  std::vector<size_t> p = ops::user_kernel_positions(*n, kwarg);
+  return {p.begin(), p.end()};
 }
 
 // The launch of user kernel call `n`, whose results are in `results` (one per written tensor);

@@ -137,14 +137,10 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
       os << ") grid=" << list_str(u.grid);
       if (!u.block.empty()) os << " block=" << list_str(u.block);
       if (u.shared != SymExpr::integer(0)) os << " shared=" << u.shared.str();
-      if (!u.order.empty()) {
-        os << " order=[";
-        for (size_t i = 0; i < u.order.size(); ++i) os << (i ? ", " : "") << u.order[i];
-        os << "]";
-      }
-      if (!u.aligned.empty()) {
-        os << " aligned=[";
-        for (size_t i = 0; i < u.aligned.size(); ++i) os << (i ? ", " : "") << u.aligned[i];
+      for (const auto& [word, list] : {std::pair{" order=", &u.order}, std::pair{" aligned=", &u.aligned}}) {
+        if (list->empty()) continue;
+        os << word << "[";
+        for (size_t i = 0; i < list->size(); ++i) os << (i ? ", " : "") << (*list)[i];
         os << "]";
       }
       break;
