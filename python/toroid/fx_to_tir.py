@@ -305,13 +305,16 @@ def _schema_name(target):
     return schema.name.replace("::", ".") + "." + (schema.overload_name or "default")
 
 
-# Ops written as an equivalent one toroid has: name -> (new name, positional args -> new ones).
+# Ops written as an equivalent one toroid has: name -> (new name, (positional args, the traced
+# value) -> new ones).
 # _reshape_alias (torch <= 2.0) is only made where a view is possible, and view gives its strides;
 # arange's short forms are start_step with defaults (as core ATen decomposes them).
 REWRITES = {
-    "aten._reshape_alias.default": ("aten.view.default", lambda a: list(a[:2])),
-    "aten.arange.default": ("aten.arange.start_step", lambda a: [0, a[0], 1]),
-    "aten.arange.start": ("aten.arange.start_step", lambda a: [a[0], a[1], 1]),
+    "aten._reshape_alias.default": ("aten.view.default", lambda a, v: list(a[:2])),
+    "aten.arange.default": ("aten.arange.start_step", lambda a, v: [0, a[0], 1]),
+    "aten.arange.start": ("aten.arange.start_step", lambda a, v: [a[0], a[1], 1]),
+    # empty_like under dynamic shapes: the strides its physical layout gives, as traced.
+    "aten.empty_permuted.default": ("aten.empty_strided.default", lambda a, v: [a[0], list(v.stride())]),
 }
 
 
@@ -659,7 +662,7 @@ class Emitter:
         if single:
             self.names[(node, None)] = names[0]
         rewrite = REWRITES.get(_schema_name(node.target))
-        positional = rewrite[1](node.args) if rewrite else node.args
+        positional = rewrite[1](node.args, v) if rewrite else node.args
         kwargs = dict(node.kwargs)
         # A creation op (scalar_tensor, full) says where its result is: where the value is, or
         # the GPU for a CPU 0-dim result computed there (see _moved).

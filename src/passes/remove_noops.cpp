@@ -47,6 +47,10 @@ Value* noop_source(const Node& n) {
                                                 "aten.lift_fresh_copy.default", "aten._to_copy.default",
                                                 "aten.contiguous.default"};
   if (kCopies.count(t)) return src;
+  // copy(dst, src) takes only dst's layout, so with src's own layout it is src (functionalized
+  // `dst.copy_(src)`, as a user kernel's result written back to its tensor).
+  if (t == "aten.copy.default" && n.args().size() >= 2 && n.args()[1].is_value() && n.args()[1].value()->is_tensor())
+    return n.args()[1].value();
   // Arithmetic identities with a scalar (possibly in the .Tensor overload's second argument).
   if (n.args().size() >= 2) {
     const Argument& other = n.args()[1];

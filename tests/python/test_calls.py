@@ -289,13 +289,13 @@ class KernelAnalysis(unittest.TestCase):
 
     def test_compile_triton_reads_the_compiled_kernel(self):
         """user_kernels.compile_triton against a stand-in for Triton's JITFunction whose compiled
-        kernel is Triton 3.6's TTIR of add_kernel and PTX in Triton's form: the runtime
+        kernel is Triton 3.6's TTIR and PTX of add_kernel: the runtime
         parameters, the two trailing scratch pointers, what the TTIR says is written, the
         launch shape. (The real Triton runs on the GPU machine: tools/gpu/user_kernels_check.py.)"""
         import sys
         import types
         from toroid import user_kernels as uk
-        ttir, ptx = self.read("ttir", "add.ttir"), self.read("triton-add.ptx")
+        ttir, ptx = self.read("ttir", "add.ttir"), self.read("triton-ptx", "add.ptx")
 
         class Mock:
             def __init__(self, dtype):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compiles the Triton kernels below with the installed Triton and writes each one's TTIR (the IR
 toroid's mutation analysis reads) to DIR/<name>.ttir, for the lit tests of that analysis
-(tests/lit/kernels/Inputs/ttir/).
+(tests/lit/kernels/Inputs/ttir/), and its PTX (what toroid launches) to DIR/<name>.ptx.
 
     python3 tools/gpu/dump_ttir.py DIR
 
@@ -107,6 +107,8 @@ def main():
         compiled = kernel.warmup(*args, grid=(1,), **meta)
         with open(os.path.join(out_dir, name + ".ttir"), "w") as fh:
             fh.write("// " + kernel.fn.__name__ + ": " + kernel.fn.__doc__ + "\n" + compiled.asm["ttir"])
+        with open(os.path.join(out_dir, name + ".ptx"), "w") as fh:
+            fh.write(compiled.asm["ptx"])
         print(name, "ok")
 
 

@@ -65,14 +65,15 @@ class CompileCounter(logging.Handler):
     def __init__(self):
         super().__init__(logging.INFO)
         self.graphs = 0
-        self.fallbacks = []  # "op (node)" of each call sent to eager
+        self.fallbacks = []  # "op (node): why" of each call sent to eager
 
     def emit(self, record):
         message = record.getMessage()
         if message.startswith("toroid: compiled "):
             self.graphs += 1
         if "falls back to eager PyTorch" in message:
-            self.fallbacks.append(message.split(" falls back")[0].replace("toroid: ", ""))
+            what, _, why = message.replace("toroid: ", "", 1).partition(" falls back to eager PyTorch")
+            self.fallbacks.append(what + why)
 
 
 def compiled_runs(torch, device, dynamic, batches):

@@ -151,6 +151,17 @@ std::optional<Function> parse_header(const std::string& text, const SourceLoc& a
   return fn;
 }
 
+bool starts_word(const std::string& s, size_t i, std::string_view word) {
+  return s.compare(i, word.size(), word) == 0 && (i + word.size() == s.size() || is_space(s[i + word.size()]));
+}
+
+bool is_label(const std::string& text) {
+  if (text.empty() || text[0] == '.' || text[0] == '%' || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  for (char c : text)
+    if (!ident_char(c) || c == '.') return false;
+  return true;
+}
+
 std::vector<Function> parse_module(const std::string& ptx, const std::string& file) {
   std::vector<Function> out;
   std::optional<Function> current;
@@ -203,10 +214,34 @@ std::vector<Function> parse_module(const std::string& ptx, const std::string& fi
       continue;
     }
     if (c == '\n') ++line;
-    if (trim(buf).empty() && !is_space(c)) stmt_line = line;
+    bool at_statement = trim(buf).empty();
+    if (at_statement && !is_space(c)) stmt_line = line;
+    // Directives that end at the line's end, not at a ';' (LLVM's debug lines: `.loc 1 21 25`).
+    if (at_statement && c == '.' && (starts_word(ptx, i, ".loc") || starts_word(ptx, i, ".file"))) {
+      size_t end = ptx.find('\n', i);
+      i = (end == std::string::npos ? ptx.size() : end) - 1;
+      continue;
+    }
+    // A label ends at its ':' (`$L__func_end0:` may come right before the body's '}').
+    if (c == ':' && depth > 0 && is_label(trim(buf))) {
+      buf.clear();
+      continue;
+    }
     if (c == '{' && trim(buf).find_first_not_of(" \t\r\n") == std::string::npos && depth > 0) {
       scope_stack.push_back(++scopes);  // a nested block (a call's parameter scope)
       ++depth;
+      continue;
+    }
+    if (c == '{' && depth == 0 && trim(buf).find(".section") != std::string::npos &&
+        trim(buf).find(".entry") == std::string::npos && trim(buf).find(".func") == std::string::npos) {
+      // A data section (LLVM's DWARF: `.section .debug_info { .b8 1 ... }`): no code in it.
+      buf.clear();
+      for (int open = 0; i < ptx.size(); ++i) {
+        line += ptx[i] == '\n';
+        open += ptx[i] == '{';
+        if (ptx[i] == '}' && --open == 0) break;
+      }
+      if (i == ptx.size()) user_error("PTX: a .section block is not closed", SourceLoc{file, stmt_line, 0});
       continue;
     }
     if (c == '{' && depth == 0) {
