@@ -550,7 +550,8 @@ class Emitter:
             keys = [tensor_args[w] for w in written]
             # One table entry per compiled kernel (a config of an autotuned one is its own).
             name = "%s_%s" % (name, uk.hashlib.sha256(launch.ptx.encode()).hexdigest()[:8])
-            self.kernel_table.setdefault(name, uk.table_entry(name, "ptx", launch.ptx, launch.entry, launch.ttir))
+            self.kernel_table.setdefault(name, uk.table_entry(name, "ptx", launch.ptx, launch.entry, launch.ttir,
+                                                              launch.cubin))
             fields = ['"%s"' % name, "[" + ", ".join(self.arg(args[n]) for n in tensor_args) + "]",
                       "[" + ", ".join([self.arg(args[n]) for n in scalar_args] + ["0"] * launch.extra) + "]",
                       "grid=[%s]" % ", ".join(self.arg(g) for g in grid), "block=[%d]" % (32 * launch.num_warps),

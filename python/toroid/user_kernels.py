@@ -80,8 +80,9 @@ def _hint(x):
 class TritonLaunch:
     """One compiled Triton kernel: its PTX, entry, launch shape and parameters."""
 
-    def __init__(self, ptx, ttir, entry, num_warps, shared, runtime, extra, written, aligned):
+    def __init__(self, ptx, ttir, entry, num_warps, shared, runtime, extra, written, aligned, cubin=None):
         self.ptx, self.ttir, self.entry = ptx, ttir, entry
+        self.cubin = cubin      # Triton's cubin for this device (loaded instead of the PTX: no JIT)
         self.num_warps, self.shared = num_warps, shared
         self.runtime = runtime  # the kernel's parameter names, in order (constexprs dropped)
         self.extra = extra      # trailing parameters Triton adds (scratch pointers), passed 0
@@ -157,7 +158,9 @@ def compile_triton(fn, args, config=None):
     unaligned = set(getattr(fn, "do_not_specialize", []) or []) | set(getattr(fn, "do_not_specialize_on_alignment", [])
                                                                       or [])
     aligned = {n for n in runtime if _is_tensor(args.get(n)) and n not in unaligned}
-    return TritonLaunch(ptx, ttir, entry, md.num_warps, md.shared, runtime, extra, written, aligned)
+    cubin = compiled.asm.get("cubin") if hasattr(compiled.asm, "get") else None
+    return TritonLaunch(ptx, ttir, entry, md.num_warps, md.shared, runtime, extra, written, aligned,
+                        cubin if isinstance(cubin, (bytes, bytearray)) and cubin else None)
 
 
 _BEST_CONFIG = {}  # (autotuner id, key values) -> config index
@@ -329,12 +332,15 @@ def _layout(t):
     return "%s[%s]{strides=[%s]}" % (tir_dtype(t.dtype), sizes, strides)
 
 
-def table_entry(name, kind, source, entry=None, ttir=None):
+def table_entry(name, kind, source, entry=None, ttir=None, cubin=None):
     """A `kernel "name" : ...` line of a graph's kernel table (a Triton kernel's TTIR with it:
-    toroid reads what the kernel writes from that, not from the PTX's inline assembly)."""
-    return '  kernel "%s" : kind="%s"%s, source=%s%s' % (
+    toroid reads what the kernel writes from that, not from the PTX's inline assembly; and its
+    cubin, in base64, which the CUDA executor loads instead of the PTX where the device runs it)."""
+    import base64
+    return '  kernel "%s" : kind="%s"%s, source=%s%s%s' % (
         name, kind, ', entry="%s"' % entry if entry and entry != name else "", tir_source(source),
-        ", ttir=" + tir_source(ttir) if ttir else "")
+        ", ttir=" + tir_source(ttir) if ttir else "",
+        ', cubin="%s"' % base64.b64encode(bytes(cubin)).decode() if cubin else "")
 
 
 def launch_call_text(kernel, tensor_names, scalar_texts, pattern, grid, block, shared, table=None):

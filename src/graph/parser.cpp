@@ -10,6 +10,7 @@
 
 #include "lexer.h"
 #include "toroid/graph/half.h"
+#include "toroid/support/base64.h"
 #include "toroid/graph/text.h"
 
 namespace toroid {
@@ -426,7 +427,7 @@ class Parser {
     do {
       if (!seen.empty()) take();  // ','
       if (!at(Tok::Ident))
-        fail(peek(), "expected a kernel attribute (kind, entry, source, ttir) but found " + describe_token(peek()));
+        fail(peek(), "expected a kernel attribute (kind, entry, source, ttir, cubin) but found " + describe_token(peek()));
       Token attr = take();
       for (const std::string& s : seen)
         if (s == attr.text) fail(attr, "duplicate attribute '" + attr.text + "'");
@@ -437,11 +438,17 @@ class Parser {
       else if (attr.text == "entry") e.entry = value.text;
       else if (attr.text == "source") e.source = value.text;
       else if (attr.text == "ttir") e.ttir = value.text;
-      else fail(attr, "unknown kernel attribute '" + printable(attr.text) + "' (kind, entry, source, ttir)");
+      else if (attr.text == "cubin") {
+        std::optional<std::string> image = base64_decode(value.text);
+        if (!image || image->empty()) fail(value, "cubin= must be the cubin's bytes in base64");
+        e.cubin = std::move(*image);
+      } else fail(attr, "unknown kernel attribute '" + printable(attr.text) + "' (kind, entry, source, ttir, cubin)");
     } while (at(Tok::Comma));
     if (e.kind != "cuda" && e.kind != "ptx" && e.kind != "cubin" && e.kind != "cpp")
       fail(name, "kernel \"" + printable(e.name) + "\" needs kind=\"cuda\", \"ptx\", \"cubin\" or \"cpp\"");
     if (std::find(seen.begin(), seen.end(), "source") == seen.end()) fail(name, "kernel \"" + printable(e.name) + "\" needs source=");
+    if (!e.cubin.empty() && e.kind != "ptx")
+      fail(name, "kernel \"" + printable(e.name) + "\": cubin= is the compiled form of a ptx kernel, not of kind=\"" + e.kind + "\"");
     if (e.entry.empty()) e.entry = e.name;
     g.add_user_kernel(std::move(e));
   }

@@ -9,6 +9,7 @@
 #include "lexer.h"
 #include "toroid/graph/half.h"
 #include "toroid/graph/text.h"
+#include "toroid/support/base64.h"
 
 namespace toroid {
 namespace {
@@ -262,7 +263,8 @@ std::string print_graph(const Graph& g) {
     for (const UserKernelEntry& k : g.user_kernels())
       out += "  kernel " + quote(k.name) + " : kind=" + quote(k.kind) +
              (k.entry != k.name ? ", entry=" + quote(k.entry) : std::string()) + ", source=" + quote(k.source) +
-             (k.ttir.empty() ? std::string() : ", ttir=" + quote(k.ttir)) + "\n";
+             (k.ttir.empty() ? std::string() : ", ttir=" + quote(k.ttir)) +
+             (k.cubin.empty() ? std::string() : ", cubin=" + quote(base64_encode(k.cubin))) + "\n";
   }
   GraphPrinter(g, out).print_items(2);
   out += "}\n";

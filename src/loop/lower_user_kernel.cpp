@@ -28,8 +28,8 @@ void lower_user_kernel(Lowering& L, const Node* n) {
     L.fail(n, "a " + kind + " user kernel runs on " + (kind == "cpp" ? "the CPU" : "a CUDA device") +
                   ", but this program is compiled for the " + L.options.target.device_name());
   if (kind == "cubin")
-    L.fail(n, "a cubin user kernel cannot be launched: toroid reads the parameter types from PTX, so give the kernel's "
-              "PTX (kind=\"ptx\") or CUDA C++ (kind=\"cuda\")");
+    L.fail(n, "a cubin user kernel cannot be launched on its own: toroid reads the parameter types from PTX, so give "
+              "the kernel's PTX (kind=\"ptx\", the cubin as its kernel-table entry's cubin=) or CUDA C++ (kind=\"cuda\")");
   for (const Argument& a : n->args().at(2).list())
     if (a.is_value() && a.value()->scalar_value().is_null())
       L.fail(n, "scalar argument " + describe_value(a.value()) +

@@ -62,9 +62,9 @@ std::optional<UserKernelSource> user_kernel_source(const Node& n) {
     return a && a->kind() == Argument::Kind::String ? std::optional<std::string>(a->str()) : std::nullopt;
   };
   if (std::optional<std::string> source = str("source"))
-    return UserKernelSource{name, str("kind").value_or(""), *source, str("entry").value_or(name), ""};
+    return UserKernelSource{name, str("kind").value_or(""), *source, str("entry").value_or(name), "", ""};
   if (const UserKernelEntry* e = n.graph()->find_user_kernel(name))
-    return UserKernelSource{name, e->kind, e->source, e->entry, e->ttir};
+    return UserKernelSource{name, e->kind, e->source, e->entry, e->ttir, e->cubin};
   return std::nullopt;
 }
 

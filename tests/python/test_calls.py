@@ -321,7 +321,7 @@ class KernelAnalysis(unittest.TestCase):
                                            profile_scratch_size=0, num_ctas=1, cluster_dims=(1, 1, 1))
                 sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}
                 return types.SimpleNamespace(metadata=md, src=types.SimpleNamespace(signature=sig),
-                                             asm={"ptx": ptx, "ttir": ttir})
+                                             asm={"ptx": ptx, "ttir": ttir, "cubin": b"\x7fELF-cubin"})
         t = types.SimpleNamespace(dtype="f32", shape=(8,))
         try:
             launch = uk.compile_triton(Fn(), {"x_ptr": t, "y_ptr": t, "out_ptr": t, "n": 1000, "BLOCK": 1024})
@@ -340,6 +340,10 @@ class KernelAnalysis(unittest.TestCase):
         self.assertEqual(launch.written, {"out_ptr"})
         self.assertEqual(launch.aligned, {"x_ptr", "y_ptr", "out_ptr"})
         self.assertEqual((launch.entry, launch.num_warps, launch.shared), ("add_kernel", 4, 0))
+        # The cubin travels in base64 with the PTX and the TTIR.
+        self.assertEqual(launch.cubin, b"\x7fELF-cubin")
+        entry = uk.table_entry("add_1", "ptx", launch.ptx, launch.entry, launch.ttir, launch.cubin)
+        self.assertTrue(entry.endswith(', cubin="f0VMRi1jdWJpbg=="'), entry[-60:])
 
     def test_bad_input_is_an_error(self):
         with self.assertRaisesRegex(toroid.ToroidError, "unknown kernel kind 'sass'"):

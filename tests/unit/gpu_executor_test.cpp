@@ -15,7 +15,9 @@
 #include "toroid/interp/interpreter.h"
 #include "toroid/runtime/cuda/device_allocator.h"
 #include "toroid/runtime/cuda/executor.h"
+#include "toroid/runtime/cuda/driver.h"
 #include "toroid/support/error.h"
+#include "toroid/support/log.h"
 
 namespace {
 
@@ -215,32 +217,48 @@ TEST(GpuUserKernels, ClonesOnlyWhatIsReadLater) {
 }
 
 // A kernel in Triton's PTX form (LLVM's parameter qualifiers, inline-assembly loads and stores,
-// two trailing scratch pointers passed 0) with its TTIR, as the Python frontend hands it over:
-// tests/lit/kernels/Inputs/triton-add.tir, read from the repository root or the source dir.
+// two trailing scratch pointers passed 0) with its TTIR, as the Python frontend hands it over
+// (tests/lit/kernels/Inputs/triton-add*.tir, read from the repository root or the source dir):
+// without a cubin, with the sm_90a cubin ptxas made of it (loaded where the device is sm_90, no
+// JIT), and with bytes that are no cubin (the PTX is loaded instead, logged).
 TEST(GpuUserKernels, TritonFormPtxLaunches) {
   std::string why;
   if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
-  std::string text;
-  for (std::string dir : {std::string("."), std::string(TOROID_SOURCE_DIR)}) {
-    std::ifstream f(dir + "/tests/lit/kernels/Inputs/triton-add.tir");
-    if (f) {
-      text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-      break;
+  for (const char* file : {"triton-add.tir", "triton-add-cubin.tir", "triton-add-bad-cubin.tir"}) {
+    std::string text;
+    for (std::string dir : {std::string("."), std::string(TOROID_SOURCE_DIR)}) {
+      std::ifstream f(dir + "/tests/lit/kernels/Inputs/" + file);
+      if (f) {
+        text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+        break;
+      }
     }
-  }
-  if (text.empty()) GTEST_SKIP() << "tests/lit/kernels/Inputs/triton-add.tir not found from the working directory";
-  toroid::driver::CompileOptions o;
-  o.target = toroid::Target::cuda();
-  auto module = toroid::driver::CompiledModule::compile(text, "triton-add.tir", o);
-  for (int64_t n : {1000, 7, 128}) {
-    toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {n});
-    toroid::ops::HostTensor y = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {n});
-    for (int64_t i = 0; i < n; ++i) {
-      x.set_double(i, static_cast<double>(i));
-      y.set_double(i, 0.5);
+    if (text.empty()) GTEST_SKIP() << "tests/lit/kernels/Inputs/" << file << " not found from the working directory";
+    toroid::driver::CompileOptions o;
+    o.target = toroid::Target::cuda();
+    toroid::set_log_topics("cuda");
+    testing::internal::CaptureStderr();
+    auto module = toroid::driver::CompiledModule::compile(text, file, o);
+    for (int64_t n : {1000, 7, 128}) {
+      toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {n});
+      toroid::ops::HostTensor y = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {n});
+      for (int64_t i = 0; i < n; ++i) {
+        x.set_double(i, static_cast<double>(i));
+        y.set_double(i, 0.5);
+      }
+      std::vector<RtValue> got = module->run({RtValue(x), RtValue(y)});
+      ASSERT_EQ(got.size(), 1u);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(got[0].tensor().get_double(i), static_cast<double>(i) + 0.5) << file << " n=" << n;
     }
-    std::vector<RtValue> got = module->run({RtValue(x), RtValue(y)});
-    ASSERT_EQ(got.size(), 1u);
-    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[0].tensor().get_double(i), static_cast<double>(i) + 0.5) << "n=" << n;
+    std::string log = testing::internal::GetCapturedStderr();
+    toroid::set_log_topics("");
+    bool fell_back = log.find("its cubin does not load on this device") != std::string::npos;
+    bool sm90 = cuda::device().cc_major == 9;
+    if (std::string(file) == "triton-add-bad-cubin.tir") {
+      EXPECT_TRUE(fell_back) << log;
+    } else if (std::string(file) == "triton-add-cubin.tir" && sm90) {
+      EXPECT_FALSE(fell_back) << log;
+    }
   }
 }

@@ -249,6 +249,9 @@ struct UserKernelEntry {
   // Triton's TTIR of the kernel (its PTX does every load and store in inline assembly, which the
   // PTX analysis must take as unknown): what the kernel writes is read from it instead.
   std::string ttir;
+  // The cubin a `ptx` kernel was compiled to for one architecture (Triton's): loaded instead of
+  // the PTX where the device runs it, which spares the driver's JIT compile.
+  std::string cubin;
   SourceLoc loc;
 };
 

@@ -37,7 +37,8 @@ inline constexpr const char* kUserKernelFunctional = "higher_order.user_kernel_f
 // no source=). Null when neither says (the verifier reports it).
 struct UserKernelSource {
   std::string name, kind, source, entry;
-  std::string ttir;  // a Triton kernel's TTIR (table entries only): analysed instead of the PTX
+  std::string ttir;   // a Triton kernel's TTIR (table entries only): analysed instead of the PTX
+  std::string cubin;  // the PTX compiled for one architecture (table entries only)
 };
 std::optional<UserKernelSource> user_kernel_source(const Node& n);
 

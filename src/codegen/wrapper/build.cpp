@@ -272,8 +272,10 @@ std::vector<int> ints_of(const Node* n, const char* kwarg) {
 Line user_kernel_line(const loop::LoopProgram& program, const Node* n, const std::vector<Buffer*>& results,
                       WrapperProgram& w) {
   ops::UserKernelSource s = ops::user_kernel_source(*n).value();
-  UserKernel k{s.name, s.kind, s.source, s.entry, "", {}};
-  auto same = [&](const UserKernel& o) { return o.kind == k.kind && o.source == k.source && o.entry == k.entry; };
+  UserKernel k{s.name, s.kind, s.source, s.entry, "", {}, s.cubin};
+  auto same = [&](const UserKernel& o) {
+    return o.kind == k.kind && o.source == k.source && o.entry == k.entry && o.cubin == k.cubin;
+  };
   auto found = std::find_if(w.user_kernels.begin(), w.user_kernels.end(), same);
   Line l;
   l.kind = Line::Kind::UserKernel;

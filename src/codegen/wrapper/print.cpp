@@ -202,7 +202,7 @@ std::string print_wrapper(const WrapperProgram& w) {
     os << "  constant " << ref_str(c.layout) << " = " << c.data->size() << " bytes of data\n";
   for (const UserKernel& k : w.user_kernels)
     os << "  user_kernel " << k.name << " = " << k.kind << " kernel " << k.entry << ", " << k.source.size()
-       << " bytes of source\n";
+       << " bytes of source" << (k.cubin.empty() ? "" : ", " + std::to_string(k.cubin.size()) + " bytes of cubin") << "\n";
   size_t next_partition = 0;
   for (size_t i = 0; i < w.lines.size(); ++i) {
     const Line& l = w.lines[i];

@@ -77,6 +77,19 @@ const LaunchTuning& tuning() {
   return t;
 }
 
+// A user kernel's module: its cubin where this device runs it (no JIT compile), else its PTX.
+std::unique_ptr<Module> load_user_module(const codegen::wrapper::UserKernel& k) {
+  std::string what = "user kernel '" + k.name + "'";
+  if (!k.cubin.empty()) {
+    try {
+      return std::make_unique<Module>(k.cubin, what + " (cubin)");
+    } catch (const UserError& e) {
+      TOROID_LOG("cuda", what + ": its cubin does not load on this device, so its PTX is: " + std::string(e.what()));
+    }
+  }
+  return std::make_unique<Module>(k.ptx, what);
+}
+
 }  // namespace
 
 HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides,
@@ -191,7 +204,7 @@ struct CudaExecutor::Impl {
     }
     for (const codegen::wrapper::UserKernel& k : w.user_kernels) {
       TOROID_CHECK(!k.ptx.empty(), "user kernel " + k.name + " reached the executor without its PTX");
-      user_modules.push_back(std::make_unique<Module>(k.ptx, "user kernel '" + k.name + "'"));
+      user_modules.push_back(load_user_module(k));
       user_fns.push_back(user_modules.back()->function(k.entry));
     }
     user_shared_allowed.assign(w.user_kernels.size(), 48 * 1024);

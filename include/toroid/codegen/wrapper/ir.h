@@ -136,6 +136,7 @@ struct UserKernel {
   std::string entry;   // the symbol launched
   std::string ptx;
   std::vector<std::string> param_types;
+  std::string cubin;  // the PTX compiled for one architecture: loaded first, the PTX if the device refuses it
 };
 
 // A UserKernel line's launch: kernel `kernel` of WrapperProgram::user_kernels on `grid` x
