@@ -26,7 +26,7 @@ class Tensor(ctypes.Structure):
 class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p), ("dynamic", ctypes.c_int32),
                 ("dump_dir", ctypes.c_char_p), ("reference_kernels", ctypes.c_int32),
-                ("deterministic", ctypes.c_int32)]
+                ("deterministic", ctypes.c_int32), ("cuda_graphs", ctypes.c_int32)]
 
 
 class OutputInfo(ctypes.Structure):
@@ -129,11 +129,11 @@ class Module:
     """A compiled graph: a toroid_module handle, freed with the object."""
 
     def __init__(self, text, device="cpu", dynamic=True, dump_dir=None, filename="<python>", reference_kernels=True,
-                 deterministic=False):
+                 deterministic=False, cuda_graphs=True):
         L = lib()
         o = CompileOptions(ctypes.sizeof(CompileOptions), device.encode(), 1 if dynamic else 0,
                            dump_dir.encode() if dump_dir else None, 1 if reference_kernels else 0,
-                           1 if deterministic else 0)
+                           1 if deterministic else 0, 1 if cuda_graphs else 0)
         h = ctypes.c_void_p()
         check(L.toroid_compile_with_options(text.encode(), filename.encode(), ctypes.byref(o), ctypes.byref(h)))
         self._h = h

@@ -359,6 +359,7 @@ void toroid_compile_options_init(toroid_compile_options* options) {
   options->device = "cpu";
   options->dynamic = 1;
   options->reference_kernels = 1;
+  options->cuda_graphs = 1;
 }
 
 int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
@@ -381,6 +382,7 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     co.dynamic = o.dynamic != 0;
     co.reference_kernels = o.reference_kernels != 0;
     co.deterministic = o.deterministic != 0;
+    co.cuda_graphs = o.cuda_graphs != 0;
     if (o.dump_dir) co.dump_dir = o.dump_dir;
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);

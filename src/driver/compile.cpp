@@ -262,7 +262,8 @@ class ModuleCache {
 
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return o.target.str() + "|" + (o.verify_each ? "v" : "") +
-         (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + (o.deterministic ? "D" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
+         (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + (o.deterministic ? "D" : "") +
+         (o.cuda_graphs ? "G" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
 }  // namespace
@@ -385,9 +386,21 @@ std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, con
   if (!s.executor) user_error("this module was compiled without loading its kernels: it cannot run");
   std::lock_guard<std::mutex> lock(s.run_mutex);  // specializations are shared (module cache)
   bool cuda = options_.target.is_cuda();
+  static const bool graphs_allowed = [] {
+    const char* v = std::getenv("TOROID_CUDA_GRAPHS");
+    return !v || std::string(v) != "0";
+  }();
+  runtime::RunOptions with_graphs;
+  const runtime::RunOptions* run_options = &options;
+  if (cuda && options_.cuda_graphs && !options_.dynamic && graphs_allowed && !options.cuda_graphs) {
+    with_graphs = options;
+    with_graphs.cuda_graphs = true;
+    run_options = &with_graphs;
+  }
   // The graph's own guards and the inputs' sizes and strides were checked by specialize().
   std::vector<ops::RtValue> out =
-      s.executor->run(cuda ? inputs : bind::materialize_inputs(*source_graph_, inputs), std::move(binding), stats, options);
+      s.executor->run(cuda ? inputs : bind::materialize_inputs(*source_graph_, inputs), std::move(binding), stats,
+                      *run_options);
   for (size_t i = 0; i < options.outputs.size() && i < out.size(); ++i)
     land_output(out[i], i, options.outputs[i], cuda, options.stream);
   return out;

@@ -262,3 +262,55 @@ TEST(GpuUserKernels, TritonFormPtxLaunches) {
     }
   }
 }
+
+// CUDA graphs over a static module's partition, through run_specialized in workspace mode: a
+// call key's first call runs as usual, its second captures (and runs) the partition, later ones
+// replay it, each with this call's input data; a call at other addresses starts its own key.
+TEST(GpuCudaGraphs, ReplaysWithEachCallsData) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::Target::cuda();
+  o.dynamic = false;
+  auto module = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[64, 32]
+  %w = input : f32[32, 16]
+  %h = aten.mm.default(%x, %w) : f32[64, 16]
+  %r = aten.relu.default(%h) : f32[64, 16]
+  %s = aten.sum.dim_IntList(%r, [1], true) : f32[64, 1]
+  %y = aten.div.Tensor(%r, %s) : f32[64, 16]
+  output %y
+})", "graphs.tir", o);
+  toroid::ops::HostTensor w = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {32, 16});
+  for (int64_t i = 0; i < w.numel(); ++i) w.set_double(i, 0.01 * static_cast<double>((i * 7) % 23) - 0.05);
+  RtValue dw = cuda::to_device(RtValue(w));
+  toroid::ops::HostTensor x0 = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {64, 32});
+  RtValue dx = cuda::to_device(RtValue(x0));
+  auto* x_ptr = const_cast<std::byte*>(dx.tensor().storage()->data());
+  toroid::set_log_topics("cuda");
+  testing::internal::CaptureStderr();
+  for (int call = 0; call < 5; ++call) {
+    toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {64, 32});
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.1 * static_cast<double>(i + 31 * call)));
+    cuda::copy_to_device(x_ptr, x.storage()->data(), x.storage()->nbytes());
+    std::vector<RtValue> want = toroid::interp::interpret(module->graph(), {RtValue(x), RtValue(w)});
+    toroid::sym::Binding b;
+    toroid::driver::Specialization& s = module->specialize({dx, dw}, &b);
+    size_t need = s.workspace_bytes(b);
+    static cuda::DeviceMemory ws = cuda::DeviceAllocator::global().allocate(1 << 20);
+    ASSERT_LE(need, size_t(1) << 20);
+    toroid::runtime::RunOptions ro;
+    ro.workspace = ws->ptr;
+    ro.workspace_bytes = need;
+    std::vector<RtValue> got = module->run_specialized(s, {dx, dw}, b, ro);
+    RtValue host = cuda::to_host(got.at(0));
+    for (int64_t i = 0; i < host.tensor().numel(); ++i)
+      ASSERT_NEAR(host.tensor().get_double(i), want[0].tensor().get_double(i), 1e-4) << "call " << call << " element " << i;
+  }
+  std::string log = testing::internal::GetCapturedStderr();
+  toroid::set_log_topics("");
+  size_t captures = 0;
+  for (size_t at = log.find("captured partition"); at != std::string::npos; at = log.find("captured partition", at + 1))
+    ++captures;
+  EXPECT_EQ(captures, 1u) << log;
+}

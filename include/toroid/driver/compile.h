@@ -40,6 +40,10 @@ struct CompileOptions {
   bool reference_kernels = true;
   // Results that do not vary between runs (loop::LowerOptions::deterministic).
   bool deterministic = false;
+  // CUDA graphs over each specialization's partitions (runtime::RunOptions::cuda_graphs) in the
+  // runs that give a workspace, for static shapes (a dynamic module's sizes change from call to
+  // call). TOROID_CUDA_GRAPHS=0 in the environment turns them off everywhere.
+  bool cuda_graphs = true;
 };
 
 struct CompileStats {

@@ -37,6 +37,10 @@ struct RunOptions {
   // output's buffer is placed in it where output_binding.h allows; the returned views show
   // where each output ended up.
   std::vector<std::shared_ptr<ops::HostStorage>> outputs;
+  // CUDA graphs over the program's partitions (codegen/wrapper/partition.cpp), in workspace mode
+  // (or a program that allocates nothing): each call with the same stream, addresses and sizes
+  // as an earlier one replays what that call captured (docs/runtime.md).
+  bool cuda_graphs = false;
 };
 
 // Runs the lines of one Wrapper IR program, and nothing else: the program is all an executor

@@ -148,6 +148,8 @@ struct State {
   cudnnHandle_t handle = nullptr;
   std::map<std::string, Plan> plans;  // by the call's description and layouts
   std::map<Stream, DeviceMemory> workspaces;
+  // Workspaces outgrown: kept, as a CUDA graph captured with one may still replay it.
+  std::vector<DeviceMemory> outgrown;
 };
 
 State& state() {
@@ -235,7 +237,7 @@ void convolution(const ConvArgs& a, Stream s) {
   const Plan& plan = it->second;
   DeviceMemory& ws = st.workspaces[s];
   if (plan.workspace > 0 && (!ws || ws->nbytes < plan.workspace)) {
-    ws.reset();
+    if (ws) st.outgrown.push_back(std::move(ws));
     ws = DeviceAllocator::global().allocate(plan.workspace, s);
   }
   double one64 = 1.0, zero64 = 0.0;

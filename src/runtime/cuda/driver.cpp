@@ -35,7 +35,9 @@ namespace {
   X(cuModuleGetGlobal, 3020) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000)                \
   X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000)                 \
   X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000) X(cuMemHostAlloc, 2020)               \
-  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000)
+  X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000) X(cuStreamBeginCapture, 10010)      \
+  X(cuStreamEndCapture, 10000) X(cuStreamIsCapturing, 10000) X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, 10000) X(cuGraphExecDestroy, 10000) X(cuGraphDestroy, 10000)
 
 // `name##_` is not macro-expanded (cuda.h defines cuMemAlloc as cuMemAlloc_v2), so the members
 // are cuMemAlloc_ and so on.
@@ -364,6 +366,43 @@ void launch(Function f, const LaunchDims& d, void** args, Stream s, const char* 
   TOROID_CU(cuLaunchKernel, std::string(what) + ", " + dims(), static_cast<CUfunction>(f),
             d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y, d.block_z, d.shared_bytes,
             stream_of(s), args, nullptr);
+}
+
+GraphExec::~GraphExec() {
+  if (exec_ && make_current_quietly()) api().cuGraphExecDestroy_(static_cast<CUgraphExec>(exec_));
+}
+
+void begin_capture(Stream s) {
+  TOROID_CU(cuStreamBeginCapture, "starting a CUDA graph capture", stream_of(s), CU_STREAM_CAPTURE_MODE_RELAXED);
+}
+
+std::unique_ptr<GraphExec> end_capture(Stream s) {
+  CUgraph g = nullptr;
+  TOROID_CU(cuStreamEndCapture, "ending a CUDA graph capture", stream_of(s), &g);
+  CUgraphExec exec = nullptr;
+  CUresult r = api().cuGraphInstantiateWithFlags_(&exec, g, 0);
+  api().cuGraphDestroy_(g);  // the instance keeps what it needs
+  check(r, "cuGraphInstantiateWithFlags", "instantiating a captured CUDA graph");
+  auto out = std::make_unique<GraphExec>();
+  out->exec_ = exec;
+  return out;
+}
+
+void abort_capture(Stream s) noexcept {
+  if (!make_current_quietly()) return;
+  CUgraph g = nullptr;
+  if (api().cuStreamEndCapture_(stream_of(s), &g) == CUDA_SUCCESS && g) api().cuGraphDestroy_(g);
+}
+
+bool is_capturing(Stream s) {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  TOROID_CU(cuStreamIsCapturing, "asking whether a stream is capturing", stream_of(s), &status);
+  return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void launch_graph(const GraphExec& g, Stream s) {
+  TOROID_CHECK(g.exec_, "launch_graph: an empty graph");
+  TOROID_CU(cuGraphLaunch, "launching a CUDA graph", static_cast<CUgraphExec>(g.exec_), stream_of(s));
 }
 
 Event::Event() {

@@ -1,6 +1,7 @@
 #include "toroid/runtime/cuda/executor.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -8,6 +9,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <unordered_map>
 
 #include "toroid/runtime/cuda/cublaslt.h"
@@ -76,6 +78,22 @@ const LaunchTuning& tuning() {
   static const LaunchTuning t;
   return t;
 }
+
+// The stream toroid captures CUDA graphs on for work meant for `user` (which may be a stream
+// that cannot be captured, as the legacy one): one per user stream, so that the library
+// workspaces a capture binds (cuBLASLt's, cuDNN's, by stream) are never shared by graphs that
+// replay on different streams at once. Never destroyed: graphs keep referring to them.
+Stream capture_stream(Stream user) {
+  static std::mutex mutex;
+  static std::map<Stream, Stream> streams;
+  std::lock_guard<std::mutex> lock(mutex);
+  Stream& s = streams[user];
+  if (!s) s = create_stream();
+  return s;
+}
+
+// The calls a run's key keeps CUDA graphs for (least recently used dropped first).
+constexpr size_t kMaxCapturedCalls = 8;
 
 // A user kernel's module: its cubin where this device runs it (no JIT compile), else its PTX.
 std::unique_ptr<Module> load_user_module(const codegen::wrapper::UserKernel& k) {
@@ -190,6 +208,24 @@ struct CudaExecutor::Impl {
   char* workspace = nullptr;
   std::vector<std::vector<std::unique_ptr<Impl>>> children;  // by line: its programs'
 
+  // CUDA graphs over the partitions (RunOptions::cuda_graphs), per call key: the stream, the
+  // workspace, every input's and output's address, every symbol's value. A key's first call
+  // runs as usual and notes the partitions that ran host work (never captured); its second
+  // captures the others, launching what it captured; later ones replay them, running only the
+  // memory lines on the host. A key whose addresses never repeat is never captured.
+  struct CapturedCall {
+    int calls = 0;
+    std::vector<char> capturable;                     // by partition
+    std::vector<std::unique_ptr<GraphExec>> graphs;  // by partition, once captured
+    uint64_t last_used = 0;
+  };
+  std::map<std::vector<uint64_t>, CapturedCall> captured;
+  uint64_t clock = 0;
+  bool has_alloc_lines = false;
+  bool capturing = false;       // lines are being recorded, not run
+  bool capture_unsafe = false;  // the capture took memory the replays could not count on
+  bool host_ran = false;        // the partition running did work on the host
+
   // Takes this program's cubins from `next` on, then its nested programs' (nested_programs order).
   Impl(const codegen::wrapper::WrapperProgram& prog, const std::vector<Cubin>& cubins, size_t& next,
        const NvrtcOptions& options)
@@ -213,6 +249,7 @@ struct CudaExecutor::Impl {
     rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
     rs.init(w);
     for (const Line& l : w.lines) {
+      has_alloc_lines = has_alloc_lines || l.kind == Line::Kind::Alloc || l.kind == Line::Kind::PoolAlloc;
       children.emplace_back();
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
       bool records = l.library == loop::LibraryCall::IndexPut || l.library == loop::LibraryCall::Scatter ||
@@ -305,7 +342,10 @@ struct CudaExecutor::Impl {
       slot = adopt(workspace + workspace_offsets.at(static_cast<size_t>(id)), static_cast<size_t>(nbytes), nullptr);
     } else {
       slot = device_storage(static_cast<size_t>(nbytes), stream);
+      capture_unsafe = capture_unsafe || capturing;  // memory this call alone holds
     }
+    // A launch that allocates its own result: replays skip the launch, so the slot would be empty.
+    if (capturing && w.lines.at(line).kind != Line::Kind::Alloc) capture_unsafe = true;
     rs.count(id, nbytes);
   }
 
@@ -346,6 +386,9 @@ struct CudaExecutor::Impl {
   // An op without a device implementation: its reference kernel on host copies of its operands;
   // results go to their slots (allocated here unless an Alloc line did).
   void run_on_host(const codegen::wrapper::ReferenceCall& c) {
+    host_ran = true;
+    // Keys capture only partitions whose first call ran no host work, with the same sizes.
+    TOROID_CHECK(!capturing, "a host reference kernel while capturing a CUDA graph (" + c.op_name + ")");
     std::unordered_map<const HostStorage*, std::shared_ptr<HostStorage>> copies;
     std::vector<RtValue> out = run_reference(c, env, binding, [&](const TensorRef& r) -> RtValue {
       HostTensor d = view(r);
@@ -980,6 +1023,122 @@ struct CudaExecutor::Impl {
     }
   }
 
+  void run_line(const Line& l, const std::vector<RtValue>& inputs, std::vector<RtValue>& out) {
+    switch (l.kind) {
+      case Line::Kind::Comment: break;
+      case Line::Kind::Alloc:
+        if (l.pool >= 0) rs.place_in_pool(l, eval(l.offset), eval(l.nbytes), line);
+        else allocate(l.slot, eval(l.nbytes));
+        break;
+      case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
+      case Line::Kind::Free: rs.free(l, line); break;
+      case Line::Kind::PoolAlloc: {
+        // Sized by data, so never in a workspace: from the caching allocator.
+        int64_t n = eval(l.nbytes);
+        rs.pool_alloc(l, device_storage(static_cast<size_t>(n), stream), n);
+        break;
+      }
+      case Line::Kind::PoolFree: rs.pool_free(l, line); break;
+      case Line::Kind::KernelCall: launch_kernel(l); break;
+      case Line::Kind::ExternCall: run_extern(l); break;
+      case Line::Kind::UserKernel: launch_user_kernel(l); break;
+      case Line::Kind::FallbackCall:
+        if (l.device_kernel) run_device_kernel(l);
+        else run_on_host(l.call);
+        rs.end_call(binding);
+        break;
+      case Line::Kind::SymbolDefs: bind_symbol_defs(l, rs.produced, env, binding); break;
+      case Line::Kind::ScalarRead:
+        bind_scalar_read(l, read_element(view(l.operands.at(0))), env, binding);
+        break;
+      case Line::Kind::Assert: check_assert(l, env, binding); break;
+      case Line::Kind::Cond:
+      case Line::Kind::While:
+        rs.peak = std::max(rs.peak, rs.live + run_control(w, l, control_hooks(), binding));
+        break;
+      case Line::Kind::Return:
+        out = collect_outputs(w, binding, inputs, [this](const TensorRef& r) { return RtValue(view(r)); });
+        break;
+    }
+  }
+
+  // The captured state of this call's key, made on its first call (null: this call runs without
+  // graphs: no partition, memory that is not the workspace's, or a stream the caller captures).
+  CapturedCall* captured_call(const std::vector<RtValue>& inputs, const RunOptions& o) {
+    if (w.partitions.empty() || (has_alloc_lines && !workspace) || is_capturing(stream)) return nullptr;
+    std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), reinterpret_cast<uintptr_t>(workspace)};
+    for (const RtValue& v : inputs) {
+      if (v.is_tensor()) key.push_back(reinterpret_cast<uintptr_t>(v.tensor().data()));
+      else if (v.is_number()) key.push_back(std::bit_cast<uint64_t>(v.to_double()));
+      else key.push_back(0);
+    }
+    for (const auto& m : o.outputs) key.push_back(m ? reinterpret_cast<uintptr_t>(m->data()) : 0);
+    std::vector<std::pair<uint64_t, uint64_t>> symbols;
+    for (const auto& [e, v] : binding)
+      symbols.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
+    std::sort(symbols.begin(), symbols.end());
+    for (const auto& [h, v] : symbols) key.insert(key.end(), {h, v});
+    auto [it, fresh] = captured.try_emplace(std::move(key));
+    if (fresh) {
+      it->second.capturable.assign(w.partitions.size(), 1);
+      it->second.graphs.resize(w.partitions.size());
+      if (captured.size() > kMaxCapturedCalls) {
+        auto oldest = captured.end();
+        for (auto c = captured.begin(); c != captured.end(); ++c)
+          if (c != it && (oldest == captured.end() || c->second.last_used < oldest->second.last_used)) oldest = c;
+        captured.erase(oldest);
+      }
+    }
+    it->second.last_used = ++clock;
+    return &it->second;
+  }
+
+  // Partition p of a call with graphs: replayed, captured (and launched), or run as usual.
+  void run_partition(CapturedCall& call, size_t p, const std::vector<RtValue>& inputs, std::vector<RtValue>& out) {
+    const codegen::wrapper::Partition& part = w.partitions[p];
+    if (call.graphs[p]) {
+      for (line = part.begin; line < part.end; ++line) {
+        const Line& l = w.lines[line];
+        if (l.kind == Line::Kind::Alloc || l.kind == Line::Kind::Reuse || l.kind == Line::Kind::Free) run_line(l, inputs, out);
+      }
+      launch_graph(*call.graphs[p], stream);
+      return;
+    }
+    if (call.calls == 0 || !call.capturable[p]) {
+      host_ran = false;
+      for (line = part.begin; line < part.end; ++line) run_line(w.lines[line], inputs, out);
+      if (host_ran) call.capturable[p] = 0;
+      return;
+    }
+    Stream user = stream;
+    stream = capture_stream(user);
+    capturing = true;
+    capture_unsafe = false;
+    std::unique_ptr<GraphExec> graph;
+    try {
+      begin_capture(stream);
+      for (line = part.begin; line < part.end; ++line) run_line(w.lines[line], inputs, out);
+      capturing = false;
+      graph = end_capture(stream);
+    } catch (...) {
+      if (capturing) abort_capture(stream);
+      capturing = false;
+      stream = user;
+      throw;
+    }
+    stream = user;
+    launch_graph(*graph, stream);  // this call's work
+    if (capture_unsafe) {
+      call.capturable[p] = 0;
+      synchronize(stream);  // memory the capture took from the allocator is released after the run
+      TOROID_LOG("cuda", "partition " + std::to_string(p) + " of " + w.graph_name + " allocates outside the workspace: not replayed");
+      return;
+    }
+    TOROID_LOG("cuda", "captured partition " + std::to_string(p) + " of " + w.graph_name + " (" +
+                           std::to_string(part.launches) + " launches)");
+    call.graphs[p] = std::move(graph);
+  }
+
   std::vector<RtValue> run(const std::vector<RtValue>& inputs, sym::Binding b, RunStats* stats,
                            const RunOptions& o) {
     collect_deferred_checks(false);
@@ -995,45 +1154,17 @@ struct CudaExecutor::Impl {
       workspace = static_cast<char*>(o.workspace);
     }
     std::vector<RtValue> out;
+    CapturedCall* call = o.cuda_graphs ? captured_call(inputs, o) : nullptr;
+    size_t next_partition = 0;
     for (line = 0; line < w.lines.size(); ++line) {
-      const Line& l = w.lines[line];
-      switch (l.kind) {
-        case Line::Kind::Comment: break;
-        case Line::Kind::Alloc:
-          if (l.pool >= 0) rs.place_in_pool(l, eval(l.offset), eval(l.nbytes), line);
-          else allocate(l.slot, eval(l.nbytes));
-          break;
-        case Line::Kind::Reuse: rs.reuse(l, eval(l.nbytes)); break;
-        case Line::Kind::Free: rs.free(l, line); break;
-        case Line::Kind::PoolAlloc: {
-          // Sized by data, so never in a workspace: from the caching allocator.
-          int64_t n = eval(l.nbytes);
-          rs.pool_alloc(l, device_storage(static_cast<size_t>(n), stream), n);
-          break;
-        }
-        case Line::Kind::PoolFree: rs.pool_free(l, line); break;
-        case Line::Kind::KernelCall: launch_kernel(l); break;
-        case Line::Kind::ExternCall: run_extern(l); break;
-        case Line::Kind::UserKernel: launch_user_kernel(l); break;
-        case Line::Kind::FallbackCall:
-          if (l.device_kernel) run_device_kernel(l);
-          else run_on_host(l.call);
-          rs.end_call(binding);
-          break;
-        case Line::Kind::SymbolDefs: bind_symbol_defs(l, rs.produced, env, binding); break;
-        case Line::Kind::ScalarRead:
-          bind_scalar_read(l, read_element(view(l.operands.at(0))), env, binding);
-          break;
-        case Line::Kind::Assert: check_assert(l, env, binding); break;
-        case Line::Kind::Cond:
-        case Line::Kind::While:
-          rs.peak = std::max(rs.peak, rs.live + run_control(w, l, control_hooks(), binding));
-          break;
-        case Line::Kind::Return:
-          out = collect_outputs(w, binding, inputs, [this](const TensorRef& r) { return RtValue(view(r)); });
-          break;
+      if (call && next_partition < w.partitions.size() && w.partitions[next_partition].begin == line) {
+        run_partition(*call, next_partition, inputs, out);
+        line = w.partitions[next_partition++].end - 1;
+        continue;
       }
+      run_line(w.lines[line], inputs, out);
     }
+    if (call) ++call->calls;
     if (checks_positions()) {
       if (o.deferred_checks) defer_index_check();
       else check_index_errors();

@@ -102,6 +102,28 @@ struct LaunchDims {
 // `what` names the kernel in errors.
 void launch(Function f, const LaunchDims& dims, void** args, Stream s, const char* what);
 
+// CUDA graphs: the work queued on a stream between begin_capture and end_capture is recorded,
+// not run, and end_capture instantiates it; launch_graph replays it on any stream. Capture is in
+// relaxed mode, so the caching allocator may still call cuMemAlloc meanwhile (on a stream
+// that is not capturing: toroid's default stream and CUDA's legacy one cannot be captured).
+class GraphExec {
+ public:
+  GraphExec() = default;
+  ~GraphExec();
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+
+ private:
+  void* exec_ = nullptr;  // CUgraphExec
+  friend std::unique_ptr<GraphExec> end_capture(Stream s);
+  friend void launch_graph(const GraphExec& g, Stream s);
+};
+void begin_capture(Stream s);
+std::unique_ptr<GraphExec> end_capture(Stream s);  // UserError when capture or instantiation failed
+void abort_capture(Stream s) noexcept;             // ends a capture after an error, dropping its work
+bool is_capturing(Stream s);                       // the caller's own capture, say
+void launch_graph(const GraphExec& g, Stream s);
+
 // Events: completion, and elapsed milliseconds between two recorded events.
 class Event {
  public:
