@@ -87,7 +87,7 @@ typedef struct {
                           * use_deterministic_algorithms): device kernels that combine with
                           * atomics (index_put and the scatters on CUDA) take their sorted form,
                           * each position's contributions combined in order */
-  int32_t cuda_graphs;   /* 1 (default): a static-shape CUDA module's toroid_run_into calls with a
+  int32_t cuda_graphs;   /* 1 (default): a CUDA module's toroid_run_into calls with a
                           * workspace capture each partition of the program in a CUDA graph the
                           * second time they see the same stream, addresses and sizes, and
                           * replay it from then on; 0: every call launches each kernel */

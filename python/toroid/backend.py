@@ -60,8 +60,11 @@ def toroid_backend(gm, example_inputs, dump_dir=None, mode=None, options=None):
     from torch._dynamo.backends.common import aot_autograd
     options = _check_options(mode, options)
     compiler = _compiler(device=options.get("device"), dump_dir=options.get("dump_dir", dump_dir))
-    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
-                        decompositions=core_aten_decompositions())(gm, example_inputs)
+    # keep_inference_input_mutations: an inference graph that writes its inputs (an optimizer
+    # step) ends in copy_ nodes toroid compiles, writing the inputs where they are, instead of
+    # returning new values for AOTAutograd to copy back one by one in Python.
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=core_aten_decompositions(),
+                        keep_inference_input_mutations=True)(gm, example_inputs)
 
 
 def register():

@@ -91,10 +91,14 @@ class Partition:
         self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name,
                                    reference_kernels=False,
                                    deterministic=torch.are_deterministic_algorithms_enabled())
+        # Inputs the graph writes (a trailing copy_, kept by keep_inference_input_mutations): a
+        # call that had to cast or copy one (_prepare) copies the result back into the caller's.
+        copies = [n for n in emitter.line_nodes.values() if n.target is torch.ops.aten.copy_.default]
+        self.mutated = sorted({self.inputs.index(n.args[0]) for n in copies if n.args[0] in self.inputs})
         self._plans = {}  # call signature -> _plan
         self._as_given = set()  # input signatures _prepare leaves unchanged
         self._param_key = tuple((p.dtype, p.device, p.shape, p.stride()) for p in self.params)
-        self._torch_device = None  # where outputs are allocated (made on the first call)
+        self._torch_device = {}  # where outputs are allocated, by CUDA device index (made once each)
 
     def _prepare(self, args):
         import torch
@@ -163,11 +167,22 @@ class Partition:
             args = list(args) + self.params
             key = raw + self._param_key
         else:
+            given = args
             prepared = self._prepare(args)
             if all(a is b for a, b in zip(prepared, list(args) + self.params)):
                 self._as_given.add(raw)
             args = prepared
             key = tuple((x.dtype, x.device, x.shape, x.stride()) if hasattr(x, "shape") else (type(x), x) for x in args)
+            changed = [i for i in self.mutated if prepared[i] is not given[i]]
+            if changed:
+                results = self._run(args, key)
+                for i in changed:
+                    given[i].copy_(prepared[i])
+                return results
+        return self._run(args, key)
+
+    def _run(self, args, key):
+        import torch
         headers, tensors, infos, ws_bytes, outs, allocate, finish = self._plan(args, key)
         headers = type(headers).from_buffer_copy(headers)
         for i in tensors:
@@ -175,20 +190,24 @@ class Partition:
         if infos is None:
             return self._run_data_dependent(headers)
         outs = type(outs).from_buffer_copy(outs)
-        device = self._torch_device
-        if device is None or self.device == "cuda":
-            device = torch.device("cpu") if self.device == "cpu" else torch.device("cuda", torch.cuda.current_device())
-            self._torch_device = device
+        stream = None
+        if self.device == "cuda":
+            # The raw calls: torch.cuda.current_stream() builds a Stream object (several µs).
+            index = torch._C._cuda_getDevice()
+            device = self._torch_device.get(index)
+            if device is None:
+                device = self._torch_device[index] = torch.device("cuda", index)
+            stream = torch._C._cuda_getCurrentRawStream(index) or None
+        else:
+            device = self._torch_device.setdefault("cpu", torch.device("cpu"))
         results = [None] * len(infos)
         for i, sizes, strides, dtype in allocate:
             t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
             results[i] = t
             outs[i].data = t.data_ptr() or None
-        stream, workspace = None, None
-        if self.device == "cuda":
-            stream = torch.cuda.current_stream().cuda_stream or None
-            if ws_bytes:
-                workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
+        workspace = None
+        if ws_bytes and self.device == "cuda":
+            workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
         self.module.run_into(headers, outs, workspace.data_ptr() if workspace is not None else None, ws_bytes, stream)
         for i in finish:
             info = infos[i]

@@ -392,7 +392,7 @@ std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, con
   }();
   runtime::RunOptions with_graphs;
   const runtime::RunOptions* run_options = &options;
-  if (cuda && options_.cuda_graphs && !options_.dynamic && graphs_allowed && !options.cuda_graphs) {
+  if (cuda && options_.cuda_graphs && graphs_allowed && !options.cuda_graphs) {
     with_graphs = options;
     with_graphs.cuda_graphs = true;
     run_options = &with_graphs;

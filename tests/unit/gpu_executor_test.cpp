@@ -278,7 +278,8 @@ TEST(GpuCudaGraphs, ReplaysWithEachCallsData) {
   %h = aten.mm.default(%x, %w) : f32[64, 16]
   %r = aten.relu.default(%h) : f32[64, 16]
   %s = aten.sum.dim_IntList(%r, [1], true) : f32[64, 1]
-  %y = aten.div.Tensor(%r, %s) : f32[64, 16]
+  %d = aten.add.Tensor(%s, 1.0) : f32[64, 1]
+  %y = aten.div.Tensor(%r, %d) : f32[64, 16]
   output %y
 })", "graphs.tir", o);
   toroid::ops::HostTensor w = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {32, 16});

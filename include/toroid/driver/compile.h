@@ -41,8 +41,8 @@ struct CompileOptions {
   // Results that do not vary between runs (loop::LowerOptions::deterministic).
   bool deterministic = false;
   // CUDA graphs over each specialization's partitions (runtime::RunOptions::cuda_graphs) in the
-  // runs that give a workspace, for static shapes (a dynamic module's sizes change from call to
-  // call). TOROID_CUDA_GRAPHS=0 in the environment turns them off everywhere.
+  // runs that give a workspace; the symbols' values are part of a call's key, so a dynamic
+  // module captures per size. TOROID_CUDA_GRAPHS=0 in the environment turns them off everywhere.
   bool cuda_graphs = true;
 };
 
