@@ -135,6 +135,40 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual((wrong, errors), ([], []))
 
 
+class InputMutations(unittest.TestCase):
+    """An optimizer-style step whose functional graph ends in copy_ into its inputs (what
+    keep_inference_input_mutations gives torch.compile): compiled, no fallback, and the caller's
+    tensors are updated, also when an input had to be made contiguous for the call."""
+
+    @staticmethod
+    def step(p, g, m):
+        m.mul_(0.9).add_(g, alpha=0.1)
+        p.add_(m, alpha=-0.01)
+
+    def graph(self, example):
+        try:
+            from functorch.experimental import functionalize
+        except ImportError:
+            from torch.func import functionalize
+        return make_fx(functionalize(self.step, remove="mutations"))(*example)
+
+    def check(self, p, g, m):
+        ex = [torch.randn(6, 4) for _ in range(3)]
+        c = compile_graph(self.graph(ex), ex, name="sgd_momentum")
+        self.assertEqual(c.fallbacks, [])
+        p0, m0 = p.clone(), m.clone()
+        c(p, g, m)
+        self.step(p0, g, m0)
+        close(self, p, p0, what="p")
+        close(self, m, m0, what="m")
+
+    def test_inputs_written_in_place(self):
+        self.check(torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 4))
+
+    def test_input_made_contiguous_is_copied_back(self):
+        self.check(torch.randn(4, 6).t(), torch.randn(6, 4), torch.randn(4, 6).t())
+
+
 class IntegerDivision(unittest.TestCase):
     def test_division_by_zero_raises_like_eager(self):
         x = torch.tensor([7, -7, 9, 5])
