@@ -267,6 +267,8 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dump", default=None, help="toroid debug dumps (graphs, kernels) go here")
     ap.add_argument("--verbose", action="store_true", help="print every fallback with its reason")
+    ap.add_argument("--json", default=None, help="append one JSON line per model to this file")
+    ap.add_argument("--commit", default=None, help="the toroid commit measured, recorded in each JSON line")
     args = ap.parse_args()
     import torch
     import toroid  # noqa: F401  registers the backend
@@ -296,6 +298,16 @@ def main():
         print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             title, r["status"], fmt(r.get("eager")), fmt(r.get("toroid")), fmt(r.get("inductor")),
             fmt(r.get("toroid_c")), fmt(r.get("inductor_c")), r.get("note", "")))
+    if args.json:
+        import json
+        with open(args.json, "a") as fh:
+            for title, r in rows:
+                fh.write(json.dumps({"date": time.strftime("%Y-%m-%d"), "commit": args.commit, "model": title,
+                                     "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
+                                     "cuda_graphs": os.environ.get("TOROID_CUDA_GRAPHS", "1") != "0",
+                                     "status": r["status"], "eager_ms": r.get("eager"), "toroid_ms": r.get("toroid"),
+                                     "inductor_ms": r.get("inductor"), "toroid_compile_s": r.get("toroid_c"),
+                                     "inductor_compile_s": r.get("inductor_c"), "note": r.get("note", "")}) + "\n")
     if args.verbose:
         for title, r in rows:
             for line in r.get("fallback_lines", []):
