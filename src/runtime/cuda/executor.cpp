@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "toroid/runtime/cuda/cublaslt.h"
@@ -90,6 +91,17 @@ Stream capture_stream(Stream user) {
   Stream& s = streams[user];
   if (!s) s = create_stream();
   return s;
+}
+
+bool same_values(const sym::Binding& a, const sym::Binding& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [e, v] : a) {
+    auto it = b.find(e);
+    if (it == b.end() || it->second.type != v.type || it->second.i != v.i ||
+        std::bit_cast<uint64_t>(it->second.f) != std::bit_cast<uint64_t>(v.f))
+      return false;
+  }
+  return true;
 }
 
 // The calls a run's key keeps CUDA graphs for (least recently used dropped first).
@@ -205,6 +217,8 @@ struct CudaExecutor::Impl {
   std::vector<int64_t> syms;
   size_t line = 0;  // the line running (for lifecycle messages)
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
+  std::optional<sym::Binding> layout_binding;  // the sizes workspace_offsets is for
+  size_t layout_need = 0;
   char* workspace = nullptr;
   std::vector<std::vector<std::unique_ptr<Impl>>> children;  // by line: its programs'
 
@@ -1147,7 +1161,12 @@ struct CudaExecutor::Impl {
     rs.start(w, inputs, constants, bind_outputs(w, o.outputs, binding), binding);
     workspace = nullptr;
     if (o.workspace) {
-      size_t need = layout_workspace(binding, &workspace_offsets);
+      // The layout depends on the sizes only: laid out again when they change.
+      if (!layout_binding || !same_values(*layout_binding, binding)) {
+        layout_need = layout_workspace(binding, &workspace_offsets);
+        layout_binding = binding;
+      }
+      size_t need = layout_need;
       if (need > o.workspace_bytes)
         user_error("the workspace has " + std::to_string(o.workspace_bytes) + " bytes but these sizes need " +
                    std::to_string(need));

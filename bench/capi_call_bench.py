@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Host time of toroid's own call (issue 17's Done-when): toroid_run_into on a CUDA module, from a
+loop that reuses its inputs, outputs and workspace (as a serving loop or the Python frontend's
+steady state does), with CUDA graphs on and off, for graphs of 1 to 32 blocks on a small tensor.
+
+    TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 bench/capi_call_bench.py [--calls 5000] [--json FILE]
+
+`fused` blocks (`x - amax(x)`, fused into one kernel however many) and `mm` blocks
+(`relu(x @ w)`: a cuBLASLt matmul with its epilogue, or a matmul and a kernel). µs per call is
+the loop's wall time over its calls, the GPU queue drained at the end: the host's cost, as long
+as the GPU keeps up (it does: each kernel here is a few µs). Launches are counted from the
+Wrapper IR. The ctypes call itself (header arrays passed as they are) is part of the figure.
+"""
+import argparse
+import ctypes
+import glob
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+import torch  # noqa: E402
+
+
+def graph(family, k):
+    lines = ["graph @%s%d functional {" % (family, k), "  %x0 = input : f32[8, 32]"]
+    if family == "mm":
+        lines.append("  %w = input : f32[32, 32]")
+    for i in range(k):
+        x, y = "%%x%d" % i, "%%x%d" % (i + 1)
+        if family == "fused":
+            lines += ["  %%m%d = aten.amax.default(%s, [1], true) : f32[8, 1]" % (i, x),
+                      "  %s = aten.sub.Tensor(%s, %%m%d) : f32[8, 32]" % (y, x, i)]
+        else:
+            lines += ["  %%h%d = aten.mm.default(%s, %%w) : f32[8, 32]" % (i, x),
+                      "  %s = aten.relu.default(%%h%d) : f32[8, 32]" % (y, i)]
+    lines += ["  output %%x%d" % k, "}", ""]
+    return "\n".join(lines)
+
+
+def launches(dump):
+    n = 0
+    for path in glob.glob(os.path.join(dump, "*.wrapper")):
+        with open(path) as f:
+            n += sum(line.strip().split(" ", 1)[0] in ("call", "extern", "user_kernel") for line in f)
+    return n
+
+
+def per_call(family, k, graphs, calls):
+    from toroid import _capi
+    from toroid.runtime import _header
+    dump = tempfile.mkdtemp(prefix="capi-bench-")
+    m = _capi.Module(graph(family, k), device="cuda", dynamic=False, dump_dir=dump, cuda_graphs=graphs)
+    ins = [torch.randn(8, 32, device="cuda")] + ([torch.randn(32, 32, device="cuda") / 8] if family == "mm" else [])
+    headers = (_capi.Tensor * len(ins))(*[_header(t) for t in ins])
+    infos, ws_bytes = m.output_info(headers)
+    out = torch.empty(8, 32, device="cuda")
+    outs = (_capi.Tensor * 1)(_header(out))
+    ws = torch.empty(max(ws_bytes, 1), dtype=torch.uint8, device="cuda")
+    stream = torch.cuda.current_stream().cuda_stream or None
+    run = m.run_into
+    for _ in range(50):
+        run(headers, outs, ws.data_ptr(), ws_bytes, stream)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        run(headers, outs, ws.data_ptr(), ws_bytes, stream)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6, launches(dump)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--calls", type=int, default=5000)
+    p.add_argument("--json", default=None)
+    p.add_argument("--commit", default=None)
+    a = p.parse_args()
+    print("| family | blocks | launches | graphs off µs | µs per launch | graphs on µs |")
+    print("|---|---|---|---|---|---|")
+    for family in ("fused", "mm"):
+        for k in (1, 4, 16, 32):
+            off, n = per_call(family, k, False, a.calls)
+            on, _ = per_call(family, k, True, a.calls)
+            print("| %s | %d | %d | %.1f | %.2f | %.1f |" % (family, k, n, off, off / max(n, 1), on))
+            if a.json:
+                with open(a.json, "a") as fh:
+                    fh.write(json.dumps({"date": time.strftime("%Y-%m-%d"), "commit": a.commit, "family": family,
+                                         "blocks": k, "launches": n, "graphs_off_us": round(off, 2),
+                                         "graphs_on_us": round(on, 2), "device": torch.cuda.get_device_name()}) + "\n")
+
+
+if __name__ == "__main__":
+    main()
