@@ -315,6 +315,34 @@ const Value* view_base(const Node* n) {
   return base;
 }
 
+// The trailing copy_ nodes write graph inputs after every other computation, and each source
+// is computed from the inputs' old values. A source left inline in its copy's kernel would read
+// an input an earlier copy has written already (or its own input at another element, which the
+// copy's kernel overwrites meanwhile): such sources are computed into buffers of their own
+// first, before any copy writes. (An input a later copy writes is read before that write: the
+// scheduler keeps a copy after every kernel that reads its input, sched/schedule.cpp.)
+void realize_epilogue_sources(Lowering& L, const Node* first) {
+  std::vector<const Node*> copies;
+  for (const Node* n = first; n; n = n->next())
+    if (n->is_call() && n->target() == "aten.copy_.default") copies.push_back(n);
+  std::unordered_set<const Buffer*> written;  // by the copies before this one, and by this one
+  ShapeEnv& env = L.graph.shape_env();
+  for (const Node* c : copies) {
+    written.insert(L.realize(c->args().at(0).value()));
+    const Value* dst = c->args().at(0).value();
+    const Value* src = c->args().at(1).value();
+    Buffer* own = L.realize(dst);
+    Index idx = Lowering::vars(dst->meta().sizes.size());
+    Expr body = L.load(src, Lowering::broadcast_index(src->meta(), dst->meta().sizes, idx));
+    SymExpr stored = env.simplify(position(own->strides, own->offset, idx));
+    bool stale = false;
+    for (Expr l : loads(body))
+      if (written.count(l.buffer()) && (l.buffer() != own || l.op() == Op::IndirectLoad || env.simplify(l.index()) != stored))
+        stale = true;
+    if (stale) L.realize(src);
+  }
+}
+
 void lower_copy_epilogue(Lowering& L, const Node* n) {
   // copy_(dst, src) into a graph input: a pointwise buffer that writes dst's storage.
   const Value* dst = n->args().at(0).value();
@@ -399,6 +427,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     b->input_index = static_cast<int>(i);
     prog->inputs.push_back(L.define_buffer(v, std::move(b)));
   }
+  bool epilogue_sources_realized = false;
   for (const Node* n : g.nodes()) {
     if (n->kind() == NodeKind::Constant) {
       if (!n->result(0)->is_tensor()) continue;  // a scalar constant is used through its value
@@ -430,6 +459,8 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     if (op == nullptr) L.fail(n, "unknown operator");
     ops::BoundArgs args(op->schema, n->args(), n->kwargs());
     if (n->target() == "aten.copy_.default") {
+      if (!epilogue_sources_realized) realize_epilogue_sources(L, n);
+      epilogue_sources_realized = true;
       lower_copy_epilogue(L, n);
       continue;
     }

@@ -222,6 +222,47 @@ class Scheduler {
     return true;
   }
 
+  // Can write-into-input `m` join epilogue kernel `k`? Every member computes from the inputs'
+  // old values, and runs in member order within an iteration: `m` must not read an input a
+  // member writes (the member wrote it already), and a member may read the input `m` writes only
+  // at the element `m` stores in the same iteration (read before `m` writes it, and no other
+  // iteration's element).
+  bool epilogue_legal(const Member& m, const Kernel& k, std::string& why) const {
+    ShapeEnv& env = prog_.graph->shape_env();
+    const Buffer* target = m.buffer->storage;
+    if (!m.inner) {  // an outer-level member runs once per row, before or after the row's elements
+      why = "its iteration space is the kernel's outer one only";
+      return false;
+    }
+    for (const Member& x : k.members) {
+      if (x.buffer->storage == target) {
+        why = "both write " + target->name;
+        return false;
+      }
+      for (Expr l : loop::loads(m.buffer->body))
+        if (l.buffer() == x.buffer->storage || l.buffer() == x.buffer) {
+          why = "reads " + l.buffer()->name + ", which " + x.buffer->name + " writes";
+          return false;
+        }
+      for (Expr l : loop::loads(x.buffer->body)) {
+        if (l.buffer() != target && l.buffer() != m.buffer) continue;
+        if (l.op() == loop::Op::IndirectLoad ||
+            env.simplify(map_index(l.index(), x)) != env.simplify(member_store_position(m))) {
+          why = x.buffer->name + " reads " + target->name + " at another element than the one written";
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  static bool reads(const Kernel& k, const Buffer* storage) {
+    for (const Member& x : k.members)
+      for (Expr l : loop::loads(x.buffer->body))
+        if (l.buffer() == storage) return true;
+    return false;
+  }
+
   bool related(const Buffer* b, const Kernel& k) const {
     std::unordered_set<const Buffer*> reads;
     for (Buffer* r : b->reads()) reads.insert(r);
@@ -262,6 +303,25 @@ class Scheduler {
         return;
       }
     } else {
+      // Writes into inputs share a kernel with the trailing ones of their iteration space (an
+      // optimizer step's updates, horizontally: one launch, not one per tensor).
+      // A kernel passed over runs after the one `b` joins: it must not read what `b` writes.
+      for (size_t s = out_.steps.size(); s-- > earliest;) {
+        if (out_.steps[s].kind != Step::Kind::Kernel || !out_.steps[s].kernel->epilogues) break;
+        Kernel& k = *out_.steps[s].kernel;
+        std::optional<Member> m;
+        if (k.members.size() < kMaxKernelMembers && k.ops + ops <= kMaxKernelOps) m = place(b, k);
+        std::string why;
+        if (m && epilogue_legal(*m, k, why)) {
+          TOROID_LOG("fusion", "fusing " + b->name + " into " + k.name + " (writes into input " + b->storage->name + ")");
+          k.members.push_back(std::move(*m));
+          k.ops += ops;
+          step_of_[b] = s;
+          return;
+        }
+        if (m) TOROID_LOG("fusion", "not fusing " + b->name + " into " + k.name + ": " + why);
+        if (reads(k, b->storage)) break;
+      }
       for (auto& k : out_.kernels) k->closed = true;
     }
     std::unique_ptr<Kernel> k = new_kernel(b, static_cast<int>(out_.kernels.size()));
@@ -270,6 +330,7 @@ class Scheduler {
     k->members.push_back(std::move(*m));
     k->ops = ops;
     k->closed = epilogue;
+    k->epilogues = epilogue;
     TOROID_LOG("fusion", "new " + k->name + " for " + b->name + (epilogue ? " (writes into input " + b->storage->name + ")" : ""));
     out_.steps.push_back(Step{Step::Kind::Kernel, k.get(), nullptr});
     step_of_[b] = out_.steps.size() - 1;

@@ -168,6 +168,44 @@ class InputMutations(unittest.TestCase):
     def test_input_made_contiguous_is_copied_back(self):
         self.check(torch.randn(4, 6).t(), torch.randn(6, 4), torch.randn(4, 6).t())
 
+    def run_step(self, step, example):
+        try:
+            from functorch.experimental import functionalize
+        except ImportError:
+            from torch.func import functionalize
+        c = compile_graph(make_fx(functionalize(step, remove="mutations"))(*[e.clone() for e in example]),
+                          [e.clone() for e in example], name=step.__name__)
+        got, want = [e.clone() for e in example], [e.clone() for e in example]
+        c(*got)
+        step(*want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            close(self, g, w, what="input %d" % i)
+        return c
+
+    def test_copies_read_the_old_values(self):
+        """Each written input's new value comes from the old values of all: %c's reads the %a
+        that the first copy writes (computed before any copy), and the copies of one shape share a
+        kernel."""
+        def writes(a, b, c, s):
+            na, nb, nc = a + s, b * 2, c + a
+            a.copy_(na)
+            b.copy_(nb)
+            c.copy_(nc)
+            s.add_(1)
+        c = self.run_step(writes, [torch.randn(64), torch.randn(64), torch.randn(64), torch.tensor(1.0)])
+        self.assertEqual(c.fallbacks, [])
+
+    def test_adam_like_step(self):
+        def adam(p, g, m, v, step):
+            step.add_(1)
+            m.mul_(0.9).add_(g, alpha=0.1)
+            v.mul_(0.999).add_(g * g * 0.001)
+            denom = (v.sqrt() / (1 - 0.999 ** step).sqrt()).add_(1e-8)
+            p.add_(m / denom * (-0.01 / (1 - 0.9 ** step)))
+        c = self.run_step(adam, [torch.randn(32, 8), torch.randn(32, 8), torch.randn(32, 8), torch.rand(32, 8),
+                                 torch.tensor(3.0)])
+        self.assertEqual(c.fallbacks, [])
+
 
 class IntegerDivision(unittest.TestCase):
     def test_division_by_zero_raises_like_eager(self):

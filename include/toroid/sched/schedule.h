@@ -29,6 +29,7 @@ struct Kernel {
   std::vector<SymExpr> outer, inner;  // sizes
   std::vector<Member> members;
   bool closed = false;  // takes no more members (a later write into an input follows)
+  bool epilogues = false;  // its members all write into graph inputs (trailing copy_)
   int ops = 0;          // loop ops in its members' bodies (bounded, as the member count)
 };
 
