@@ -136,7 +136,12 @@ void check(CUresult r, const char* call, const std::string& what) {
 }
 
 // Calls a driver function through the table, checking its result: TOROID_CU(cuMemFree, "...", p).
-#define TOROID_CU(name, what, ...) check(api().name##_(__VA_ARGS__), #name, what)
+// `what` is built only on failure (launches are on the hot path).
+#define TOROID_CU(name, what, ...)                                 \
+  do {                                                             \
+    CUresult toroid_result_ = api().name##_(__VA_ARGS__);          \
+    if (toroid_result_ != CUDA_SUCCESS) check(toroid_result_, #name, what); \
+  } while (0)
 
 struct Context {
   DeviceInfo info;
