@@ -1,6 +1,7 @@
 #include "toroid/runtime/cuda/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -218,6 +219,11 @@ struct CudaExecutor::Impl {
   size_t line = 0;  // the line running (for lifecycle messages)
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
   std::optional<sym::Binding> layout_binding;  // the sizes workspace_offsets is for
+  // Changes whenever the sizes may have (a run with other symbol values, or a line that binds
+  // symbols mid-run): launch plans made at another epoch are made again.
+  uint64_t binding_epoch = 1;
+  sym::Binding epoch_binding;        // the binding a run started with at this epoch
+  bool bound_mid_run = false;        // the last run bound symbols after it started
   size_t layout_need = 0;
   char* workspace = nullptr;
   std::vector<std::vector<std::unique_ptr<Impl>>> children;  // by line: its programs'
@@ -865,51 +871,98 @@ struct CudaExecutor::Impl {
     return true;
   }
 
-  void launch_kernel(const Line& l) {
-    size_t ki = static_cast<size_t>(l.kernel);
-    const CudaKernel& k = w.cuda_kernels[ki];
-    const DeviceInfo& dev = device();
-    int64_t rows = eval(k.rows), elements = eval(k.elements);
-    if (rows == 0 || (k.shape == CudaKernel::Shape::Flat && elements == 0)) return;
-    std::vector<void*> ptrs;
-    int64_t largest = std::max(rows, elements);
-    for (int slot : k.args) {
-      const auto& s = rs.memory(slot, line);
-      ptrs.push_back(s->data());
-      size_t es = dtype_size(w.slots[static_cast<size_t>(slot)].dtype);
-      largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(es, 1)));
-    }
+  // What a kernel line's launch takes from the sizes alone, kept while they stay the same
+  // (binding_epoch): its rows and elements, symbol arguments and launch shape.
+  struct LaunchPlan {
+    uint64_t epoch = 0;  // 0: never made
+    int64_t rows = 0, elements = 0;
+    int64_t largest = 0;  // the largest index from the sizes and symbols (storages add theirs)
+    int64_t reach = 0;    // the threads' spread: grid x block x vector width
+    LaunchDims dims;
     std::vector<int64_t> sym_values;
+  };
+  std::vector<LaunchPlan> launch_plans;  // by line
+
+  void rebound() {
+    ++binding_epoch;
+    bound_mid_run = true;
+  }
+
+  const LaunchPlan& launch_plan(const CudaKernel& k) {
+    if (launch_plans.size() != w.lines.size()) launch_plans.resize(w.lines.size());
+    LaunchPlan& p = launch_plans[line];
+    if (p.epoch == binding_epoch) return p;
+    p.rows = eval(k.rows);
+    p.elements = eval(k.elements);
+    p.largest = std::max(p.rows, p.elements);
+    p.sym_values.clear();
     for (size_t slot : k.sym_slots) {
       auto it = binding.find(w.symbols[slot]);
       if (it == binding.end())  // never guess a size: no input (or earlier fallback) bound it
         user_error("kernel " + k.name + " needs symbol " + w.symbols[slot].str() +
                    ", which no input's size or scalar value determines");
-      sym_values.push_back(symbol_word(it->second));
-      if (it->second.type != sym::Type::Float) largest = std::max(largest, std::abs(sym_values.back()));
+      p.sym_values.push_back(symbol_word(it->second));
+      if (it->second.type != sym::Type::Float) p.largest = std::max(p.largest, std::abs(p.sym_values.back()));
     }
+    const DeviceInfo& dev = device();
     const int64_t V = k.vector_width;
-    LaunchDims dims;
     const LaunchTuning& tune = tuning();
-    int64_t groups = (elements + V - 1) / V;
+    int64_t groups = (p.elements + V - 1) / V;
+    p.dims = LaunchDims{};
     if (k.shape == CudaKernel::Shape::Flat) {
       int64_t threads = std::clamp<int64_t>(tune.flat_threads, 32, 1024);
-      dims.block_x = static_cast<unsigned>(threads);
-      dims.grid_x = static_cast<unsigned>(
+      p.dims.block_x = static_cast<unsigned>(threads);
+      p.dims.grid_x = static_cast<unsigned>(
           std::clamp<int64_t>((groups + threads - 1) / threads, 1, int64_t(dev.sm_count) * tune.blocks_per_sm));
     } else {
       int64_t threads = 32;  // a power of two: the block reductions rely on it
       int64_t most = std::clamp<int64_t>(tune.row_max_threads, 32, 1024);
       while (threads * tune.row_groups < groups && threads < most) threads *= 2;
-      dims.block_x = static_cast<unsigned>(threads);
-      dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(rows, 1, int64_t(dev.sm_count) * (2048 / threads)));
+      p.dims.block_x = static_cast<unsigned>(threads);
+      p.dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(p.rows, 1, int64_t(dev.sm_count) * (2048 / threads)));
     }
-    largest += int64_t(dims.grid_x) * dims.block_x * V;
-    bool i32 = k.has_i32 && largest < kI32Limit;
-    std::vector<void*> args;
-    for (void*& ptr : ptrs) args.push_back(&ptr);
-    for (int64_t& v : sym_values) args.push_back(&v);
-    launch(i32 ? fn_i32[ki] : wide_entry(ki), dims, args.data(), stream, k.name.c_str());
+    p.reach = int64_t(p.dims.grid_x) * p.dims.block_x * V;
+    p.epoch = binding_epoch;
+    return p;
+  }
+
+  void launch_kernel(const Line& l) {
+    size_t ki = static_cast<size_t>(l.kernel);
+    const CudaKernel& k = w.cuda_kernels[ki];
+    const LaunchPlan& p = launch_plan(k);
+    if (p.rows == 0 || (k.shape == CudaKernel::Shape::Flat && p.elements == 0)) return;
+    // Up to kMaxArgs parameters without a heap allocation.
+    constexpr size_t kMaxArgs = 32;
+    std::array<void*, kMaxArgs> ptr_buf;
+    std::array<int64_t, kMaxArgs> sym_buf;
+    std::array<void*, 2 * kMaxArgs> arg_buf;
+    std::vector<void*> ptr_heap, arg_heap;
+    std::vector<int64_t> sym_heap;
+    bool small = k.args.size() <= kMaxArgs && p.sym_values.size() <= kMaxArgs;
+    if (!small) {
+      ptr_heap.resize(k.args.size());
+      sym_heap.resize(p.sym_values.size());
+      arg_heap.resize(k.args.size() + p.sym_values.size());
+    }
+    void** ptrs = small ? ptr_buf.data() : ptr_heap.data();
+    int64_t* syms_out = small ? sym_buf.data() : sym_heap.data();
+    void** args = small ? arg_buf.data() : arg_heap.data();
+    int64_t largest = p.largest;
+    size_t n = 0;
+    for (int slot : k.args) {
+      const auto& s = rs.memory(slot, line);
+      ptrs[n] = s->data();
+      args[n] = &ptrs[n];
+      ++n;
+      size_t es = dtype_size(w.slots[static_cast<size_t>(slot)].dtype);
+      largest = std::max(largest, static_cast<int64_t>(s->nbytes() / std::max<size_t>(es, 1)));
+    }
+    for (size_t i = 0; i < p.sym_values.size(); ++i) {
+      syms_out[i] = p.sym_values[i];
+      args[n++] = &syms_out[i];
+    }
+    bool i32 = k.has_i32 && largest + p.reach < kI32Limit;
+    launch(i32 ? fn_i32[ki] : wide_entry(ki), p.dims, args, stream, k.name.c_str());
   }
 
   // A user kernel's launch: its parameters packed as the PTX declares them (8 bytes each at
@@ -1060,15 +1113,21 @@ struct CudaExecutor::Impl {
         if (l.device_kernel) run_device_kernel(l);
         else run_on_host(l.call);
         rs.end_call(binding);
+        rebound();  // results sized by the data bind their symbols
         break;
-      case Line::Kind::SymbolDefs: bind_symbol_defs(l, rs.produced, env, binding); break;
+      case Line::Kind::SymbolDefs:
+        bind_symbol_defs(l, rs.produced, env, binding);
+        rebound();
+        break;
       case Line::Kind::ScalarRead:
         bind_scalar_read(l, read_element(view(l.operands.at(0))), env, binding);
+        rebound();
         break;
       case Line::Kind::Assert: check_assert(l, env, binding); break;
       case Line::Kind::Cond:
       case Line::Kind::While:
         rs.peak = std::max(rs.peak, rs.live + run_control(w, l, control_hooks(), binding));
+        rebound();
         break;
       case Line::Kind::Return:
         out = collect_outputs(w, binding, inputs, [this](const TensorRef& r) { return RtValue(view(r)); });
@@ -1157,6 +1216,11 @@ struct CudaExecutor::Impl {
                            const RunOptions& o) {
     collect_deferred_checks(false);
     binding = std::move(b);
+    if (bound_mid_run || !same_values(epoch_binding, binding)) {
+      ++binding_epoch;
+      epoch_binding = binding;
+    }
+    bound_mid_run = false;
     stream = o.stream ? o.stream : default_stream();
     rs.start(w, inputs, constants, bind_outputs(w, o.outputs, binding), binding);
     workspace = nullptr;
