@@ -241,6 +241,8 @@ struct CudaExecutor::Impl {
   };
   std::map<std::vector<uint64_t>, CapturedCall> captured;
   uint64_t clock = 0;
+  uint64_t keys_seen = 0;        // call keys made (the first 16 are logged)
+  bool graphs_declined = false;  // the reason was logged
   bool has_alloc_lines = false;
   bool capturing = false;       // lines are being recorded, not run
   bool capture_unsafe = false;  // the capture took memory the replays could not count on
@@ -1138,7 +1140,14 @@ struct CudaExecutor::Impl {
   // The captured state of this call's key, made on its first call (null: this call runs without
   // graphs: no partition, memory that is not the workspace's, or a stream the caller captures).
   CapturedCall* captured_call(const std::vector<RtValue>& inputs, const RunOptions& o) {
-    if (w.partitions.empty() || (has_alloc_lines && !workspace) || is_capturing(stream)) return nullptr;
+    if (w.partitions.empty() || (has_alloc_lines && !workspace) || is_capturing(stream)) {
+      if (!graphs_declined) {
+        graphs_declined = true;
+        TOROID_LOG("cuda", "no CUDA graphs for " + w.graph_name + ": " +
+                               (w.partitions.empty() ? "no partition" : is_capturing(stream) ? "the caller captures its stream" : "no workspace"));
+      }
+      return nullptr;
+    }
     std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), reinterpret_cast<uintptr_t>(workspace)};
     for (const RtValue& v : inputs) {
       if (v.is_tensor()) key.push_back(reinterpret_cast<uintptr_t>(v.tensor().data()));
@@ -1152,6 +1161,9 @@ struct CudaExecutor::Impl {
     std::sort(symbols.begin(), symbols.end());
     for (const auto& [h, v] : symbols) key.insert(key.end(), {h, v});
     auto [it, fresh] = captured.try_emplace(std::move(key));
+    if (fresh && ++keys_seen <= 16)
+      TOROID_LOG("cuda", "call key " + std::to_string(keys_seen) + " of " + w.graph_name + " (" +
+                             std::to_string(w.partitions.size()) + " partitions)");
     if (fresh) {
       it->second.capturable.assign(w.partitions.size(), 1);
       it->second.graphs.resize(w.partitions.size());
