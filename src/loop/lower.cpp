@@ -337,8 +337,11 @@ void realize_epilogue_sources(Lowering& L, const Node* first) {
     SymExpr stored = env.simplify(position(own->strides, own->offset, idx));
     bool stale = false;
     for (Expr l : loads(body))
-      if (written.count(l.buffer()) && (l.buffer() != own || l.op() == Op::IndirectLoad || env.simplify(l.index()) != stored))
+      if (written.count(l.buffer()) && (l.buffer() != own || l.op() == Op::IndirectLoad || env.simplify(l.index()) != stored)) {
         stale = true;
+        TOROID_LOG("fusion", "the copy into " + own->name + " reads " + l.buffer()->name + " at " + env.simplify(l.index()).str() +
+                                 " after a copy writes it: its source is computed first");
+      }
     if (stale) L.realize(src);
   }
 }
