@@ -200,14 +200,17 @@ class Partition:
             stream = torch._C._cuda_getCurrentRawStream(index) or None
         else:
             device = self._torch_device.setdefault("cpu", torch.device("cpu"))
+        # The workspace first: the block the last call freed comes back, whatever the outputs
+        # take, so its address is steady and the module can replay the CUDA graphs it captured
+        # (their key holds the address).
+        workspace = None
+        if ws_bytes and self.device == "cuda":
+            workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
         results = [None] * len(infos)
         for i, sizes, strides, dtype in allocate:
             t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
             results[i] = t
             outs[i].data = t.data_ptr() or None
-        workspace = None
-        if ws_bytes and self.device == "cuda":
-            workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
         self.module.run_into(headers, outs, workspace.data_ptr() if workspace is not None else None, ws_bytes, stream)
         for i in finish:
             info = infos[i]
