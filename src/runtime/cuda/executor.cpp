@@ -242,6 +242,7 @@ struct CudaExecutor::Impl {
   std::map<std::vector<uint64_t>, CapturedCall> captured;
   uint64_t clock = 0;
   uint64_t keys_seen = 0;        // call keys made (the first 16 are logged)
+  std::vector<uint64_t> last_key;  // under TOROID_LOG=cuda: the last call's, to say what changed
   bool graphs_declined = false;  // the reason was logged
   bool has_alloc_lines = false;
   bool capturing = false;       // lines are being recorded, not run
@@ -1160,10 +1161,23 @@ struct CudaExecutor::Impl {
       symbols.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
     std::sort(symbols.begin(), symbols.end());
     for (const auto& [h, v] : symbols) key.insert(key.end(), {h, v});
+    if (log_enabled("cuda") && !captured.count(key) && keys_seen < 16) {
+      // What differs from the last call's key: why it does not replay.
+      std::string what;
+      size_t n_in = inputs.size(), n_out = o.outputs.size();
+      for (size_t i = 0; i < key.size() && !last_key.empty(); ++i) {
+        if (i < last_key.size() && key[i] == last_key[i]) continue;
+        std::string part = i == 0 ? "stream" : i == 1 ? "workspace" : i < 2 + n_in ? "input " + std::to_string(i - 2)
+                         : i < 2 + n_in + n_out ? "output " + std::to_string(i - 2 - n_in) : "symbols";
+        if (what.find(part) == std::string::npos) what += (what.empty() ? "" : ", ") + part;
+      }
+      TOROID_LOG("cuda", "call key " + std::to_string(keys_seen + 1) + " of " + w.graph_name + " (" +
+                             std::to_string(w.partitions.size()) + " partitions)" +
+                             (what.empty() ? std::string() : "; new: " + what));
+    }
+    if (log_enabled("cuda")) last_key = key;
     auto [it, fresh] = captured.try_emplace(std::move(key));
-    if (fresh && ++keys_seen <= 16)
-      TOROID_LOG("cuda", "call key " + std::to_string(keys_seen) + " of " + w.graph_name + " (" +
-                             std::to_string(w.partitions.size()) + " partitions)");
+    if (fresh) ++keys_seen;
     if (fresh) {
       it->second.capturable.assign(w.partitions.size(), 1);
       it->second.graphs.resize(w.partitions.size());
