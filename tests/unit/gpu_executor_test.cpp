@@ -315,3 +315,59 @@ TEST(GpuCudaGraphs, ReplaysWithEachCallsData) {
     ++captures;
   EXPECT_EQ(captures, 1u) << log;
 }
+
+struct NotOwned : toroid::ops::HostStorage::Releaser {
+  void release(std::byte*, size_t) noexcept override {}
+};
+
+// Addresses that move every call (a training step's activations): after a few keys that never
+// repeat, the program's keys leave the moving inputs and the outputs out, copy them through
+// buffers of their own, and capture once; each call still gets its own data and its own output.
+TEST(GpuCudaGraphs, MovingAddressesArePooled) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::Target::cuda();
+  o.dynamic = false;
+  auto module = toroid::driver::CompiledModule::compile(R"(graph @moving functional {
+  %x = input : f32[64, 32]
+  %w = input : f32[32, 16]
+  %h = aten.mm.default(%x, %w) : f32[64, 16]
+  %y = aten.tanh.default(%h) : f32[64, 16]
+  output %y
+})", "moving.tir", o);
+  toroid::ops::HostTensor w = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {32, 16});
+  for (int64_t i = 0; i < w.numel(); ++i) w.set_double(i, 0.02 * static_cast<double>((i * 5) % 17) - 0.1);
+  RtValue dw = cuda::to_device(RtValue(w));
+  cuda::DeviceMemory ws = cuda::DeviceAllocator::global().allocate(1 << 20);
+  toroid::set_log_topics("cuda");
+  testing::internal::CaptureStderr();
+  std::vector<RtValue> kept;  // every call's input and output stay alive: no address repeats
+  std::vector<cuda::DeviceMemory> outs;
+  for (int call = 0; call < 8; ++call) {
+    toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {64, 32});
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::cos(0.07 * static_cast<double>(i + 13 * call)));
+    RtValue dx = cuda::to_device(RtValue(x));
+    kept.push_back(dx);
+    std::vector<RtValue> want = toroid::interp::interpret(module->graph(), {RtValue(x), RtValue(w)});
+    toroid::sym::Binding b;
+    toroid::driver::Specialization& s = module->specialize({dx, dw}, &b);
+    size_t need = s.workspace_bytes(b);
+    ASSERT_LE(need, size_t(1) << 20);
+    outs.push_back(cuda::DeviceAllocator::global().allocate(64 * 16 * 4));
+    toroid::runtime::RunOptions ro;
+    ro.workspace = ws->ptr;
+    ro.workspace_bytes = need;
+    ro.outputs = {std::make_shared<toroid::ops::HostStorage>(static_cast<std::byte*>(outs.back()->ptr), 64 * 16 * 4,
+                                                             std::make_shared<NotOwned>())};
+    module->run_specialized(s, {dx, dw}, b, ro);
+    std::vector<float> got(64 * 16);
+    cuda::copy_to_host(got.data(), outs.back()->ptr, got.size() * 4);
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[0].tensor().get_double(static_cast<int64_t>(i)), 1e-4) << "call " << call << " element " << i;
+  }
+  std::string log = testing::internal::GetCapturedStderr();
+  toroid::set_log_topics("");
+  EXPECT_NE(log.find("addresses move every call"), std::string::npos) << log;
+  EXPECT_NE(log.find("captured partition"), std::string::npos) << log;
+}

@@ -238,7 +238,15 @@ struct CudaExecutor::Impl {
     std::vector<char> capturable;                     // by partition
     std::vector<std::unique_ptr<GraphExec>> graphs;  // by partition, once captured
     uint64_t last_used = 0;
+    // Pooled keys: the buffers the moving inputs are copied into and the outputs computed in.
+    std::vector<std::shared_ptr<HostStorage>> static_inputs, static_outputs;
   };
+  static constexpr int kFreshKeysBeforePooling = 3;
+  bool pooled = false;
+  bool writes_inputs = false;  // a copy_ into a graph input: its input must be written where it is
+  int fresh_streak = 0;
+  std::vector<uintptr_t> last_input_address;
+  std::vector<char> input_moves;  // by input: its address changed between two calls
   std::map<std::vector<uint64_t>, CapturedCall> captured;
   uint64_t clock = 0;
   uint64_t keys_seen = 0;        // call keys made (the first 16 are logged)
@@ -271,6 +279,7 @@ struct CudaExecutor::Impl {
     for (const codegen::wrapper::ConstantSlot& c : w.constants) upload_constant(c);
     rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
     rs.init(w);
+    for (const codegen::wrapper::SourceNode& n : w.sources) writes_inputs = writes_inputs || n.op == "aten.copy_.default";
     for (const Line& l : w.lines) {
       has_alloc_lines = has_alloc_lines || l.kind == Line::Kind::Alloc || l.kind == Line::Kind::PoolAlloc;
       children.emplace_back();
@@ -1138,6 +1147,42 @@ struct CudaExecutor::Impl {
     }
   }
 
+  // Tensors a pooled call can copy: non-negative strides (their bytes run from data() on).
+  static bool stageable(const std::vector<RtValue>& inputs) {
+    for (const RtValue& v : inputs)
+      if (v.is_tensor())
+        for (int64_t s : v.tensor().strides())
+          if (s < 0) return false;
+    return true;
+  }
+
+  std::vector<RtValue> stage_inputs(CapturedCall& call, const std::vector<RtValue>& inputs) {
+    std::vector<RtValue> staged = inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].is_tensor() || !input_moves[i]) continue;
+      const HostTensor& t = inputs[i].tensor();
+      size_t n = static_cast<size_t>(view_extent(t.sizes(), t.strides(), "input " + std::to_string(i))) *
+                 static_cast<size_t>(t.element_size());
+      std::shared_ptr<HostStorage>& s = call.static_inputs[i];
+      if (!s || s->nbytes() < n) s = device_storage(n, stream);
+      if (n) copy_device_to_device(s->data(), t.data(), n, stream);
+      staged[i] = RtValue(HostTensor::from_storage(s, t.dtype(), t.sizes(), t.strides(), 0));
+    }
+    return staged;
+  }
+
+  // The options with the key's output buffers (the caller's memory gets a copy: CompiledModule).
+  RunOptions stage_outputs(CapturedCall& call, const RunOptions& o) {
+    RunOptions staged = o;
+    for (size_t i = 0; i < o.outputs.size(); ++i) {
+      if (!o.outputs[i]) continue;
+      std::shared_ptr<HostStorage>& s = call.static_outputs[i];
+      if (!s || s->nbytes() < o.outputs[i]->nbytes()) s = device_storage(o.outputs[i]->nbytes(), stream);
+      staged.outputs[i] = s;
+    }
+    return staged;
+  }
+
   // The captured state of this call's key, made on its first call (null: this call runs without
   // graphs: no partition, memory that is not the workspace's, or a stream the caller captures).
   CapturedCall* captured_call(const std::vector<RtValue>& inputs, const RunOptions& o) {
@@ -1149,13 +1194,23 @@ struct CudaExecutor::Impl {
       }
       return nullptr;
     }
+    if (input_moves.size() != inputs.size()) {
+      input_moves.assign(inputs.size(), 0);
+      last_input_address.assign(inputs.size(), 0);
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      uintptr_t a = inputs[i].is_tensor() ? reinterpret_cast<uintptr_t>(inputs[i].tensor().data()) : 0;
+      if (last_input_address[i] && a != last_input_address[i]) input_moves[i] = 1;
+      last_input_address[i] = a;
+    }
     std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), reinterpret_cast<uintptr_t>(workspace)};
-    for (const RtValue& v : inputs) {
-      if (v.is_tensor()) key.push_back(reinterpret_cast<uintptr_t>(v.tensor().data()));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const RtValue& v = inputs[i];
+      if (v.is_tensor()) key.push_back(pooled && input_moves[i] ? 1 : reinterpret_cast<uintptr_t>(v.tensor().data()));
       else if (v.is_number()) key.push_back(std::bit_cast<uint64_t>(v.to_double()));
       else key.push_back(0);
     }
-    for (const auto& m : o.outputs) key.push_back(m ? reinterpret_cast<uintptr_t>(m->data()) : 0);
+    for (const auto& m : o.outputs) key.push_back(m && !pooled ? reinterpret_cast<uintptr_t>(m->data()) : 0);
     std::vector<std::pair<uint64_t, uint64_t>> symbols;
     for (const auto& [e, v] : binding)
       symbols.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
@@ -1178,7 +1233,20 @@ struct CudaExecutor::Impl {
     if (log_enabled("cuda")) last_key = key;
     auto [it, fresh] = captured.try_emplace(std::move(key));
     if (fresh) ++keys_seen;
+    fresh_streak = fresh ? fresh_streak + 1 : 0;
+    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !writes_inputs && stageable(inputs)) {
+      // Addresses that never repeat (a training step's activations): from now on this program's
+      // keys leave out the outputs and the inputs that moved, which go through buffers of the
+      // key's own, copied in before the run and out after it.
+      pooled = true;
+      captured.clear();
+      TOROID_LOG("cuda", w.graph_name + ": addresses move every call; its CUDA graphs now copy the moving inputs and the "
+                             "outputs through buffers of their own");
+      return captured_call(inputs, o);
+    }
     if (fresh) {
+      it->second.static_inputs.resize(inputs.size());
+      it->second.static_outputs.resize(o.outputs.size());
       it->second.capturable.assign(w.partitions.size(), 1);
       it->second.graphs.resize(w.partitions.size());
       if (captured.size() > kMaxCapturedCalls) {
@@ -1248,7 +1316,14 @@ struct CudaExecutor::Impl {
     }
     bound_mid_run = false;
     stream = o.stream ? o.stream : default_stream();
-    rs.start(w, inputs, constants, bind_outputs(w, o.outputs, binding), binding);
+    workspace = static_cast<char*>(o.workspace);
+    CapturedCall* call = o.cuda_graphs ? captured_call(inputs, o) : nullptr;
+    // Pooled keys: the moving inputs and every output go through the key's own buffers.
+    std::vector<RtValue> staged;
+    RunOptions pooled_options;
+    const std::vector<RtValue>& run_inputs = call && pooled ? (staged = stage_inputs(*call, inputs)) : inputs;
+    const RunOptions& ro = call && pooled ? (pooled_options = stage_outputs(*call, o)) : o;
+    rs.start(w, run_inputs, constants, bind_outputs(w, ro.outputs, binding), binding);
     workspace = nullptr;
     if (o.workspace) {
       // The layout depends on the sizes only: laid out again when they change.
@@ -1263,15 +1338,14 @@ struct CudaExecutor::Impl {
       workspace = static_cast<char*>(o.workspace);
     }
     std::vector<RtValue> out;
-    CapturedCall* call = o.cuda_graphs ? captured_call(inputs, o) : nullptr;
     size_t next_partition = 0;
     for (line = 0; line < w.lines.size(); ++line) {
       if (call && next_partition < w.partitions.size() && w.partitions[next_partition].begin == line) {
-        run_partition(*call, next_partition, inputs, out);
+        run_partition(*call, next_partition, run_inputs, out);
         line = w.partitions[next_partition++].end - 1;
         continue;
       }
-      run_line(w.lines[line], inputs, out);
+      run_line(w.lines[line], run_inputs, out);
     }
     if (call) ++call->calls;
     if (checks_positions()) {
