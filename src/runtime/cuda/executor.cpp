@@ -242,6 +242,9 @@ struct CudaExecutor::Impl {
     std::vector<std::shared_ptr<HostStorage>> static_inputs, static_outputs;
   };
   static constexpr int kFreshKeysBeforePooling = 3;
+  // The most a pooled key may hold in buffers of its own (the moving inputs and the outputs):
+  // more is memory the caller's tensors already take, held again.
+  static constexpr size_t kMaxPooledBytes = size_t(64) << 20;
   bool pooled = false;
   bool writes_inputs = false;  // a copy_ into a graph input: its input must be written where it is
   int fresh_streak = 0;
@@ -1147,6 +1150,14 @@ struct CudaExecutor::Impl {
     }
   }
 
+  size_t staged_bytes(const std::vector<RtValue>& inputs, const RunOptions& o) const {
+    size_t n = 0;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i].is_tensor() && input_moves[i]) n += inputs[i].tensor().storage()->nbytes();
+    for (const auto& m : o.outputs) n += m ? m->nbytes() : 0;
+    return n;
+  }
+
   // Tensors a pooled call can copy: non-negative strides (their bytes run from data() on).
   static bool stageable(const std::vector<RtValue>& inputs) {
     for (const RtValue& v : inputs)
@@ -1234,7 +1245,8 @@ struct CudaExecutor::Impl {
     auto [it, fresh] = captured.try_emplace(std::move(key));
     if (fresh) ++keys_seen;
     fresh_streak = fresh ? fresh_streak + 1 : 0;
-    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !writes_inputs && stageable(inputs)) {
+    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !writes_inputs && stageable(inputs) &&
+        staged_bytes(inputs, o) <= kMaxPooledBytes) {
       // Addresses that never repeat (a training step's activations): from now on this program's
       // keys leave out the outputs and the inputs that moved, which go through buffers of the
       // key's own, copied in before the run and out after it.
