@@ -127,6 +127,7 @@ void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
   w.slots.resize(static_cast<size_t>(num_slots));
   for (const auto& b : program.buffers) {
     Slot& s = w.slots[static_cast<size_t>(b->id)];
+    if (b->storage != b.get() && b->storage && b->storage->kind == BufferKind::Input) w.writes_inputs = true;
     s.name = b->name;
     s.dtype = b->dtype;
     s.device = b->device;

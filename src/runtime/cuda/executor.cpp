@@ -246,7 +246,7 @@ struct CudaExecutor::Impl {
   // more is memory the caller's tensors already take, held again.
   static constexpr size_t kMaxPooledBytes = size_t(64) << 20;
   bool pooled = false;
-  bool writes_inputs = false;  // a copy_ into a graph input: its input must be written where it is
+  bool writes_inputs() const { return w.writes_inputs; }  // such an input must be written where it is
   int fresh_streak = 0;
   std::vector<uintptr_t> last_input_address;
   std::vector<char> input_moves;  // by input: its address changed between two calls
@@ -282,7 +282,6 @@ struct CudaExecutor::Impl {
     for (const codegen::wrapper::ConstantSlot& c : w.constants) upload_constant(c);
     rs.fill = [this](HostStorage& m, unsigned char byte) { memset_bytes(m.data(), byte, m.nbytes(), stream); };
     rs.init(w);
-    for (const codegen::wrapper::SourceNode& n : w.sources) writes_inputs = writes_inputs || n.op == "aten.copy_.default";
     for (const Line& l : w.lines) {
       has_alloc_lines = has_alloc_lines || l.kind == Line::Kind::Alloc || l.kind == Line::Kind::PoolAlloc;
       children.emplace_back();
@@ -1245,7 +1244,7 @@ struct CudaExecutor::Impl {
     auto [it, fresh] = captured.try_emplace(std::move(key));
     if (fresh) ++keys_seen;
     fresh_streak = fresh ? fresh_streak + 1 : 0;
-    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !writes_inputs && stageable(inputs) &&
+    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !writes_inputs() && stageable(inputs) &&
         staged_bytes(inputs, o) <= kMaxPooledBytes) {
       // Addresses that never repeat (a training step's activations): from now on this program's
       // keys leave out the outputs and the inputs that moved, which go through buffers of the

@@ -225,6 +225,7 @@ struct WrapperProgram {
   std::vector<CudaKernel> cuda_kernels;  // Cuda
   std::vector<SymExpr> symbols;  // the kernels' `syms` array: symbol k is syms[k]
   std::vector<SourceNode> sources;  // every node of the graph, in order (provenance)
+  bool writes_inputs = false;       // a buffer in a graph input's memory (a trailing copy_)
   std::vector<Pool> pools;          // the memory plan's (plan_memory)
   std::vector<UserKernel> user_kernels;  // what UserKernel lines launch
   std::vector<Partition> partitions;     // partition_program's, in line order
