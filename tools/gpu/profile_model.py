@@ -20,6 +20,7 @@ def main():
     ap.add_argument("--model", default="bert", choices=["mlp", "resnet18", "gpt2", "bert", "adam"])
     ap.add_argument("--backend", default="toroid", choices=["toroid", "inductor", "eager"])
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=3, help="steps before timing (CUDA graph keys capture on their 2nd call)")
     ap.add_argument("--top", type=int, default=15)
     args = ap.parse_args()
     import torch
@@ -28,7 +29,7 @@ def main():
     compile_fn = {"toroid": lambda m: torch.compile(m, backend="toroid"), "inductor": torch.compile,
                   "eager": lambda m: m}[args.backend]
     step = make_case(compile_fn)
-    for _ in range(3):
+    for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
