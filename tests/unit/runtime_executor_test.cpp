@@ -246,3 +246,25 @@ TEST(RuntimeFloatSymbols, ANewLearningRateNeitherRecompilesNorChangesTheSource) 
 }
 
 }  // namespace
+
+namespace {
+
+// A graph that writes its input, run on a caller tensor that starts inside its storage (the
+// run works on a copy laid out as the graph's input is): the write reaches the caller's tensor.
+TEST(RuntimeInputWrites, ReachACallerTensorOfAnotherLayout) {
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @w functional {
+  %x = input : f32[2, 3]
+  %y = aten.mul.Tensor(%x, 2.0) : f32[2, 3]
+  %c = aten.copy_.default(%x, %y) : f32[2, 3]{storage=%x}
+  output %y
+})", "w.tir");
+  auto storage = std::make_shared<toroid::ops::HostStorage>(8 * sizeof(float));
+  toroid::ops::HostTensor x = toroid::ops::HostTensor::from_storage(storage, toroid::DType::Float32, {2, 3}, {3, 1}, 2);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) x.set_double(i * 3 + j, static_cast<double>(10 * i + j));
+  m->run({RtValue(x)});
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) EXPECT_EQ(x.get_double(i * 3 + j), 2.0 * (10 * i + j)) << i << "," << j;
+}
+
+}  // namespace
