@@ -348,14 +348,6 @@ Specialization& CompiledModule::specialize(const std::vector<ops::RtValue>& inpu
 
 namespace {
 
-// Whether the graph writes any of its inputs (a trailing copy_): a run on copies of the caller's
-// inputs must copy those back.
-bool writes_inputs(const Graph& g) {
-  for (const Node* n : g.nodes())
-    if (n->is_call() && n->target() == "aten.copy_.default") return true;
-  return false;
-}
-
 // The caller's inputs get the values the run left in the copies it ran on (`ran`, laid out as
 // the graph's inputs are, on the host).
 void copy_back_inputs(const std::vector<ops::RtValue>& caller, const std::vector<ops::RtValue>& ran) {
@@ -379,7 +371,9 @@ std::vector<ops::RtValue> CompiledModule::run(const std::vector<ops::RtValue>& i
     check_device_errors();  // earlier run_device calls' checks first
     std::vector<ops::RtValue> out = run_on_device(on_device, stats, nullptr, false);
     for (ops::RtValue& v : out) v = runtime::cuda::to_host(v);
-    if (writes_inputs(*source_graph_)) {  // the device copies' writes reach the caller's tensors
+    // The device copies' writes (a trailing copy_) reach the caller's tensors. Every
+    // specialization of a graph writes the same inputs, so the newest one says.
+    if (current().wrapper.writes_inputs) {
       std::vector<ops::RtValue> written;
       for (const ops::RtValue& v : on_device) written.push_back(v.is_tensor() ? runtime::cuda::to_host(v) : v);
       copy_back_inputs(inputs, written);
@@ -428,7 +422,7 @@ std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, con
   // The graph's own guards and the inputs' sizes and strides were checked by specialize().
   std::vector<ops::RtValue> laid_out = cuda ? inputs : bind::materialize_inputs(*source_graph_, inputs);
   std::vector<ops::RtValue> out = s.executor->run(laid_out, std::move(binding), stats, *run_options);
-  if (!cuda && writes_inputs(*source_graph_)) copy_back_inputs(inputs, laid_out);  // a copy's writes reach the caller
+  if (!cuda && s.wrapper.writes_inputs) copy_back_inputs(inputs, laid_out);  // a copy's writes reach the caller
   for (size_t i = 0; i < options.outputs.size() && i < out.size(); ++i)
     land_output(out[i], i, options.outputs[i], cuda, options.stream);
   return out;

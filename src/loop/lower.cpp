@@ -328,10 +328,10 @@ void realize_epilogue_sources(Lowering& L, const Node* first) {
   std::unordered_set<const Buffer*> written;  // by the copies before this one, and by this one
   ShapeEnv& env = L.graph.shape_env();
   for (const Node* c : copies) {
-    written.insert(L.realize(c->args().at(0).value()));
     const Value* dst = c->args().at(0).value();
     const Value* src = c->args().at(1).value();
     Buffer* own = L.realize(dst);
+    written.insert(own);
     Index idx = Lowering::vars(dst->meta().sizes.size());
     Expr body = L.load(src, Lowering::broadcast_index(src->meta(), dst->meta().sizes, idx));
     SymExpr stored = env.simplify(position(own->strides, own->offset, idx));
