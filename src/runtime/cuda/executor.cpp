@@ -240,6 +240,7 @@ struct CudaExecutor::Impl {
     uint64_t last_used = 0;
     // Pooled keys: the buffers the moving inputs are copied into and the outputs computed in.
     std::vector<std::shared_ptr<HostStorage>> static_inputs, static_outputs;
+    std::shared_ptr<HostStorage> static_workspace;
   };
   static constexpr int kFreshKeysBeforePooling = 3;
   // The most a pooled key may hold in buffers of its own (the moving inputs and the outputs):
@@ -1154,7 +1155,7 @@ struct CudaExecutor::Impl {
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].is_tensor() && input_moves[i]) n += inputs[i].tensor().storage()->nbytes();
     for (const auto& m : o.outputs) n += m ? m->nbytes() : 0;
-    return n;
+    return n + o.workspace_bytes;
   }
 
   // Tensors a pooled call can copy: non-negative strides (their bytes run from data() on).
@@ -1184,6 +1185,11 @@ struct CudaExecutor::Impl {
   // The options with the key's output buffers (the caller's memory gets a copy: CompiledModule).
   RunOptions stage_outputs(CapturedCall& call, const RunOptions& o) {
     RunOptions staged = o;
+    if (o.workspace) {  // scratch: the key's own, so that its address never changes
+      if (!call.static_workspace || call.static_workspace->nbytes() < o.workspace_bytes)
+        call.static_workspace = device_storage(o.workspace_bytes, stream);
+      staged.workspace = call.static_workspace->data();
+    }
     for (size_t i = 0; i < o.outputs.size(); ++i) {
       if (!o.outputs[i]) continue;
       std::shared_ptr<HostStorage>& s = call.static_outputs[i];
@@ -1213,7 +1219,7 @@ struct CudaExecutor::Impl {
       if (last_input_address[i] && a != last_input_address[i]) input_moves[i] = 1;
       last_input_address[i] = a;
     }
-    std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), reinterpret_cast<uintptr_t>(workspace)};
+    std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), pooled ? 0 : reinterpret_cast<uintptr_t>(workspace)};
     for (size_t i = 0; i < inputs.size(); ++i) {
       const RtValue& v = inputs[i];
       if (v.is_tensor()) key.push_back(pooled && input_moves[i] ? 1 : reinterpret_cast<uintptr_t>(v.tensor().data()));
@@ -1336,17 +1342,17 @@ struct CudaExecutor::Impl {
     const RunOptions& ro = call && pooled ? (pooled_options = stage_outputs(*call, o)) : o;
     rs.start(w, run_inputs, constants, bind_outputs(w, ro.outputs, binding), binding);
     workspace = nullptr;
-    if (o.workspace) {
+    if (ro.workspace) {
       // The layout depends on the sizes only: laid out again when they change.
       if (!layout_binding || !same_values(*layout_binding, binding)) {
         layout_need = layout_workspace(binding, &workspace_offsets);
         layout_binding = binding;
       }
       size_t need = layout_need;
-      if (need > o.workspace_bytes)
-        user_error("the workspace has " + std::to_string(o.workspace_bytes) + " bytes but these sizes need " +
+      if (need > ro.workspace_bytes)
+        user_error("the workspace has " + std::to_string(ro.workspace_bytes) + " bytes but these sizes need " +
                    std::to_string(need));
-      workspace = static_cast<char*>(o.workspace);
+      workspace = static_cast<char*>(ro.workspace);
     }
     std::vector<RtValue> out;
     size_t next_partition = 0;
