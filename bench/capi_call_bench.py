@@ -10,6 +10,8 @@ steady state does), with CUDA graphs on and off, for graphs of 1 to 32 blocks on
 the loop's wall time over its calls, the GPU queue drained at the end: the host's cost, as long
 as the GPU keeps up (it does: each kernel here is a few µs). Launches are counted from the
 Wrapper IR. The ctypes call itself (header arrays passed as they are) is part of the figure.
+The `host µs` columns time the call alone (median), the GPU queue drained between calls outside
+the timing: what the call costs the host when the GPU is not the bottleneck.
 """
 import argparse
 import ctypes
@@ -69,7 +71,17 @@ def per_call(family, k, graphs, calls):
     for _ in range(calls):
         run(headers, outs, ws.data_ptr(), ws_bytes, stream)
     torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6, launches(dump)
+    loop = (time.perf_counter() - t0) / calls * 1e6
+    # The call alone, on an idle GPU: the queue is drained between calls, outside the timing.
+    host = []
+    sync = torch.cuda.synchronize
+    for _ in range(min(calls, 2000)):
+        t0 = time.perf_counter()
+        run(headers, outs, ws.data_ptr(), ws_bytes, stream)
+        host.append(time.perf_counter() - t0)
+        sync()
+    host.sort()
+    return loop, host[len(host) // 2] * 1e6, launches(dump)
 
 
 def main():
@@ -78,18 +90,20 @@ def main():
     p.add_argument("--json", default=None)
     p.add_argument("--commit", default=None)
     a = p.parse_args()
-    print("| family | blocks | launches | graphs off µs | µs per launch | graphs on µs |")
-    print("|---|---|---|---|---|---|")
+    print("| family | blocks | launches | graphs off µs | µs per launch | graphs on µs | host µs, off | host µs, on |")
+    print("|---|---|---|---|---|---|---|---|")
     for family in ("fused", "mm"):
         for k in (1, 4, 16, 32):
-            off, n = per_call(family, k, False, a.calls)
-            on, _ = per_call(family, k, True, a.calls)
-            print("| %s | %d | %d | %.1f | %.2f | %.1f |" % (family, k, n, off, off / max(n, 1), on))
+            off, host_off, n = per_call(family, k, False, a.calls)
+            on, host_on, _ = per_call(family, k, True, a.calls)
+            print("| %s | %d | %d | %.1f | %.2f | %.1f | %.1f | %.1f |" % (family, k, n, off, off / max(n, 1), on,
+                                                                      host_off, host_on))
             if a.json:
                 with open(a.json, "a") as fh:
                     fh.write(json.dumps({"date": time.strftime("%Y-%m-%d"), "commit": a.commit, "family": family,
                                          "blocks": k, "launches": n, "graphs_off_us": round(off, 2),
-                                         "graphs_on_us": round(on, 2), "device": torch.cuda.get_device_name()}) + "\n")
+                                         "graphs_on_us": round(on, 2), "host_off_us": round(host_off, 2),
+                                         "host_on_us": round(host_on, 2), "device": torch.cuda.get_device_name()}) + "\n")
 
 
 if __name__ == "__main__":

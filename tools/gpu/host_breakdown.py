@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Where the host time of a compiled training or optimizer step goes (issue 17): the step's wall
+time split into toroid's partition calls (Partition.__call__), the part of them inside the C ABI
+(Module.run_into), and the rest (dynamo, AOTAutograd, autograd, the case's own eager ops); then
+the top Python functions by own time under cProfile.
+
+    TOROID_LIBRARY=... PYTHONPATH=python python3 tools/gpu/host_breakdown.py --model adam [--steps 50]
+
+Each step synchronizes at its end, as torch_compile_check.py's timing loop does.
+"""
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_compile_check as cases  # noqa: E402
+
+
+class Timer:
+    def __init__(self):
+        self.total, self.calls = 0.0, 0
+
+    def wrap(self, fn):
+        def timed(*a, **k):
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                self.total += time.perf_counter() - t0
+                self.calls += 1
+        return timed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="adam", choices=["mlp", "resnet18", "gpt2", "bert", "adam"])
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args()
+    import torch
+    import toroid  # noqa: F401
+    from toroid import _capi, runtime
+    part_t, run_t = Timer(), Timer()
+    runtime.Partition.__call__ = part_t.wrap(runtime.Partition.__call__)
+    _capi.Module.run_into = run_t.wrap(_capi.Module.run_into)
+    for name, compile_fn in (("eager", lambda m: m), ("toroid", lambda m: torch.compile(m, backend="toroid")),
+                             ("inductor", torch.compile)):
+        torch._dynamo.reset()
+        step = getattr(cases, "case_" + args.model)("cuda")(compile_fn)
+        for _ in range(args.warmup):
+            step()
+        torch.cuda.synchronize()
+        part_t.total = run_t.total = 0.0
+        part_t.calls = run_t.calls = 0
+        walls = []
+        for _ in range(args.steps):
+            t0 = time.perf_counter()
+            step()
+            torch.cuda.synchronize()
+            walls.append(time.perf_counter() - t0)
+        walls.sort()
+        wall = walls[len(walls) // 2] * 1e6
+        line = "%-8s %s: %.0f µs per step (median)" % (name, args.model, wall)
+        if name == "toroid":
+            n = args.steps
+            line += "; partitions %.0f µs in %d calls, of which run_into %.0f µs" % (
+                part_t.total * 1e6 / n, part_t.calls // n, run_t.total * 1e6 / n)
+        print(line, flush=True)
+        if name == "toroid":
+            prof = cProfile.Profile()
+            prof.enable()
+            for _ in range(args.steps):
+                step()
+            torch.cuda.synchronize()
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
