@@ -157,6 +157,14 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
  * intermediate of a CUDA run; without one toroid's caching allocator is used. No `owner` is set. */
 int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
                     int num_outputs, void* workspace, size_t workspace_bytes, void* stream);
+/* toroid_run_into with the data pointers apart from the headers: input i's data is
+ * input_data[i] and output i's is output_data[i] (the headers' `data` is not read; either array
+ * may be NULL, and then the headers' is). A caller that runs the same signature again and again
+ * keeps one array of headers and fills only a pointer array per call: with hundreds of inputs
+ * (an optimizer step) rewriting each header costs more than the run. */
+int toroid_run_into_data(toroid_module* m, const toroid_tensor* inputs, const void* const* input_data,
+                         int num_inputs, toroid_tensor* outputs, const void* const* output_data, int num_outputs,
+                         void* workspace, size_t workspace_bytes, void* stream);
 /* Releases an output of toroid_run (its `owner`; NULL owner: nothing). Releasing a copy of a
  * tensor whose owner was released already is detected and ignored (toroid_last_error says so). */
 void toroid_tensor_release(toroid_tensor* t);

@@ -70,6 +70,7 @@ def lib():
         "toroid_module_free": ([vp], None), "toroid_num_inputs": ([vp], i), "toroid_num_outputs": ([vp], i),
         "toroid_get_output_info": ([vp, P(Tensor), i, P(OutputInfo), i, P(ctypes.c_size_t)], i),
         "toroid_run_into": ([vp, P(Tensor), i, P(Tensor), i, vp, ctypes.c_size_t, vp], i),
+        "toroid_run_into_data": ([vp, P(Tensor), vp, i, P(Tensor), vp, i, vp, ctypes.c_size_t, vp], i),
         "toroid_run": ([vp, P(Tensor), i, P(Tensor), i, vp], i), "toroid_tensor_release": ([P(Tensor)], None),
         "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
         "toroid_analyze_kernel": ([cp, cp, i, P(cp)], i),
@@ -157,6 +158,12 @@ class Module:
     def run_into(self, inputs, outputs, workspace=None, workspace_bytes=0, stream=None):
         check(lib().toroid_run_into(self._h, inputs, len(inputs), outputs, len(outputs), workspace, workspace_bytes,
                                     stream))
+
+    def run_into_data(self, inputs, input_data, outputs, output_data, workspace=None, workspace_bytes=0, stream=None):
+        """run_into with the data pointers in arrays of their own (c_void_p arrays, or None for the
+        headers' own): the headers of a repeated call stay as they are."""
+        check(lib().toroid_run_into_data(self._h, inputs, input_data, len(inputs), outputs, output_data, len(outputs),
+                                         workspace, workspace_bytes, stream))
 
     def run(self, inputs, stream=None):
         """Runs with toroid allocating the outputs (for sizes only the run knows: nonzero, item());

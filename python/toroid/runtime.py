@@ -6,6 +6,7 @@ PyTorch eager (graph partitions). A node falls back when its op is not an ATen o
 toroid's registry supports (toroid_op_supported), when .tir cannot express it, or when compiling
 its partition fails at that node; each fallback is logged, naming the op.
 """
+import ctypes
 import logging
 import re
 
@@ -45,6 +46,25 @@ def _header(x):
         t.ndim = -1
         t.scalar = float(x)
     return t
+
+
+def _signature(xs):
+    """What decides a call's plan: each input's sizes, strides, dtype and device (scalars by type
+    and value). Tensors only: one C-level pass per field (a call may have hundreds of inputs);
+    anything else takes the per-input form."""
+    import operator
+    import torch
+    global _signature_fields
+    if _signature_fields is None:
+        _signature_fields = (torch.Tensor.size, torch.Tensor.stride, operator.attrgetter("dtype"),
+                             operator.attrgetter("device"))
+    try:
+        return tuple(tuple(map(f, xs)) for f in _signature_fields)
+    except TypeError:  # a scalar (int, float, SymInt) among the inputs
+        return tuple((x.dtype, x.device, x.shape, x.stride()) if hasattr(x, "shape") else (type(x), x) for x in xs)
+
+
+_signature_fields = None
 
 
 def _layout_kind(v):
@@ -97,7 +117,6 @@ class Partition:
         self.mutated = sorted({self.inputs.index(n.args[0]) for n in copies if n.args[0] in self.inputs})
         self._plans = {}  # call signature -> _plan
         self._as_given = set()  # input signatures _prepare leaves unchanged
-        self._param_key = tuple((p.dtype, p.device, p.shape, p.stride()) for p in self.params)
         self._torch_device = {}  # where outputs are allocated, by CUDA device index (made once each)
 
     def _prepare(self, args):
@@ -123,9 +142,9 @@ class Partition:
 
     def _plan(self, args, key):
         """What a call with these dtypes, devices, sizes, strides and scalars needs, made once: the
-        input headers (only data pointers change between calls), the outputs' metadata and
-        headers, and which outputs to allocate. Calls copy the headers before writing pointers
-        into them, so that threads calling at once never share them."""
+        input headers (only data pointers change between calls, passed in an array of their own,
+        so the headers are never written and threads calling at once can share them), the
+        outputs' metadata and headers, and which outputs to allocate."""
         import torch
         plan = self._plans.get(key)
         if plan is not None:
@@ -160,36 +179,36 @@ class Partition:
         return plan
 
     def __call__(self, args):
-        import torch
-        # torch.Size and stride() are tuples already: hashable as they come.
-        raw = tuple((x.dtype, x.device, x.shape, x.stride()) if hasattr(x, "shape") else (type(x), x) for x in args)
-        if raw in self._as_given:  # inputs like these needed no cast, move or copy: no _prepare
-            args = list(args) + self.params
-            key = raw + self._param_key
-        else:
-            given = args
-            prepared = self._prepare(args)
-            if all(a is b for a, b in zip(prepared, list(args) + self.params)):
-                self._as_given.add(raw)
-            args = prepared
-            key = tuple((x.dtype, x.device, x.shape, x.stride()) if hasattr(x, "shape") else (type(x), x) for x in args)
-            changed = [i for i in self.mutated if prepared[i] is not given[i]]
-            if changed:
-                results = self._run(args, key)
-                for i in changed:
-                    given[i].copy_(prepared[i])
-                return results
-        return self._run(args, key)
+        full = list(args) + self.params if self.params else list(args)
+        key = _signature(full)
+        if key in self._as_given:  # inputs like these need no cast, move or copy: no _prepare
+            return self._run(full, key)
+        prepared = self._prepare(args)
+        if all(a is b for a, b in zip(prepared, full)):
+            self._as_given.add(key)
+            return self._run(full, key)
+        results = self._run(prepared, _signature(prepared))
+        for i in self.mutated:  # a written input the call cast or copied: the caller's gets the result
+            if prepared[i] is not args[i]:
+                args[i].copy_(prepared[i])
+        return results
 
     def _run(self, args, key):
         import torch
         headers, tensors, infos, ws_bytes, outs, allocate, finish = self._plan(args, key)
-        headers = type(headers).from_buffer_copy(headers)
-        for i in tensors:
-            headers[i].data = args[i].data_ptr() or None
+        if len(tensors) == len(args):
+            data = (ctypes.c_void_p * len(args))(*map(torch.Tensor.data_ptr, args))
+        else:
+            data = (ctypes.c_void_p * len(args))()
+            for i in tensors:
+                data[i] = args[i].data_ptr()
         if infos is None:
+            headers = type(headers).from_buffer_copy(headers)
+            for i in tensors:
+                headers[i].data = data[i]
             return self._run_data_dependent(headers)
-        outs = type(outs).from_buffer_copy(outs)
+        outs = type(outs).from_buffer_copy(outs)  # scalar results are written into it
+        out_data = (ctypes.c_void_p * len(infos))()
         stream = None
         if self.device == "cuda":
             # The raw calls: torch.cuda.current_stream() builds a Stream object (several µs).
@@ -210,8 +229,9 @@ class Partition:
         for i, sizes, strides, dtype in allocate:
             t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
             results[i] = t
-            outs[i].data = t.data_ptr() or None
-        self.module.run_into(headers, outs, workspace.data_ptr() if workspace is not None else None, ws_bytes, stream)
+            out_data[i] = t.data_ptr()
+        self.module.run_into_data(headers, data, outs, out_data, workspace.data_ptr() if workspace is not None else None,
+                                  ws_bytes, stream)
         for i in finish:
             info = infos[i]
             if info.is_scalar or info.ndim < 0:

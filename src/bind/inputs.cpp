@@ -16,23 +16,27 @@ using ops::RtValue;
 namespace {
 
 // The meta's strides and offset under `b`, or contiguous at 0 where they cannot be evaluated.
-HostTensor lay_out(const HostTensor& logical, const TensorMeta& m, const ShapeEnv& env, const sym::Binding& b,
-                   const std::string& what) {
-  std::vector<int64_t> strides = ops::contiguous_strides(logical.sizes());
+// `input` is described only for a message (building its name for every call costs more than the
+// rest of the check).
+HostTensor lay_out(const HostTensor& logical, const Value* input, const ShapeEnv& env, const sym::Binding& b) {
+  const TensorMeta& m = input->meta();
+  std::vector<int64_t> strides;
   if (static_cast<int64_t>(m.strides.size()) == logical.dim()) {
-    std::vector<int64_t> s;
+    strides.reserve(m.strides.size());
     for (SymExpr e : m.strides)
-      if (auto x = eval_int(env, e, b)) s.push_back(*x);
-    if (s.size() == m.strides.size()) strides = s;
+      if (auto x = eval_int(env, e, b)) strides.push_back(*x);
   }
+  if (strides.size() != m.strides.size() || static_cast<int64_t>(strides.size()) != logical.dim())
+    strides = ops::contiguous_strides(logical.sizes());
   int64_t offset = eval_int(env, m.offset, b).value_or(0);
   for (int64_t s : strides)
-    if (s < 0) user_error("input " + what + ": negative strides " + ints_str(strides) + " are not supported");
-  if (offset < 0) user_error("input " + what + ": negative offset " + std::to_string(offset));
+    if (s < 0) user_error("input " + describe_input(input) + ": negative strides " + ints_str(strides) + " are not supported");
+  if (offset < 0) user_error("input " + describe_input(input) + ": negative offset " + std::to_string(offset));
   bool same = offset == logical.offset();
   for (int64_t d = 0; d < logical.dim(); ++d)
     if (logical.sizes()[d] > 1 && logical.strides()[d] != strides[d]) same = false;
   if (same) return logical;
+  const std::string what = describe_input(input);
   int64_t extent = offset;
   if (logical.numel() > 0) {
     extent = ops::checked_add("input " + what, extent, 1);
@@ -48,12 +52,16 @@ HostTensor lay_out(const HostTensor& logical, const TensorMeta& m, const ShapeEn
 }  // namespace
 
 std::vector<RtValue> materialize_inputs(const Graph& g, const std::vector<RtValue>& logical) {
-  sym::Binding b = bind_input_sizes(g, logical);
-  std::vector<const Value*> values = graph_inputs(g);
+  return materialize_inputs(g, graph_inputs(g), logical, bind_input_sizes(g, logical));
+}
+
+std::vector<RtValue> materialize_inputs(const Graph& g, const std::vector<const Value*>& values,
+                                        const std::vector<RtValue>& logical, const sym::Binding& b) {
   std::vector<RtValue> out;
+  out.reserve(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     if (values[i]->is_tensor() && logical[i].is_tensor())
-      out.emplace_back(lay_out(logical[i].tensor(), values[i]->meta(), g.shape_env(), b, describe_input(values[i])));
+      out.emplace_back(lay_out(logical[i].tensor(), values[i], g.shape_env(), b));
     else
       out.push_back(logical[i]);
   }
@@ -146,7 +154,7 @@ std::vector<RtValue> random_inputs(const Graph& g, uint64_t seed, RandomDist dis
         t.set_int(k, static_cast<int64_t>(r[0] % 16) - 8);
       }
     }
-    out.emplace_back(lay_out(t, m, env, b, describe_input(v)));
+    out.emplace_back(lay_out(t, v, env, b));
   }
   return out;
 }

@@ -44,6 +44,11 @@ thread_local std::string last_error;
 
 struct NotOwned : HostStorage::Releaser {
   void release(std::byte*, size_t) noexcept override {}
+  // One for every caller tensor: it holds nothing.
+  static const std::shared_ptr<NotOwned>& shared() {
+    static const auto* one = new std::shared_ptr<NotOwned>(std::make_shared<NotOwned>());
+    return *one;
+  }
 };
 
 template <class F>
@@ -102,50 +107,85 @@ int64_t int_scalar(double v, const std::string& what) {
   return static_cast<int64_t>(v);
 }
 
+// Names a caller's tensor in messages ("toroid_run: input 2"); built only for a message, since a
+// call with hundreds of inputs would spend more on the names than on the checks.
+struct Naming {
+  const char* fn;
+  const char* kind;
+  int index;
+  operator std::string() const { return std::string(fn) + ": " + kind + " " + std::to_string(index); }
+};
+
+// A caller tensor's header, checked quickly: where every field is in range, nothing is built.
+bool plain_tensor(const toroid_tensor& t, const void* data, bool need_data) {
+  if (t.ndim > TOROID_MAX_DIMS || t.dtype < 0 || t.dtype >= toroid::kNumDTypes || t.offset < 0) return false;
+  bool empty = false;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.sizes[d] < 0 || t.strides[d] < 0) return false;
+    empty |= t.sizes[d] == 0;
+  }
+  return !need_data || data || empty;
+}
+
 // Checks a caller tensor's header; `what` names it in messages ("toroid_run: input 2"). A tensor
 // with no elements may have a null data pointer (PyTorch gives empty tensors one).
-void check_tensor(const toroid_tensor& t, const std::string& what, bool need_data) {
+void check_tensor(const toroid_tensor& t, const void* data, const std::string& what, bool need_data) {
   if (t.ndim > TOROID_MAX_DIMS)
     user_error(what + ": " + std::to_string(t.ndim) + " dims (at most " + std::to_string(TOROID_MAX_DIMS) + ")");
   if (t.dtype < 0 || t.dtype >= toroid::kNumDTypes) user_error(what + ": unknown dtype code " + std::to_string(t.dtype));
   if (t.offset < 0) user_error(what + ": negative offset " + std::to_string(t.offset));
   for (int d = 0; d < t.ndim; ++d)
     if (t.sizes[d] < 0 || t.strides[d] < 0) user_error(what + ": negative size or stride in dim " + std::to_string(d));
-  if (need_data && !t.data && extent(t.sizes, t.strides, std::max(t.ndim, 0), what) > 0)
+  if (need_data && !data && extent(t.sizes, t.strides, std::max(t.ndim, 0), what) > 0)
     user_error(what + ": null data pointer for a tensor with elements");
 }
 
 // The caller's tensor as a HostTensor whose storage starts at its first element (so the graph's
 // offset-0 inputs see it at offset 0). Data may be NULL when only its metadata is needed.
-RtValue wrap_input(const toroid_tensor& t, const toroid::Value* v, const std::string& what, bool need_data) {
+RtValue wrap_input(const toroid_tensor& t, void* data, const toroid::Value* v, const Naming& name, bool need_data) {
   if (t.ndim < 0) {
     switch (v->type()) {
       case toroid::ValueType::Bool: return RtValue::boolean(t.scalar != 0);
-      case toroid::ValueType::Int: return RtValue::integer(int_scalar(t.scalar, what));
+      case toroid::ValueType::Int: return RtValue::integer(int_scalar(t.scalar, name));
       default: return RtValue::floating(t.scalar);
     }
   }
-  check_tensor(t, what, need_data);
+  if (!plain_tensor(t, data, need_data)) check_tensor(t, data, name, need_data);  // throws, naming the input
   auto dtype = static_cast<toroid::DType>(t.dtype);
   size_t es = static_cast<size_t>(toroid::dtype_size(dtype));
   std::vector<int64_t> sizes(t.sizes, t.sizes + t.ndim), strides(t.strides, t.strides + t.ndim);
-  auto* base = t.data ? static_cast<std::byte*>(t.data) + offset_bytes(t, es, what) : nullptr;
-  size_t nbytes = extent_bytes(t, es, what);
-  auto storage = std::make_shared<HostStorage>(base, nbytes, std::make_shared<NotOwned>());
-  return HostTensor::from_storage(storage, dtype, sizes, strides, 0);
+  // The extent and offset in bytes, checked for overflow; the name is built only for an error.
+  size_t nbytes = 0, offset = 0;
+  bool overflow = false;
+  int64_t elements = 1;
+  for (int d = 0; d < t.ndim; ++d) {
+    int64_t step = 0;
+    overflow |= __builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &step) || __builtin_add_overflow(elements, step, &elements);
+  }
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) elements = 0;
+  overflow |= __builtin_mul_overflow(static_cast<size_t>(elements), es, &nbytes) ||
+              __builtin_mul_overflow(static_cast<size_t>(t.offset), es, &offset);
+  if (overflow) {  // both throw, naming the input
+    extent_bytes(t, es, name);
+    offset_bytes(t, es, name);
+  }
+  auto* base = data ? static_cast<std::byte*>(data) + offset : nullptr;
+  auto storage = std::make_shared<HostStorage>(base, nbytes, NotOwned::shared());
+  return HostTensor::from_storage(std::move(storage), dtype, std::move(sizes), std::move(strides), 0);
 }
 
-std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs,
-                                 bool need_data) {
+std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_tensor* inputs, const void* const* data,
+                                 int num_inputs, bool need_data) {
   if (num_inputs != m->num_inputs)
     user_error(std::string(fn) + ": the graph takes " + std::to_string(m->num_inputs) + " inputs (inputs, then params), got " +
                std::to_string(num_inputs));
   if (num_inputs > 0 && !inputs) user_error(std::string(fn) + ": null inputs array");
-  std::vector<const toroid::Value*> values = toroid::graph_inputs(m->module->graph());
+  const std::vector<const toroid::Value*>& values = m->module->input_values();
   std::vector<RtValue> in;
+  in.reserve(static_cast<size_t>(num_inputs));
   for (int i = 0; i < num_inputs; ++i)
-    in.push_back(wrap_input(inputs[i], values[static_cast<size_t>(i)], std::string(fn) + ": input " + std::to_string(i),
-                            need_data));
+    in.push_back(wrap_input(inputs[i], const_cast<void*>(data ? data[i] : inputs[i].data), values[static_cast<size_t>(i)],
+                            {fn, "input", i}, need_data));
   return in;
 }
 
@@ -231,10 +271,27 @@ std::vector<toroid_output_info> describe_outputs(const toroid::driver::Specializ
 }
 
 // The caller's memory for output i (null for aliases and scalars), checked against `info`.
-std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, const toroid_output_info& info, int i) {
+std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, void* data, const toroid_output_info& info, int i) {
   if (info.is_scalar || info.alias_input >= 0 || info.alias_output >= 0) return nullptr;
+  bool as_described = plain_tensor(t, data, true) && t.dtype == info.dtype && t.ndim == info.ndim;
+  for (int d = 0; as_described && d < t.ndim; ++d)
+    as_described = t.sizes[d] == info.sizes[d] && (t.sizes[d] <= 1 || t.strides[d] == info.strides[d]);
+  size_t es = as_described ? static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype))) : 0;
+  if (as_described) {  // the common case, with no message built
+    int64_t elements = 1;
+    bool overflow = false;
+    for (int d = 0; d < t.ndim; ++d) {
+      int64_t step = 0;
+      overflow |= __builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &step) || __builtin_add_overflow(elements, step, &elements);
+      if (t.sizes[d] == 0) elements = 0;
+    }
+    size_t nbytes = 0, offset = 0;
+    if (!overflow && elements >= 0 && !__builtin_mul_overflow(static_cast<size_t>(elements), es, &nbytes) &&
+        !__builtin_mul_overflow(static_cast<size_t>(t.offset), es, &offset))
+      return std::make_shared<HostStorage>(data ? static_cast<std::byte*>(data) + offset : nullptr, nbytes, NotOwned::shared());
+  }
   std::string what = "toroid_run_into: output " + std::to_string(i);
-  check_tensor(t, what, true);
+  check_tensor(t, data, what, true);
   if (t.dtype != info.dtype)
     user_error(what + ": dtype code " + std::to_string(t.dtype) + ", expected " + std::to_string(info.dtype));
   if (t.ndim != info.ndim) user_error(what + ": " + std::to_string(t.ndim) + " dims, expected " + std::to_string(info.ndim));
@@ -246,9 +303,9 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, const toroid_ou
       user_error(what + ": stride " + std::to_string(t.strides[d]) + " in dim " + std::to_string(d) + ", expected " +
                  std::to_string(info.strides[d]));
   }
-  size_t es = static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype)));
-  auto* base = t.data ? static_cast<std::byte*>(t.data) + offset_bytes(t, es, what) : nullptr;
-  return std::make_shared<HostStorage>(base, extent_bytes(t, es, what), std::make_shared<NotOwned>());
+  es = static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype)));
+  auto* base = data ? static_cast<std::byte*>(data) + offset_bytes(t, es, what) : nullptr;
+  return std::make_shared<HostStorage>(base, extent_bytes(t, es, what), NotOwned::shared());
 }
 
 // The inputs of a call, the specialization that runs them (compiled first if needed), its
@@ -264,6 +321,10 @@ struct Call {
 // and owners.
 std::string signature_of(const toroid_tensor* inputs, int num_inputs) {
   std::string key;
+  size_t bytes = 0;
+  for (int i = 0; i < num_inputs; ++i)
+    bytes += sizeof(int32_t) * 2 + sizeof(int64_t) * (2 * static_cast<size_t>(std::clamp(inputs[i].ndim, 0, TOROID_MAX_DIMS)) + 1);
+  key.reserve(bytes);
   for (int i = 0; i < num_inputs; ++i) {
     const toroid_tensor& t = inputs[i];
     int ndim = std::clamp(t.ndim, -1, TOROID_MAX_DIMS);
@@ -280,12 +341,12 @@ std::string signature_of(const toroid_tensor* inputs, int num_inputs) {
   return key;
 }
 
-Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs, int num_outputs,
-             const void* outputs, bool need_data) {
+Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, const void* const* data, int num_inputs,
+             int num_outputs, const void* outputs, bool need_data) {
   constexpr size_t kMaxSignatures = 64;
   check_module(m, fn, num_outputs, outputs);
   Call c;
-  c.in = wrap_inputs(m, fn, inputs, num_inputs, need_data);
+  c.in = wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
   std::string key = signature_of(inputs, num_inputs);
   {
     std::lock_guard<std::mutex> lock(m->signatures_mu);
@@ -435,7 +496,7 @@ int toroid_num_specializations(const toroid_module* m) {
 int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_output_info* infos,
                            int num_outputs, size_t* workspace_bytes) {
   return guarded([&] {
-    Call c = prepare(m, "toroid_get_output_info", inputs, num_inputs, num_outputs, infos, false);
+    Call c = prepare(m, "toroid_get_output_info", inputs, nullptr, num_inputs, num_outputs, infos, false);
     size_t ws = c.spec->workspace_bytes(c.binding);
     std::copy(c.infos.begin(), c.infos.end(), infos);
     if (workspace_bytes) *workspace_bytes = ws;
@@ -446,7 +507,7 @@ int toroid_planned_peak_bytes(toroid_module* m, const toroid_tensor* inputs, int
   return guarded([&] {
     check_handle(m, "toroid_planned_peak_bytes");
     if (!bytes) user_error("toroid_planned_peak_bytes: null bytes");
-    std::vector<RtValue> in = wrap_inputs(m, "toroid_planned_peak_bytes", inputs, num_inputs, false);
+    std::vector<RtValue> in = wrap_inputs(m, "toroid_planned_peak_bytes", inputs, nullptr, num_inputs, false);
     toroid::sym::Binding binding;
     const toroid::driver::Specialization& s = m->module->specialize(in, &binding);
     *bytes = s.planned_peak_bytes(binding);
@@ -457,7 +518,7 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
                void* stream) {
   return guarded([&] {
     check_module(m, "toroid_run", num_outputs, outputs);
-    std::vector<RtValue> in = wrap_inputs(m, "toroid_run", inputs, num_inputs, true);
+    std::vector<RtValue> in = wrap_inputs(m, "toroid_run", inputs, nullptr, num_inputs, true);
     std::vector<RtValue> out =
         is_cuda(m) ? m->module->run_device(in, nullptr, cu_stream(stream)) : m->module->run(in);
     for (int i = 0; i < num_outputs; ++i) fill_output(out.at(static_cast<size_t>(i)), &outputs[i]);
@@ -466,16 +527,26 @@ int toroid_run(toroid_module* m, const toroid_tensor* inputs, int num_inputs, to
 
 int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
                     int num_outputs, void* workspace, size_t workspace_bytes, void* stream) {
+  return toroid_run_into_data(m, inputs, nullptr, num_inputs, outputs, nullptr, num_outputs, workspace, workspace_bytes,
+                              stream);
+}
+
+int toroid_run_into_data(toroid_module* m, const toroid_tensor* inputs, const void* const* input_data, int num_inputs,
+                         toroid_tensor* outputs, const void* const* output_data, int num_outputs, void* workspace,
+                         size_t workspace_bytes, void* stream) {
   return guarded([&] {
-    Call c = prepare(m, "toroid_run_into", inputs, num_inputs, num_outputs, outputs, true);
+    Call c = prepare(m, "toroid_run_into", inputs, input_data, num_inputs, num_outputs, outputs, true);
     std::vector<std::shared_ptr<HostStorage>> mine;
-    for (int i = 0; i < num_outputs; ++i) mine.push_back(wrap_output(outputs[i], c.infos[static_cast<size_t>(i)], i));
+    mine.reserve(static_cast<size_t>(num_outputs));
+    for (int i = 0; i < num_outputs; ++i)
+      mine.push_back(wrap_output(outputs[i], const_cast<void*>(output_data ? output_data[i] : outputs[i].data),
+                                 c.infos[static_cast<size_t>(i)], i));
     if (workspace && !is_cuda(m)) user_error("toroid_run_into: a CPU module takes no workspace (pass NULL)");
     toroid::runtime::RunOptions o;
     o.stream = is_cuda(m) ? cu_stream(stream) : nullptr;
     o.workspace = workspace;
     o.workspace_bytes = workspace_bytes;
-    o.outputs = mine;
+    o.outputs = std::move(mine);
     o.deferred_checks = true;
     std::vector<RtValue> out = m->module->run_specialized(*c.spec, c.in, std::move(c.binding), o);
     for (int i = 0; i < num_outputs; ++i) {

@@ -292,6 +292,7 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
     m->specs_.push_back(m->build(nullptr));
     if (cacheable) ModuleCache::global().store(key, m->source_graph_, m->specs_);
   }
+  m->input_values_ = graph_inputs(*m->source_graph_);
   m->compile_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return m;
 }
@@ -420,7 +421,10 @@ std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, con
     run_options = &with_graphs;
   }
   // The graph's own guards and the inputs' sizes and strides were checked by specialize().
-  std::vector<ops::RtValue> laid_out = cuda ? inputs : bind::materialize_inputs(*source_graph_, inputs);
+  // A CUDA module's inputs are on the device as the graph lays them out (specialize() checked).
+  std::vector<ops::RtValue> host_laid_out;
+  if (!cuda) host_laid_out = bind::materialize_inputs(*source_graph_, input_values_, inputs, binding);
+  const std::vector<ops::RtValue>& laid_out = cuda ? inputs : host_laid_out;
   std::vector<ops::RtValue> out = s.executor->run(laid_out, std::move(binding), stats, *run_options);
   if (!cuda && s.wrapper.writes_inputs) copy_back_inputs(inputs, laid_out);  // a copy's writes reach the caller
   for (size_t i = 0; i < options.outputs.size() && i < out.size(); ++i)

@@ -224,6 +224,38 @@ TEST_F(CApi, RepeatedSignaturesTakeThisCallsData) {
   toroid_module_free(m);
 }
 
+// toroid_run_into_data: the headers stay as they are (their data not read); each call's data
+// comes from the pointer arrays, and a missing pointer is still an error naming its input.
+TEST_F(CApi, DataPointersApartFromHeaders) {
+  toroid_module* m = compile(kGraph);
+  ASSERT_NE(m, nullptr);
+  std::vector<float> x1(16, 1.0f), x2(16, 5.0f), y(16, 1.0f), a1(16), a2(16);
+  toroid_tensor in[2] = {tensor(nullptr, {2, 8}), tensor(nullptr, {2, 8})};
+  toroid_tensor out[3] = {tensor(nullptr, {2, 8}), {}, {}};
+  const void* in1[2] = {x1.data(), y.data()};
+  const void* in2[2] = {x2.data(), y.data()};
+  const void* out1[3] = {a1.data(), nullptr, nullptr};
+  const void* out2[3] = {a2.data(), nullptr, nullptr};
+  ASSERT_EQ(toroid_run_into_data(m, in, in1, 2, out, out1, 3, nullptr, 0, nullptr), 0) << error();
+  ASSERT_EQ(toroid_run_into_data(m, in, in2, 2, out, out2, 3, nullptr, 0, nullptr), 0) << error();
+  EXPECT_EQ(a1[15], 3.0f);
+  EXPECT_EQ(a2[15], 11.0f);
+  EXPECT_EQ(out[1].scalar, 2.0);
+  EXPECT_EQ(in[0].data, nullptr);  // never written
+  // Null arrays: the headers' own pointers.
+  toroid_tensor own_in[2] = {tensor(x2.data(), {2, 8}), tensor(y.data(), {2, 8})};
+  toroid_tensor own_out[3] = {tensor(a1.data(), {2, 8}), {}, {}};
+  ASSERT_EQ(toroid_run_into_data(m, own_in, nullptr, 2, own_out, nullptr, 3, nullptr, 0, nullptr), 0) << error();
+  EXPECT_EQ(a1[15], 11.0f);
+  const void* missing[2] = {x1.data(), nullptr};
+  EXPECT_NE(toroid_run_into_data(m, in, missing, 2, out, out1, 3, nullptr, 0, nullptr), 0);
+  EXPECT_NE(error().find("input 1: null data pointer"), std::string::npos) << error();
+  const void* no_output[3] = {nullptr, nullptr, nullptr};
+  EXPECT_NE(toroid_run_into_data(m, in, in1, 2, out, no_output, 3, nullptr, 0, nullptr), 0);
+  EXPECT_NE(error().find("output 0: null data pointer"), std::string::npos) << error();
+  toroid_module_free(m);
+}
+
 TEST_F(CApi, DebugDumps) {
   std::filesystem::path dump = cache_->dir() / "dumps";
   toroid_module* m = compile(kGraph, 1, dump.c_str());

@@ -22,6 +22,10 @@ sym::Binding bind_inputs(const Graph& g, const std::vector<ops::RtValue>& inputs
 // values: .npy files and random inputs are C-contiguous, graphs may expect transposed or
 // strided inputs. Sizes must already match; scalars pass through.
 std::vector<ops::RtValue> materialize_inputs(const Graph& g, const std::vector<ops::RtValue>& logical);
+// The same for a call whose inputs are bound already (`b`), over graph_inputs(g) listed once by
+// the caller: a run's hot path.
+std::vector<ops::RtValue> materialize_inputs(const Graph& g, const std::vector<const Value*>& values,
+                                             const std::vector<ops::RtValue>& logical, const sym::Binding& b);
 
 enum class RandomDist { Uniform, Normal };
 // Seeded random values (Philox) for the inputs whose entry in `given` is None (an empty `given`

@@ -121,6 +121,8 @@ class CompiledModule {
   Specialization& specialize(const std::vector<ops::RtValue>& inputs, sym::Binding* binding);
 
   const Graph& graph() const { return *source_graph_; }  // as parsed
+  // graph_inputs(graph()), listed once: a call must not walk the graph's nodes.
+  const std::vector<const Value*>& input_values() const { return input_values_; }
   const Specialization& current() const;  // the newest
   size_t num_specializations() const;
 
@@ -137,6 +139,7 @@ class CompiledModule {
   std::string text_, filename_;
   CompileOptions options_;
   std::shared_ptr<const Graph> source_graph_;
+  std::vector<const Value*> input_values_;
   // Calls come from many threads: specs_ is read under specs_mutex_, and grown (after a
   // compile) under build_mutex_ as well, so that one size is compiled once.
   std::vector<std::shared_ptr<Specialization>> specs_;

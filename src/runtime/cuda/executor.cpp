@@ -247,6 +247,7 @@ struct CudaExecutor::Impl {
   // more is memory the caller's tensors already take, held again.
   static constexpr size_t kMaxPooledBytes = size_t(64) << 20;
   bool pooled = false;
+  bool pooling_declined = false;  // for good, with the reason logged once
   bool writes_inputs() const { return w.writes_inputs; }  // such an input must be written where it is
   int fresh_streak = 0;
   std::vector<uintptr_t> last_input_address;
@@ -1250,8 +1251,19 @@ struct CudaExecutor::Impl {
     auto [it, fresh] = captured.try_emplace(std::move(key));
     if (fresh) ++keys_seen;
     fresh_streak = fresh ? fresh_streak + 1 : 0;
-    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !writes_inputs() && stageable(inputs) &&
-        staged_bytes(inputs, o) <= kMaxPooledBytes) {
+    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !pooling_declined) {
+      size_t bytes = staged_bytes(inputs, o);
+      std::string why = writes_inputs()         ? "it writes an input, which must be written where it is"
+                        : !stageable(inputs)    ? "an input has negative strides"
+                        : bytes > kMaxPooledBytes ? std::to_string(bytes >> 20) + " MiB to stage, over the limit of " +
+                                                        std::to_string(kMaxPooledBytes >> 20) + " MiB"
+                                                  : std::string();
+      if (!why.empty()) {
+        pooling_declined = true;
+        TOROID_LOG("cuda", w.graph_name + ": addresses move every call, but its keys are not pooled: " + why);
+      }
+    }
+    if (fresh && !pooled && !pooling_declined && fresh_streak >= kFreshKeysBeforePooling) {
       // Addresses that never repeat (a training step's activations): from now on this program's
       // keys leave out the outputs and the inputs that moved, which go through buffers of the
       // key's own, copied in before the run and out after it.
