@@ -20,17 +20,26 @@ import torch_compile_check as cases  # noqa: E402
 
 
 class Timer:
-    def __init__(self):
-        self.total, self.calls = 0.0, 0
+    """Time in the wrapped function, in total and by the name of the object it is called on
+    (a partition's module)."""
 
-    def wrap(self, fn):
-        def timed(*a, **k):
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.total, self.calls, self.by = 0.0, 0, {}
+
+    def wrap(self, fn, name=lambda obj: ""):
+        def timed(obj, *a, **k):
             t0 = time.perf_counter()
             try:
-                return fn(*a, **k)
+                return fn(obj, *a, **k)
             finally:
-                self.total += time.perf_counter() - t0
+                dt = time.perf_counter() - t0
+                self.total += dt
                 self.calls += 1
+                key = name(obj)
+                self.by[key] = self.by.get(key, 0.0) + dt
         return timed
 
 
@@ -45,8 +54,9 @@ def main():
     import toroid  # noqa: F401
     from toroid import _capi, runtime
     part_t, run_t = Timer(), Timer()
-    runtime.Partition.__call__ = part_t.wrap(runtime.Partition.__call__)
-    _capi.Module.run_into = run_t.wrap(_capi.Module.run_into)
+    runtime.Partition.__call__ = part_t.wrap(runtime.Partition.__call__, lambda p: str(id(p.module)))
+    _capi.Module.run_into = run_t.wrap(_capi.Module.run_into, lambda m: str(id(m)))
+    _capi.Module.run_into_data = run_t.wrap(_capi.Module.run_into_data, lambda m: str(id(m)))
     for name, compile_fn in (("eager", lambda m: m), ("toroid", lambda m: torch.compile(m, backend="toroid")),
                              ("inductor", torch.compile)):
         torch._dynamo.reset()
@@ -54,8 +64,8 @@ def main():
         for _ in range(args.warmup):
             step()
         torch.cuda.synchronize()
-        part_t.total = run_t.total = 0.0
-        part_t.calls = run_t.calls = 0
+        part_t.reset()
+        run_t.reset()
         walls = []
         for _ in range(args.steps):
             t0 = time.perf_counter()
@@ -67,8 +77,10 @@ def main():
         line = "%-8s %s: %.0f µs per step (median)" % (name, args.model, wall)
         if name == "toroid":
             n = args.steps
-            line += "; partitions %.0f µs in %d calls, of which run_into %.0f µs" % (
+            line += "; partitions %.0f µs in %d calls, of which the C ABI %.0f µs" % (
                 part_t.total * 1e6 / n, part_t.calls // n, run_t.total * 1e6 / n)
+            for j, (key, t) in enumerate(part_t.by.items()):
+                line += "\n    partition %d: %.0f µs per step, C ABI %.0f µs" % (j, t * 1e6 / n, run_t.by.get(key, 0.0) * 1e6 / n)
         print(line, flush=True)
         if name == "toroid":
             prof = cProfile.Profile()

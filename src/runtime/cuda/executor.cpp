@@ -244,8 +244,9 @@ struct CudaExecutor::Impl {
   };
   static constexpr int kFreshKeysBeforePooling = 3;
   // The most a pooled key may hold in buffers of its own (the moving inputs and the outputs):
-  // more is memory the caller's tensors already take, held again.
-  static constexpr size_t kMaxPooledBytes = size_t(64) << 20;
+  // more is memory the caller's tensors already take, held again. An MLP's backward (two 16 MiB
+  // weight gradients and its activations) stages 68 MiB.
+  static constexpr size_t kMaxPooledBytes = size_t(256) << 20;
   bool pooled = false;
   bool pooling_declined = false;  // for good, with the reason logged once
   bool writes_inputs() const { return w.writes_inputs; }  // such an input must be written where it is
