@@ -67,6 +67,26 @@ def _signature(xs):
 _signature_fields = None
 
 
+def _tensor_guard(xs, key):
+    """(check, key): check(*tensors) is True only for tensors with the dtypes, devices, sizes and
+    strides of `xs` (and their requires_grad and dispatch keys), where torch has dynamo's C++
+    tensor check (TensorGuards: a few ns a tensor, where reading the fields from Python costs
+    hundreds); None where it has not, or `xs` holds a scalar. Any failed check takes the
+    signature path, so this only ever skips work."""
+    import torch
+    try:
+        from torch._C._dynamo.guards import TensorGuards
+        if not all(isinstance(x, torch.Tensor) for x in xs):
+            return None
+        g = TensorGuards(*xs, dynamic_dims_sizes=[list(x.shape) for x in xs],
+                         dynamic_dims_strides=[list(x.stride()) for x in xs])
+        if not g.check(*xs):  # an interface unlike the one this is written for
+            return None
+        return g.check, key
+    except Exception:  # no dynamo, or another constructor: the signature path does the work
+        return None
+
+
 def _layout_kind(v):
     """How an example input is laid out, so run-time inputs can be brought to the same layout."""
     import torch
@@ -117,6 +137,10 @@ class Partition:
         self.mutated = sorted({self.inputs.index(n.args[0]) for n in copies if n.args[0] in self.inputs})
         self._plans = {}  # call signature -> _plan
         self._as_given = set()  # input signatures _prepare leaves unchanged
+        # (check, signature): a C++ check that tensors have the signature's dtypes, devices, sizes
+        # and strides, for the signature the calls keep repeating (_tensor_guard).
+        self._guard = None
+        self._last_key = None
         self._torch_device = {}  # where outputs are allocated, by CUDA device index (made once each)
 
     def _prepare(self, args):
@@ -180,8 +204,14 @@ class Partition:
 
     def __call__(self, args):
         full = list(args) + self.params if self.params else list(args)
+        guard = self._guard
+        if guard is not None and guard[0](*full):  # the last signature again, checked in C++
+            return self._run(full, guard[1])
         key = _signature(full)
         if key in self._as_given:  # inputs like these need no cast, move or copy: no _prepare
+            if key == self._last_key:  # twice in a row: worth a check of its own
+                self._guard = _tensor_guard(full, key)
+            self._last_key = key
             return self._run(full, key)
         prepared = self._prepare(args)
         if all(a is b for a, b in zip(prepared, full)):
