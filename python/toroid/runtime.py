@@ -67,8 +67,8 @@ def _signature(xs):
 _signature_fields = None
 
 
-def _tensor_guard(xs, key):
-    """(check, key): check(*tensors) is True only for tensors with the dtypes, devices, sizes and
+def _tensor_guard(xs):
+    """check(*tensors): True only for tensors with the dtypes, devices, sizes and
     strides of `xs` (and their requires_grad and dispatch keys), where torch has dynamo's C++
     tensor check (TensorGuards: a few ns a tensor, where reading the fields from Python costs
     hundreds); None where it has not, or `xs` holds a scalar. Any failed check takes the
@@ -82,7 +82,7 @@ def _tensor_guard(xs, key):
                          dynamic_dims_strides=[list(x.stride()) for x in xs])
         if not g.check(*xs):  # an interface unlike the one this is written for
             return None
-        return g.check, key
+        return g.check
     except Exception:  # no dynamo, or another constructor: the signature path does the work
         return None
 
@@ -137,7 +137,7 @@ class Partition:
         self.mutated = sorted({self.inputs.index(n.args[0]) for n in copies if n.args[0] in self.inputs})
         self._plans = {}  # call signature -> _plan
         self._as_given = set()  # input signatures _prepare leaves unchanged
-        # (check, signature): a C++ check that tensors have the signature's dtypes, devices, sizes
+        # (check, signature, plan): a C++ check that tensors have the signature's dtypes, devices, sizes
         # and strides, for the signature the calls keep repeating (_tensor_guard).
         self._guard = None
         self._last_key = None
@@ -206,11 +206,12 @@ class Partition:
         full = list(args) + self.params if self.params else list(args)
         guard = self._guard
         if guard is not None and guard[0](*full):  # the last signature again, checked in C++
-            return self._run(full, guard[1])
+            return self._run(full, guard[1], guard[2])
         key = _signature(full)
         if key in self._as_given:  # inputs like these need no cast, move or copy: no _prepare
             if key == self._last_key:  # twice in a row: worth a check of its own
-                self._guard = _tensor_guard(full, key)
+                check = _tensor_guard(full)
+                self._guard = (check, key, self._plan(full, key)) if check else None
             self._last_key = key
             return self._run(full, key)
         prepared = self._prepare(args)
@@ -223,9 +224,9 @@ class Partition:
                 args[i].copy_(prepared[i])
         return results
 
-    def _run(self, args, key):
+    def _run(self, args, key, plan=None):
         import torch
-        headers, tensors, infos, ws_bytes, outs, allocate, finish = self._plan(args, key)
+        headers, tensors, infos, ws_bytes, outs, allocate, finish = plan or self._plan(args, key)
         if len(tensors) == len(args):
             data = (ctypes.c_void_p * len(args))(*map(torch.Tensor.data_ptr, args))
         else:
