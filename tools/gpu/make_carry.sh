@@ -11,8 +11,11 @@ build=${1:-$root/build}; carry=${2:-$root/.cudacarry}
 mkdir -p "$root/.git/info"
 grep -qx '/.cudacarry/' "$root/.git/info/exclude" 2>/dev/null || echo '/.cudacarry/' >> "$root/.git/info/exclude"
 rm -rf "$carry"; mkdir -p "$carry"
+# KEEP_SYMBOLS=1 keeps libtoroid.so's symbols, for perf on the GPU machine (tools/gpu/perf_summary.py).
 for f in tools/toroidc/toroidc src/capi/libtoroid.so tests/unit/unit_gpu tests/unit/unit_capi; do
-  [ -e "$build/$f" ] && strip -o "$carry/$(basename "$f")" "$build/$f"
+  [ -e "$build/$f" ] || continue
+  if [ "${KEEP_SYMBOLS:-0}" = 1 ] && [ "$f" = src/capi/libtoroid.so ]; then strip --strip-debug -o "$carry/libtoroid.so" "$build/$f"
+  else strip -o "$carry/$(basename "$f")" "$build/$f"; fi
 done
 libs=$(ldd "$build/src/capi/libtoroid.so" "$build/tools/toroidc/toroidc" | awk '/=> \//{print $3}' |
        grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt)\.so' | sort -u)
