@@ -24,7 +24,15 @@ struct toroid_module {
   // What a call with given input headers (all but their data pointers) binds, runs and returns:
   // the same for every call with those headers, so repeated calls skip binding, the guards and
   // the outputs' metadata. Bounded; cleared when full.
+  // The inputs of the signature's last call, wrapped: a later call re-points their storages at its
+  // own data instead of wrapping each input again (a tensor and a storage per input per call).
+  // Taken by one call at a time (try_lock; a busy one wraps afresh).
+  struct Wrapped {
+    std::mutex mu;
+    std::vector<toroid::ops::RtValue> in;
+  };
   struct Signature {
+    std::shared_ptr<Wrapped> wrapped;
     toroid::sym::Binding binding;
     toroid::driver::Specialization* spec = nullptr;
     std::vector<toroid_output_info> infos;
@@ -312,6 +320,9 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, void* data, con
 // symbols' values and the outputs' metadata.
 struct Call {
   std::vector<RtValue> in;
+  std::shared_ptr<toroid_module::Wrapped> reused;  // when set, its inputs (locked) are this call's
+  std::unique_lock<std::mutex> reused_lock;
+  const std::vector<RtValue>& inputs() const { return reused ? reused->in : in; }
   toroid::sym::Binding binding;
   toroid::driver::Specialization* spec = nullptr;
   std::vector<toroid_output_info> infos;
@@ -341,27 +352,70 @@ std::string signature_of(const toroid_tensor* inputs, int num_inputs) {
   return key;
 }
 
+// Re-points the wrapped inputs of a signature (headers byte-identical to these but for data) at
+// this call's data; false (nothing changed) when another call holds them, a storage is shared
+// beyond the wrapper, or a tensor with elements has no data (wrapping afresh reports it).
+bool repoint_inputs(toroid_module::Wrapped& w, std::unique_lock<std::mutex>& lock, const toroid_tensor* inputs,
+                    const void* const* data, bool need_data) {
+  std::unique_lock<std::mutex> l(w.mu, std::try_to_lock);
+  if (!l) return false;
+  for (size_t i = 0; i < w.in.size(); ++i) {
+    if (!w.in[i].is_tensor()) continue;
+    const std::shared_ptr<HostStorage>& s = w.in[i].tensor().storage();
+    const void* p = data ? data[i] : inputs[i].data;
+    if (s.use_count() != 1 || (need_data && !p && s->nbytes() > 0)) return false;
+  }
+  for (size_t i = 0; i < w.in.size(); ++i) {
+    if (!w.in[i].is_tensor()) continue;
+    const toroid_tensor& t = inputs[i];
+    auto* p = static_cast<std::byte*>(const_cast<void*>(data ? data[i] : t.data));
+    size_t es = static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype)));
+    w.in[i].tensor().storage()->repoint(p ? p + static_cast<size_t>(t.offset) * es : nullptr);
+  }
+  lock = std::move(l);
+  return true;
+}
+
 Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, const void* const* data, int num_inputs,
              int num_outputs, const void* outputs, bool need_data) {
   constexpr size_t kMaxSignatures = 64;
   check_module(m, fn, num_outputs, outputs);
+  if (num_inputs != m->num_inputs || (num_inputs > 0 && !inputs)) wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
   Call c;
-  c.in = wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
   std::string key = signature_of(inputs, num_inputs);
+  std::shared_ptr<toroid_module::Wrapped> wrapped;
   {
     std::lock_guard<std::mutex> lock(m->signatures_mu);
     if (auto it = m->signatures.find(key); it != m->signatures.end()) {
       c.binding = it->second.binding;
       c.spec = it->second.spec;
       c.infos = it->second.infos;
-      return c;
+      wrapped = it->second.wrapped;
     }
   }
+  if (c.spec) {
+    if (!need_data) return c;  // metadata only: the inputs are not needed
+    if (wrapped && repoint_inputs(*wrapped, c.reused_lock, inputs, data, need_data)) {
+      c.reused = std::move(wrapped);
+      return c;
+    }
+    c.in = wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
+    if (!wrapped && need_data) {  // first seen without data (toroid_get_output_info): kept from now on
+      auto w = std::make_shared<toroid_module::Wrapped>();
+      w->in = c.in;
+      std::lock_guard<std::mutex> lock(m->signatures_mu);
+      if (auto it = m->signatures.find(key); it != m->signatures.end() && !it->second.wrapped) it->second.wrapped = std::move(w);
+    }
+    return c;
+  }
+  c.in = wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
   c.spec = &m->module->specialize(c.in, &c.binding);
   c.infos = describe_outputs(*c.spec, c.binding);
+  auto w = std::make_shared<toroid_module::Wrapped>();
+  if (need_data) w->in = c.in;  // shares this call's storages until it ends
   std::lock_guard<std::mutex> lock(m->signatures_mu);
   if (m->signatures.size() >= kMaxSignatures) m->signatures.clear();
-  m->signatures.emplace(std::move(key), toroid_module::Signature{c.binding, c.spec, c.infos});
+  m->signatures.emplace(std::move(key), toroid_module::Signature{need_data ? w : nullptr, c.binding, c.spec, c.infos});
   return c;
 }
 
@@ -548,7 +602,7 @@ int toroid_run_into_data(toroid_module* m, const toroid_tensor* inputs, const vo
     o.workspace_bytes = workspace_bytes;
     o.outputs = std::move(mine);
     o.deferred_checks = true;
-    std::vector<RtValue> out = m->module->run_specialized(*c.spec, c.in, std::move(c.binding), o);
+    std::vector<RtValue> out = m->module->run_specialized(*c.spec, c.inputs(), std::move(c.binding), o);
     for (int i = 0; i < num_outputs; ++i) {
       const RtValue& v = out.at(static_cast<size_t>(i));
       if (v.is_tensor()) continue;  // tensors are in the caller's memory, or alias an input or output

@@ -94,6 +94,11 @@ HostTensor HostTensor::empty_strided(DType dtype, std::vector<int64_t> sizes, st
   return t;
 }
 
+void HostStorage::repoint(std::byte* data) {
+  if (!releaser_) TOROID_INTERNAL_ERROR("repoint of a storage that owns its memory");
+  data_ = data;
+}
+
 HostTensor HostTensor::from_storage(std::shared_ptr<HostStorage> storage, DType dtype, std::vector<int64_t> sizes,
                                     std::vector<int64_t> strides, int64_t offset) {
   HostTensor base;

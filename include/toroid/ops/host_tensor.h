@@ -36,6 +36,10 @@ struct HostStorage {
   // Enlarges the storage in place, as PyTorch's resize_ does: every tensor on it sees the new
   // bytes (old ones kept, new ones zero). No-op when it is already large enough.
   void grow(size_t nbytes);
+  // Points a storage that adopted memory at other memory of the same size: the C ABI reuses the
+  // storages wrapping a caller's tensors from one call to the next (their releaser keeps
+  // nothing). An internal error for a storage that owns its memory.
+  void repoint(std::byte* data);
 
  private:
   std::byte* data_ = nullptr;
