@@ -141,6 +141,7 @@ class Partition:
         # and strides, for the signature the calls keep repeating (_tensor_guard).
         self._guard = None
         self._last_key = None
+        self._unguarded = None
         self._torch_device = {}  # where outputs are allocated, by CUDA device index (made once each)
 
     def _prepare(self, args):
@@ -209,9 +210,11 @@ class Partition:
             return self._run(full, guard[1], guard[2])
         key = _signature(full)
         if key in self._as_given:  # inputs like these need no cast, move or copy: no _prepare
-            if key == self._last_key:  # twice in a row: worth a check of its own
+            if key == self._last_key and key != self._unguarded:  # twice in a row: worth a check of its own
                 check = _tensor_guard(full)
                 self._guard = (check, key, self._plan(full, key)) if check else None
+                if check is None:  # no C++ check for these inputs: not tried again on every call
+                    self._unguarded = key
             self._last_key = key
             return self._run(full, key)
         prepared = self._prepare(args)

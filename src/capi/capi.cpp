@@ -9,9 +9,11 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "toroid/driver/compile.h"
 #include "toroid/driver/user_kernels.h"
@@ -21,9 +23,6 @@
 struct toroid_module {
   std::unique_ptr<toroid::driver::CompiledModule> module;
   int num_inputs = 0, num_outputs = 0;
-  // What a call with given input headers (all but their data pointers) binds, runs and returns:
-  // the same for every call with those headers, so repeated calls skip binding, the guards and
-  // the outputs' metadata. Bounded; cleared when full.
   // The inputs of the signature's last call, wrapped: a later call re-points their storages at its
   // own data instead of wrapping each input again (a tensor and a storage per input per call).
   // Taken by one call at a time (try_lock; a busy one wraps afresh).
@@ -31,6 +30,9 @@ struct toroid_module {
     std::mutex mu;
     std::vector<toroid::ops::RtValue> in;
   };
+  // What a call with given input headers (all but their data pointers) binds, runs and returns:
+  // the same for every call with those headers, so repeated calls skip binding, the guards and
+  // the outputs' metadata. Bounded; cleared when full.
   struct Signature {
     std::shared_ptr<Wrapped> wrapped;
     toroid::sym::Binding binding;
@@ -115,6 +117,23 @@ int64_t int_scalar(double v, const std::string& what) {
   return static_cast<int64_t>(v);
 }
 
+// A valid header's extent and offset in bytes, or nothing where either overflows (the callers
+// then build the message: extent_bytes and offset_bytes, which throw).
+std::optional<std::pair<size_t, size_t>> caller_bytes(const toroid_tensor& t, size_t element_size) {
+  int64_t elements = 1;
+  bool overflow = false, empty = false;
+  for (int d = 0; d < t.ndim; ++d) {
+    int64_t step = 0;
+    overflow |= __builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &step) || __builtin_add_overflow(elements, step, &elements);
+    empty |= t.sizes[d] == 0;
+  }
+  size_t nbytes = 0, offset = 0;
+  if (overflow || __builtin_mul_overflow(static_cast<size_t>(empty ? 0 : elements), element_size, &nbytes) ||
+      __builtin_mul_overflow(static_cast<size_t>(t.offset), element_size, &offset))
+    return std::nullopt;
+  return std::pair{nbytes, offset};
+}
+
 // Names a caller's tensor in messages ("toroid_run: input 2"); built only for a message, since a
 // call with hundreds of inputs would spend more on the names than on the checks.
 struct Naming {
@@ -162,32 +181,27 @@ RtValue wrap_input(const toroid_tensor& t, void* data, const toroid::Value* v, c
   auto dtype = static_cast<toroid::DType>(t.dtype);
   size_t es = static_cast<size_t>(toroid::dtype_size(dtype));
   std::vector<int64_t> sizes(t.sizes, t.sizes + t.ndim), strides(t.strides, t.strides + t.ndim);
-  // The extent and offset in bytes, checked for overflow; the name is built only for an error.
-  size_t nbytes = 0, offset = 0;
-  bool overflow = false;
-  int64_t elements = 1;
-  for (int d = 0; d < t.ndim; ++d) {
-    int64_t step = 0;
-    overflow |= __builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &step) || __builtin_add_overflow(elements, step, &elements);
-  }
-  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) elements = 0;
-  overflow |= __builtin_mul_overflow(static_cast<size_t>(elements), es, &nbytes) ||
-              __builtin_mul_overflow(static_cast<size_t>(t.offset), es, &offset);
-  if (overflow) {  // both throw, naming the input
+  std::optional<std::pair<size_t, size_t>> bytes = caller_bytes(t, es);
+  if (!bytes) {  // both throw, naming the input
     extent_bytes(t, es, name);
     offset_bytes(t, es, name);
   }
+  auto [nbytes, offset] = *bytes;
   auto* base = data ? static_cast<std::byte*>(data) + offset : nullptr;
   auto storage = std::make_shared<HostStorage>(base, nbytes, NotOwned::shared());
   return HostTensor::from_storage(std::move(storage), dtype, std::move(sizes), std::move(strides), 0);
 }
 
-std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_tensor* inputs, const void* const* data,
-                                 int num_inputs, bool need_data) {
+void check_input_array(const toroid_module* m, const char* fn, const toroid_tensor* inputs, int num_inputs) {
   if (num_inputs != m->num_inputs)
     user_error(std::string(fn) + ": the graph takes " + std::to_string(m->num_inputs) + " inputs (inputs, then params), got " +
                std::to_string(num_inputs));
   if (num_inputs > 0 && !inputs) user_error(std::string(fn) + ": null inputs array");
+}
+
+std::vector<RtValue> wrap_inputs(toroid_module* m, const char* fn, const toroid_tensor* inputs, const void* const* data,
+                                 int num_inputs, bool need_data) {
+  check_input_array(m, fn, inputs, num_inputs);
   const std::vector<const toroid::Value*>& values = m->module->input_values();
   std::vector<RtValue> in;
   in.reserve(static_cast<size_t>(num_inputs));
@@ -286,17 +300,10 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, void* data, con
     as_described = t.sizes[d] == info.sizes[d] && (t.sizes[d] <= 1 || t.strides[d] == info.strides[d]);
   size_t es = as_described ? static_cast<size_t>(toroid::dtype_size(static_cast<toroid::DType>(t.dtype))) : 0;
   if (as_described) {  // the common case, with no message built
-    int64_t elements = 1;
-    bool overflow = false;
-    for (int d = 0; d < t.ndim; ++d) {
-      int64_t step = 0;
-      overflow |= __builtin_mul_overflow(t.sizes[d] - 1, t.strides[d], &step) || __builtin_add_overflow(elements, step, &elements);
-      if (t.sizes[d] == 0) elements = 0;
-    }
-    size_t nbytes = 0, offset = 0;
-    if (!overflow && elements >= 0 && !__builtin_mul_overflow(static_cast<size_t>(elements), es, &nbytes) &&
-        !__builtin_mul_overflow(static_cast<size_t>(t.offset), es, &offset))
+    if (std::optional<std::pair<size_t, size_t>> bytes = caller_bytes(t, es)) {
+      auto [nbytes, offset] = *bytes;
       return std::make_shared<HostStorage>(data ? static_cast<std::byte*>(data) + offset : nullptr, nbytes, NotOwned::shared());
+    }
   }
   std::string what = "toroid_run_into: output " + std::to_string(i);
   check_tensor(t, data, what, true);
@@ -380,7 +387,7 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
              int num_outputs, const void* outputs, bool need_data) {
   constexpr size_t kMaxSignatures = 64;
   check_module(m, fn, num_outputs, outputs);
-  if (num_inputs != m->num_inputs || (num_inputs > 0 && !inputs)) wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
+  check_input_array(m, fn, inputs, num_inputs);  // before signature_of reads them
   Call c;
   std::string key = signature_of(inputs, num_inputs);
   std::shared_ptr<toroid_module::Wrapped> wrapped;
