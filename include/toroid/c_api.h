@@ -140,6 +140,16 @@ int toroid_get_output_info(toroid_module* m, const toroid_tensor* inputs, int nu
  * whose sizes depend on data (nonzero) makes this call fail. */
 int toroid_planned_peak_bytes(toroid_module* m, const toroid_tensor* inputs, int num_inputs, int64_t* bytes);
 
+/* The device memory toroid's own caching allocator lends for CUDA runs (intermediates of a run
+ * given no workspace, CUDA graphs' static buffers): bytes lent now, the most lent at once since
+ * the last reset, bytes cached, and blocks taken from the driver or reused from the cache since
+ * the process started. PyTorch's allocator does not see this memory: a caller measuring a step's
+ * peak adds the two. A nonzero `reset_peak` then restarts the peak from the bytes lent now. */
+typedef struct toroid_device_memory {
+  int64_t lent_bytes, peak_lent_bytes, cached_bytes, fresh_blocks, reused_blocks;
+} toroid_device_memory;
+int toroid_device_memory_stats(toroid_device_memory* stats, int reset_peak);
+
 /* Runs on the caller's tensors (host memory for "cpu", device memory for "cuda"), on `stream`
  * (a CUstream / cudaStream_t; NULL: the legacy default stream, as CUDA's stream 0). Fills
  * outputs[0..num_outputs). CUDA work is queued on the stream, not waited for. Outputs stay valid

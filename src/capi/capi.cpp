@@ -440,6 +440,14 @@ int toroid_abi_version(void) { return TOROID_ABI_VERSION; }
 
 int toroid_cuda_available(void) { return toroid::driver::cuda_available() ? 1 : 0; }
 
+int toroid_device_memory_stats(toroid_device_memory* stats, int reset_peak) {
+  return guarded([&] {
+    if (!stats) user_error("toroid_device_memory_stats: null stats");
+    toroid::driver::DeviceMemoryStats s = toroid::driver::device_memory_stats(reset_peak != 0);
+    *stats = {s.lent_bytes, s.peak_lent_bytes, s.cached_bytes, s.fresh_blocks, s.reused_blocks};
+  });
+}
+
 int toroid_op_supported(const char* name) {
   if (!name) return 0;
   try {

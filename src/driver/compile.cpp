@@ -24,11 +24,18 @@
 #include "toroid/support/log.h"
 #ifdef TOROID_WITH_CUDA
 #include "toroid/runtime/cuda/executor.h"
+#include "toroid/runtime/cuda/device_allocator.h"
 #endif
 
 namespace toroid::driver {
 
 namespace {
+
+// An environment switch set to "0".
+bool env_flag_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
 
 // The binding of `from`'s symbols, re-keyed to the symbols of the same names in `env`.
 sym::Binding rekey(const sym::Binding& from, const ShapeEnv& env) {
@@ -170,7 +177,9 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   lo.deterministic = options_.deterministic;
   s->loop = loop::lower(*s->graph, lo);
   clock.lap("lower");
-  sched::Schedule schedule = sched::schedule(*s->loop);
+  sched::ScheduleOptions so;
+  so.combo_kernels = options_.combo_kernels && options_.target.is_cuda() && !env_flag_off("TOROID_COMBO_KERNELS");
+  sched::Schedule schedule = sched::schedule(*s->loop, so);
   clock.lap("schedule");
   s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule);
   if (options_.target.is_cuda()) prepare_user_kernels(s->wrapper, options_.target.cuda_arch);
@@ -263,7 +272,7 @@ class ModuleCache {
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return o.target.str() + "|" + (o.verify_each ? "v" : "") +
          (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + (o.deterministic ? "D" : "") +
-         (o.cuda_graphs ? "G" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
+         (o.cuda_graphs ? "G" : "") + (o.combo_kernels ? "C" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
 }  // namespace
@@ -409,10 +418,7 @@ std::vector<ops::RtValue> CompiledModule::run_specialized(Specialization& s, con
   if (!s.executor) user_error("this module was compiled without loading its kernels: it cannot run");
   std::lock_guard<std::mutex> lock(s.run_mutex);  // specializations are shared (module cache)
   bool cuda = options_.target.is_cuda();
-  static const bool graphs_allowed = [] {
-    const char* v = std::getenv("TOROID_CUDA_GRAPHS");
-    return !v || std::string(v) != "0";
-  }();
+  static const bool graphs_allowed = !env_flag_off("TOROID_CUDA_GRAPHS");
   runtime::RunOptions with_graphs;
   const runtime::RunOptions* run_options = &options;
   if (cuda && options_.cuda_graphs && graphs_allowed && !options.cuda_graphs) {
@@ -460,6 +466,19 @@ bool cuda_available(std::string* why) {
   if (why) *why = "this toroid was built without the CUDA toolkit's headers";
   return false;
 #endif
+}
+
+DeviceMemoryStats device_memory_stats(bool reset_peak) {
+  DeviceMemoryStats out;
+#ifdef TOROID_WITH_CUDA
+  runtime::cuda::DeviceAllocator& a = runtime::cuda::DeviceAllocator::global();
+  runtime::cuda::DeviceCacheStats s = a.stats();
+  out = {s.lent_bytes, s.peak_lent_bytes, s.cached_bytes, s.fresh_blocks, s.reused_blocks};
+  if (reset_peak) a.reset_peak();
+#else
+  (void)reset_peak;
+#endif
+  return out;
 }
 
 namespace {

@@ -104,7 +104,7 @@ SymExpr map_index(SymExpr index, const Member& m) {
 
 class Scheduler {
  public:
-  explicit Scheduler(const loop::LoopProgram& p) : prog_(p) {}
+  Scheduler(const loop::LoopProgram& p, const ScheduleOptions& o) : prog_(p) { out_.options = o; }
 
   Schedule run() {
     for (const auto& owned : prog_.buffers) {
@@ -186,7 +186,7 @@ class Scheduler {
       for (SymExpr e : b->sizes) note_defined(e, it->second);
       return;
     }
-    Step s{step_kind(b->kind), nullptr, b};
+    Step s{step_kind(b->kind), nullptr, b, {}};
     out_.steps.push_back(s);
     size_t step = out_.steps.size() - 1;
     call_step_[b->node] = step;
@@ -310,7 +310,8 @@ class Scheduler {
         if (out_.steps[s].kind != Step::Kind::Kernel || !out_.steps[s].kernel->epilogues) break;
         Kernel& k = *out_.steps[s].kernel;
         std::optional<Member> m;
-        if (k.members.size() < kMaxKernelMembers && k.ops + ops <= kMaxKernelOps) m = place(b, k);
+        bool joins = !out_.options.combo_kernels || related(b, k);  // else a combo part of its own
+        if (joins && k.members.size() < kMaxKernelMembers && k.ops + ops <= kMaxKernelOps) m = place(b, k);
         std::string why;
         if (m && epilogue_legal(*m, k, why)) {
           TOROID_LOG("fusion", "fusing " + b->name + " into " + k.name + " (writes into input " + b->storage->name + ")");
@@ -332,7 +333,7 @@ class Scheduler {
     k->closed = epilogue;
     k->epilogues = epilogue;
     TOROID_LOG("fusion", "new " + k->name + " for " + b->name + (epilogue ? " (writes into input " + b->storage->name + ")" : ""));
-    out_.steps.push_back(Step{Step::Kind::Kernel, k.get(), nullptr});
+    out_.steps.push_back(Step{Step::Kind::Kernel, k.get(), nullptr, {}});
     step_of_[b] = out_.steps.size() - 1;
     out_.kernels.push_back(std::move(k));
   }
@@ -351,6 +352,10 @@ SymExpr member_store_position(const Member& m) {
   return loop::position(m.buffer->strides, m.buffer->offset, m.index);
 }
 
-Schedule schedule(const loop::LoopProgram& program) { return Scheduler(program).run(); }
+Schedule schedule(const loop::LoopProgram& program, const ScheduleOptions& options) {
+  Schedule s = Scheduler(program, options).run();
+  if (options.combo_kernels) combine_kernels(s);
+  return s;
+}
 
 }  // namespace toroid::sched

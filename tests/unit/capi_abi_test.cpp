@@ -405,8 +405,22 @@ TEST_F(CApi, HostileHeadersOverflowNothing) {
 #ifdef TOROID_WITH_CUDA
 // On a GPU: outputs written into the caller's device memory, with and without a workspace, and
 // an output sliced out of a larger buffer copied over on the device.
+TEST_F(CApi, DeviceMemoryStats) {
+  EXPECT_NE(toroid_device_memory_stats(nullptr, 0), 0);
+  EXPECT_NE(error().find("null stats"), std::string::npos) << error();
+  toroid_device_memory s;
+  ASSERT_EQ(toroid_device_memory_stats(&s, 1), 0) << error();
+  EXPECT_GE(s.peak_lent_bytes, s.lent_bytes);
+  EXPECT_GE(s.lent_bytes, 0);
+  toroid_device_memory after;
+  ASSERT_EQ(toroid_device_memory_stats(&after, 0), 0) << error();
+  EXPECT_EQ(after.peak_lent_bytes, after.lent_bytes);  // reset to what is lent now
+}
+
 TEST_F(CApi, CudaRunIntoDeviceMemory) {
   if (!toroid_cuda_available()) GTEST_SKIP() << "no GPU";
+  toroid_device_memory before;
+  ASSERT_EQ(toroid_device_memory_stats(&before, 0), 0) << error();
   namespace cu = toroid::runtime::cuda;
   toroid_compile_options o;
   toroid_compile_options_init(&o);
@@ -437,6 +451,11 @@ TEST_F(CApi, CudaRunIntoDeviceMemory) {
     for (size_t i = 0; i < 40; ++i) EXPECT_EQ(a[i], 2.0f * x[i] + 1.0f) << i;
     EXPECT_EQ(out[1].scalar, 5.0);
   }
+  // The run without a workspace took its intermediates from toroid's allocator.
+  toroid_device_memory after;
+  ASSERT_EQ(toroid_device_memory_stats(&after, 0), 0) << error();
+  EXPECT_GT(after.fresh_blocks + after.reused_blocks, before.fresh_blocks + before.reused_blocks);
+  EXPECT_GT(after.peak_lent_bytes, 0);
   toroid_tensor out[3] = {tensor(da, {5, 8}), {}, {}};
   EXPECT_NE(toroid_run_into(m, in, 2, out, 3, workspace, 16, nullptr), 0);  // too small
   EXPECT_NE(error().find("workspace"), std::string::npos) << error();

@@ -174,6 +174,61 @@ TEST(GpuWideIndex, The64BitEntryIsCompiledWhenALaunchNeedsIt) {
   }
 }
 
+// Combo kernels: five independent updates are one launch, each part on blocks of its own sized
+// by this call's sizes: a part empty in a call gets none, a large one many; bf16 and 0-dim parts
+// too. Every call matches the reference.
+TEST(GpuComboKernels, PartsMatchTheReferenceEmptyOrLarge) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::Target::cuda();
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @combo functional {
+  sym s0 : hint=8, range=[0, inf]
+  sym s1 : hint=8, range=[0, inf]
+  %a = input : f32[s0]
+  %b = input : f32[s1]
+  %c = input : f32[300000]
+  %d = input : bf16[7, 5]
+  %e = input : f32[]
+  %ya = aten.mul.Tensor(%a, 2.0) : f32[s0]
+  %yb = aten.exp.default(%b) : f32[s1]
+  %yc = aten.add.Tensor(%c, 1.0) : f32[300000]
+  %yd = aten.mul.Tensor(%d, 3.0) : bf16[7, 5]
+  %ye = aten.sub.Tensor(%e, 0.5) : f32[]
+  output %ya, %yb, %yc, %yd, %ye
+})",
+                                                   "combo.tir", o);
+  auto filled = [](toroid::DType t, std::vector<int64_t> sizes, int seed) {
+    toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(t, sizes);
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.37 * static_cast<double>(i + 101 * seed)));
+    return RtValue(x);
+  };
+  for (auto [n0, n1] : {std::pair<int64_t, int64_t>{0, 3}, {1000, 0}, {5, 70000}}) {
+    std::vector<RtValue> in = {filled(toroid::DType::Float32, {n0}, 1), filled(toroid::DType::Float32, {n1}, 2),
+                               filled(toroid::DType::Float32, {300000}, 3), filled(toroid::DType::BFloat16, {7, 5}, 4),
+                               filled(toroid::DType::Float32, {}, 5)};
+    std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+    std::vector<RtValue> got = m->run(in);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const toroid::ops::HostTensor &g = got[i].tensor(), &w = want[i].tensor();
+      ASSERT_EQ(g.sizes(), w.sizes()) << "output " << i;
+      for (int64_t k = 0; k < g.numel(); ++k)
+        ASSERT_NEAR(g.get_double(k), w.get_double(k), 1e-2 * (1 + std::abs(w.get_double(k))))
+            << "output " << i << " element " << k << " sizes " << n0 << ", " << n1;
+    }
+  }
+  size_t launches = 0, parts = 0;
+  const toroid::codegen::wrapper::WrapperProgram& w = m->current().wrapper;
+  for (const toroid::codegen::wrapper::Line& l : w.lines)
+    if (l.kind == toroid::codegen::wrapper::Line::Kind::KernelCall) {
+      ++launches;
+      parts += w.cuda_kernels.at(static_cast<size_t>(l.kernel)).parts.size();
+    }
+  EXPECT_EQ(launches, 1u);
+  EXPECT_EQ(parts, 5u);
+}
+
 }  // namespace
 
 // A user's CUDA C++ kernels inside a compiled graph: `add` writes an empty tensor in place,

@@ -57,6 +57,15 @@ struct CudaKernel {
   SymExpr elements;  // Flat: the domain's elements; Rows: elements of one row
   int vector_width = 1;
   bool has_i32 = true;  // false when an index literal does not fit 32 bits
+  std::vector<std::string> arg_types;  // the CUDA type each `args` pointer points to
+  // A combo kernel (cuda/cuda_combo.h): flat kernels launched as one, each part on its own
+  // range of blocks, in order. Its parameters then end with one block count per part.
+  struct Part {
+    std::string name;
+    SymExpr elements;
+    int vector_width = 1;
+  };
+  std::vector<Part> parts;
 };
 
 namespace cuda {

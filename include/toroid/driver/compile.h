@@ -44,6 +44,9 @@ struct CompileOptions {
   // runs that give a workspace; the symbols' values are part of a call's key, so a dynamic
   // module captures per size. TOROID_CUDA_GRAPHS=0 in the environment turns them off everywhere.
   bool cuda_graphs = true;
+  // Combo kernels on CUDA (sched::ScheduleOptions::combo_kernels): independent flat kernels in
+  // one launch. TOROID_COMBO_KERNELS=0 in the environment turns them off everywhere.
+  bool combo_kernels = true;
 };
 
 struct CompileStats {
@@ -151,6 +154,13 @@ class CompiledModule {
 
 // Whether a CUDA module can run here (a GPU and its driver); `why` says why not.
 bool cuda_available(std::string* why = nullptr);
+
+// The device memory toroid's caching allocator lends (all zero without CUDA); `reset_peak`
+// restarts the peak afterwards (toroid_device_memory_stats).
+struct DeviceMemoryStats {
+  int64_t lent_bytes = 0, peak_lent_bytes = 0, cached_bytes = 0, fresh_blocks = 0, reused_blocks = 0;
+};
+DeviceMemoryStats device_memory_stats(bool reset_peak);
 
 // Whether graphs may call `op` (an ATen name such as "aten.add.Tensor"): it has a meta function
 // and a reference kernel or a decomposition.

@@ -38,18 +38,39 @@ SymExpr outer_var(size_t k);
 SymExpr inner_var(size_t k);
 
 struct Step {
-  enum class Kind { Kernel, Extern, Fallback, Scalar, Control, UserKernel } kind;
+  enum class Kind { Kernel, Combo, Extern, Fallback, Scalar, Control, UserKernel } kind;
   Kernel* kernel = nullptr;      // Kernel
   loop::Buffer* buffer = nullptr;  // the others (the first buffer of the node)
+  std::vector<Kernel*> parts;    // Combo: independent flat kernels, launched as one (combine.cpp)
+};
+
+struct ScheduleOptions {
+  // Combo kernels (combine_kernels): consecutive independent flat kernels share one launch, each
+  // on blocks of its own. Then writes into inputs (an optimizer step's updates) share a kernel
+  // only with the kernel computing from the same tensors, not with every one of their iteration
+  // space: each parameter's update is a part with its own blocks, instead of one thread running
+  // the updates of many small tensors in turn. For CUDA; the CPU runs a kernel's parallel loop
+  // over every tensor of an iteration space either way.
+  bool combo_kernels = false;
 };
 
 struct Schedule {
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<Step> steps;
+  ScheduleOptions options;  // what it was made with (nested programs are scheduled alike)
 };
 
 // Fusion decisions are logged under TOROID_LOG=fusion.
-Schedule schedule(const loop::LoopProgram& program);
+Schedule schedule(const loop::LoopProgram& program, const ScheduleOptions& options = {});
+
+// Combo kernels: groups runs of consecutive Kernel steps into Combo steps (at most
+// kMaxComboParts each) when every kernel of the run is flat (inner pointwise members only) and
+// none reads or writes a storage an earlier kernel of the run writes, nor writes one it reads.
+// Logged under TOROID_LOG=fusion.
+constexpr size_t kMaxComboParts = 64;
+void combine_kernels(Schedule& schedule);
+// A kernel of inner pointwise members only (CUDA's Flat shape).
+bool is_flat(const Kernel& k);
 
 // A member's body in kernel variables (reduction variables included).
 loop::Expr member_body(const Member& m);

@@ -74,7 +74,9 @@ class CudaEmitter : public KernelEmitter {
     std::string call;
     for (size_t i = 0; i < args_.size(); ++i) call += (i ? ", " : "") + ptr(args_[i]);
     for (const auto& [sym, slot] : used_syms_) call += (call.empty() ? "" : ", ") + sym_name(sym) + "_p";
-    os << "template <class I>\nstatic __device__ __forceinline__ void " << k_.name << "_body(" << params << ") {\n";
+    // The block and grid as the body sees them: a combo kernel's part runs on a range of blocks.
+    os << "template <class I>\nstatic __device__ __forceinline__ void " << k_.name << "_body(" << params
+       << (params.empty() ? "" : ", ") << "const unsigned t_block, const unsigned t_blocks) {\n";
     for (const auto& [sym, slot] : used_syms_)
       os << "  const I " << sym_name(sym) << " = static_cast<I>(" << sym_name(sym) << "_p);\n";
     os << body.str() << "}\n";
@@ -82,12 +84,13 @@ class CudaEmitter : public KernelEmitter {
     for (const char* I : {"int32_t", "int64_t"}) {
       std::ostringstream entry;
       entry << "extern \"C\" __global__ void __launch_bounds__(1024) " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
-            << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << ");\n}\n";
+            << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
+            << "blockIdx.x, gridDim.x);\n}\n";
       (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
     }
     if (!fits_i32_) out.entry_i32.clear();
     out.source = out.definitions + out.entry_i32 + out.entry_i64;
-    for (const Buffer* b : args_) out.args.push_back(b->id);
+    for (const Buffer* b : args_) out.args.push_back(b->id), out.arg_types.push_back(storage_type(b->dtype));
     for (const auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);
     out.index_sites = sites_;
     out.vector_width = vector_width_;
@@ -557,7 +560,7 @@ class CudaEmitter : public KernelEmitter {
     std::vector<const sched::Member*> group;
     for (const sched::Member& m : k_.members) group.push_back(&m);
     if (d.vars.empty()) {  // a 0-dim result: one element
-      os << "  if (blockIdx.x != 0 || threadIdx.x != 0) return;\n";
+      os << "  if (t_block != 0 || threadIdx.x != 0) return;\n";
       std::unordered_map<Expr, std::string> names;
       for (const sched::Member* m : group) {
         std::string v = value(os, "  ", sched::member_body(*m), names);
@@ -566,8 +569,8 @@ class CudaEmitter : public KernelEmitter {
       vector_width_ = 1;
       return;
     }
-    emit_loop(os, "  ", d, "static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x)",
-              "static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x)", group, {});
+    emit_loop(os, "  ", d, "static_cast<I>(t_block) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x)",
+              "static_cast<I>(t_blocks) * static_cast<I>(blockDim.x)", group, {});
   }
 
   // A row of the outer domain per block; members in order, consecutive inner ones sharing a loop.
@@ -580,11 +583,11 @@ class CudaEmitter : public KernelEmitter {
     std::string ind = "  ";
     if (!outer.vars.empty()) {
       os << ind << "const I n_rows = " << numel(outer.sizes) << ";\n";
-      os << ind << "for (I row = blockIdx.x; row < n_rows; row += gridDim.x) {\n";
+      os << ind << "for (I row = t_block; row < n_rows; row += t_blocks) {\n";
       ind += "  ";
       unravel(os, ind, outer, "row");
     } else {
-      os << ind << "if (blockIdx.x == 0) {\n";
+      os << ind << "if (t_block == 0) {\n";
       ind += "  ";
     }
     // Items in order: an outer-level member, or a loop group (consecutive inner members, none

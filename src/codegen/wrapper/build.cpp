@@ -203,8 +203,9 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
 
 // Subprogram `sub` of control step `b`: its kernels named after the step, so that one module
 // holds every program's kernels.
-std::shared_ptr<WrapperProgram> build_subprogram(const loop::LoopProgram& sub, const std::string& prefix) {
-  sched::Schedule s = sched::schedule(sub);
+std::shared_ptr<WrapperProgram> build_subprogram(const loop::LoopProgram& sub, const std::string& prefix,
+                                                 const sched::ScheduleOptions& options) {
+  sched::Schedule s = sched::schedule(sub, options);
   for (auto& k : s.kernels) k->name = prefix + k->name;
   return std::make_shared<WrapperProgram>(build_program(sub, s, prefix));
 }
@@ -228,7 +229,7 @@ Line symbol_defs(const ReferenceCall& call, const ShapeEnv& env, std::unordered_
 
 // The host steps: an item() read or assert (Scalar), a cond or while_loop (Control).
 Line host_step(const loop::LoopProgram& program, const Buffer* b, const std::vector<Buffer*>& results,
-               const std::string& prefix) {
+               const std::string& prefix, const sched::ScheduleOptions& options) {
   Line call;
   call.call.op_name = b->node->target();
   call.call.loc = b->node->loc();
@@ -243,7 +244,7 @@ Line host_step(const loop::LoopProgram& program, const Buffer* b, const std::vec
   for (const Value* v : b->library_operands) call.operands.push_back(ref_of(program, v));
   for (const Buffer* r : results) call.results.push_back(ref_of(program, r->node->result(r->result_index)));
   for (size_t i = 0; i < b->subprograms.size(); ++i)
-    call.programs.push_back(build_subprogram(*b->subprograms[i], prefix + b->name + "_" + std::to_string(i) + "_"));
+    call.programs.push_back(build_subprogram(*b->subprograms[i], prefix + b->name + "_" + std::to_string(i) + "_", options));
   return call;
 }
 
@@ -357,38 +358,85 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     l.nbytes = nbytes_of(b, env);
     w.lines.push_back(l);
   };
+  // A kernel's comment line, naming each member and what it computes.
+  auto comment = [&](const sched::Kernel& k) {
+    for (const sched::Member& m : k.members) alloc(m.buffer);
+    Line c;
+    c.text = k.name + ":";
+    for (const sched::Member& m : k.members)
+      c.text += " " + m.buffer->name + " <- " +
+                (m.buffer->clone_of ? "clone of " + describe_value(m.buffer->clone_of) + " for " + origins(m.buffer)
+                                    : origins(m.buffer)) +
+                ";";
+    c.text.pop_back();
+    w.lines.push_back(c);
+  };
+  auto sources_of = [&](const sched::Kernel& k) {
+    std::vector<const Buffer*> members;
+    for (const sched::Member& m : k.members) members.push_back(m.buffer);
+    return sources.of(members);
+  };
+  auto call_cuda = [&](CudaKernel ck) {
+    Line call;
+    call.kind = Line::Kind::KernelCall;
+    call.kernel = static_cast<int>(w.cuda_kernels.size());
+    call.args = ck.args;
+    call.sources = ck.sources;
+    w.cuda_kernels.push_back(std::move(ck));
+    w.lines.push_back(call);
+  };
   for (const sched::Step& step : schedule.steps) {
-    if (step.kind == sched::Step::Kind::Kernel) {
-      const sched::Kernel& k = *step.kernel;
-      for (const sched::Member& m : k.members) alloc(m.buffer);
-      Line c;
-      c.text = k.name + ":";
-      for (const sched::Member& m : k.members)
-        c.text += " " + m.buffer->name + " <- " +
-                  (m.buffer->clone_of ? "clone of " + describe_value(m.buffer->clone_of) + " for " + origins(m.buffer)
-                                      : origins(m.buffer)) +
-                  ";";
-      c.text.pop_back();
-      w.lines.push_back(c);
-      Line call;
-      call.kind = Line::Kind::KernelCall;
-      std::vector<const Buffer*> members;
-      for (const sched::Member& m : k.members) members.push_back(m.buffer);
-      call.sources = sources.of(members);
-      if (!w.target.is_cuda()) {
-        CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
-        call.kernel = static_cast<int>(w.kernels.size());
-        call.args = ck.args;
-        ck.sources = call.sources;
-        w.kernels.push_back(std::move(ck));
-      } else {
-        CudaKernel ck = cuda::emit_cuda_kernel(k, slots, env);
-        call.kernel = static_cast<int>(w.cuda_kernels.size());
-        call.args = ck.args;
-        ck.sources = call.sources;
-        w.cuda_kernels.push_back(std::move(ck));
+    if (step.kind == sched::Step::Kind::Kernel || (step.kind == sched::Step::Kind::Combo && !w.target.is_cuda())) {
+      std::vector<sched::Kernel*> kernels = step.parts;
+      if (step.kernel) kernels = {step.kernel};
+      for (const sched::Kernel* k : kernels) {
+        comment(*k);
+        if (!w.target.is_cuda()) {
+          CppKernel ck = cpu::emit_cpp_kernel(*k, slots, env);
+          Line call;
+          call.kind = Line::Kind::KernelCall;
+          call.kernel = static_cast<int>(w.kernels.size());
+          call.args = ck.args;
+          call.sources = ck.sources = sources_of(*k);
+          w.kernels.push_back(std::move(ck));
+          w.lines.push_back(call);
+        } else {
+          CudaKernel ck = cuda::emit_cuda_kernel(*k, slots, env);
+          ck.sources = sources_of(*k);
+          call_cuda(std::move(ck));
+        }
       }
-      w.lines.push_back(call);
+      continue;
+    }
+    if (step.kind == sched::Step::Kind::Combo) {
+      // The parts in order, packed into combos while their parameters fit; a part that cannot
+      // be one (it records index errors) is a launch of its own.
+      std::vector<CudaKernel> parts;
+      for (const sched::Kernel* k : step.parts) {
+        comment(*k);
+        parts.push_back(cuda::emit_cuda_kernel(*k, slots, env));
+        parts.back().sources = sources_of(*k);
+      }
+      std::vector<const CudaKernel*> run;
+      auto flush = [&] {
+        if (run.size() == 1) call_cuda(*run[0]);
+        if (run.size() > 1) call_cuda(cuda::combine_cuda_kernels(run, prefix + "combo" + std::to_string(w.cuda_kernels.size())));
+        run.clear();
+      };
+      for (const CudaKernel& k : parts) {
+        if (!cuda::combinable(k)) {
+          flush();
+          call_cuda(k);
+          continue;
+        }
+        run.push_back(&k);
+        if (run.size() > 1 && cuda::combo_param_bytes(run) > cuda::kMaxComboParamBytes) {
+          run.pop_back();
+          flush();
+          run.push_back(&k);
+        }
+      }
+      flush();
       continue;
     }
     Buffer* b = step.buffer;
@@ -421,7 +469,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     }
     if (step.kind == sched::Step::Kind::Scalar || step.kind == sched::Step::Kind::Control) {
       for (Buffer* r : results) alloc(r);
-      Line call = host_step(program, b, results, prefix);
+      Line call = host_step(program, b, results, prefix, schedule.options);
       if (call.kind == Line::Kind::ScalarRead && call.scalar.is_symbol()) bound.insert(call.scalar);
       call.sources = sources.of({results.begin(), results.end()});
       if (results.empty()) call.sources = sources.of({b});

@@ -247,4 +247,9 @@ DeviceCacheStats DeviceAllocator::stats() const {
   return state_->counts;
 }
 
+void DeviceAllocator::reset_peak() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->counts.peak_lent_bytes = state_->counts.lent_bytes;
+}
+
 }  // namespace toroid::runtime::cuda

@@ -897,6 +897,7 @@ struct CudaExecutor::Impl {
     int64_t reach = 0;    // the threads' spread: grid x block x vector width
     LaunchDims dims;
     std::vector<int64_t> sym_values;
+    std::vector<unsigned> part_blocks;  // a combo kernel's blocks per part
   };
   std::vector<LaunchPlan> launch_plans;  // by line
 
@@ -926,7 +927,9 @@ struct CudaExecutor::Impl {
     const LaunchTuning& tune = tuning();
     int64_t groups = (p.elements + V - 1) / V;
     p.dims = LaunchDims{};
-    if (k.shape == CudaKernel::Shape::Flat) {
+    if (!k.parts.empty()) {
+      combo_dims(k, p);
+    } else if (k.shape == CudaKernel::Shape::Flat) {
       int64_t threads = std::clamp<int64_t>(tune.flat_threads, 32, 1024);
       p.dims.block_x = static_cast<unsigned>(threads);
       p.dims.grid_x = static_cast<unsigned>(
@@ -938,9 +941,31 @@ struct CudaExecutor::Impl {
       p.dims.block_x = static_cast<unsigned>(threads);
       p.dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(p.rows, 1, int64_t(dev.sm_count) * (2048 / threads)));
     }
-    p.reach = int64_t(p.dims.grid_x) * p.dims.block_x * V;
+    if (k.parts.empty()) p.reach = int64_t(p.dims.grid_x) * p.dims.block_x * V;
     p.epoch = binding_epoch;
     return p;
+  }
+
+  // Each part of a combo gets the blocks it would get alone (flat: `flat_threads` per block);
+  // an empty part gets none.
+  void combo_dims(const CudaKernel& k, LaunchPlan& p) {
+    const int64_t threads = std::clamp<int64_t>(tuning().flat_threads, 32, 1024);
+    const int64_t most = int64_t(device().sm_count) * tuning().blocks_per_sm;
+    p.part_blocks.clear();
+    p.reach = 0;
+    int64_t total = 0;
+    for (const CudaKernel::Part& part : k.parts) {
+      int64_t elements = eval(part.elements);
+      p.largest = std::max(p.largest, elements);
+      int64_t groups = (elements + part.vector_width - 1) / part.vector_width;
+      int64_t blocks = std::min((groups + threads - 1) / threads, most);
+      p.part_blocks.push_back(static_cast<unsigned>(blocks));
+      p.reach = std::max(p.reach, blocks * threads * part.vector_width);
+      total += blocks;
+    }
+    p.rows = p.elements = total;  // no launch when every part is empty
+    p.dims.block_x = static_cast<unsigned>(threads);
+    p.dims.grid_x = static_cast<unsigned>(std::max<int64_t>(total, 1));
   }
 
   void launch_kernel(const Line& l) {
@@ -952,14 +977,14 @@ struct CudaExecutor::Impl {
     constexpr size_t kMaxArgs = 32;
     std::array<void*, kMaxArgs> ptr_buf;
     std::array<int64_t, kMaxArgs> sym_buf;
-    std::array<void*, 2 * kMaxArgs> arg_buf;
+    std::array<void*, 3 * kMaxArgs> arg_buf;
     std::vector<void*> ptr_heap, arg_heap;
     std::vector<int64_t> sym_heap;
-    bool small = k.args.size() <= kMaxArgs && p.sym_values.size() <= kMaxArgs;
+    bool small = k.args.size() <= kMaxArgs && p.sym_values.size() <= kMaxArgs && p.part_blocks.size() <= kMaxArgs;
     if (!small) {
       ptr_heap.resize(k.args.size());
       sym_heap.resize(p.sym_values.size());
-      arg_heap.resize(k.args.size() + p.sym_values.size());
+      arg_heap.resize(k.args.size() + p.sym_values.size() + p.part_blocks.size());
     }
     void** ptrs = small ? ptr_buf.data() : ptr_heap.data();
     int64_t* syms_out = small ? sym_buf.data() : sym_heap.data();
@@ -978,6 +1003,8 @@ struct CudaExecutor::Impl {
       syms_out[i] = p.sym_values[i];
       args[n++] = &syms_out[i];
     }
+    // The launch copies the parameters' values: the plan outlives it.
+    for (const unsigned& blocks : p.part_blocks) args[n++] = const_cast<unsigned*>(&blocks);
     bool i32 = k.has_i32 && largest + p.reach < kI32Limit;
     launch(i32 ? fn_i32[ki] : wide_entry(ki), p.dims, args, stream, k.name.c_str());
   }

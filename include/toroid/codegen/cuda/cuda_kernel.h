@@ -26,6 +26,17 @@ using codegen::CudaKernel;
 
 CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const SymbolSlots& slots, const ShapeEnv& env);
 
+// Combo kernels (cuda_combo.cpp). A part is a flat kernel that records no index error (the
+// site numbers are the kernel's own). The combo holds the parts' definitions and one entry point
+// per index type: parameters are the union of the parts' storages and symbols, then one block
+// count per part; part j runs on the blocks after those of parts 0..j-1, as if alone on them.
+bool combinable(const CudaKernel& k);
+// The bytes of a combo's parameters: kept under 4 KiB, what every driver takes.
+size_t combo_param_bytes(const std::vector<const CudaKernel*>& parts);
+constexpr size_t kMaxComboParamBytes = 4000;
+// `parts`: two or more combinable kernels, of storages no part writes that another reads.
+CudaKernel combine_cuda_kernels(const std::vector<const CudaKernel*>& parts, const std::string& name);
+
 // cuda_prelude and cuda_translation_unit: codegen/kernel.h (the executor compiles entry points
 // on demand).
 

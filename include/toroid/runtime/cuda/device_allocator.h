@@ -44,6 +44,8 @@ class DeviceAllocator {
   DeviceMemory allocate(size_t nbytes, Stream s = nullptr);
   void empty_cache();
   DeviceCacheStats stats() const;
+  // Restarts peak_lent_bytes from the bytes lent now.
+  void reset_peak();
   static size_t class_size(size_t nbytes);
 
   ~DeviceAllocator();

@@ -1,0 +1,98 @@
+#include <algorithm>
+#include <sstream>
+
+#include "toroid/codegen/cuda/cuda_kernel.h"
+#include "toroid/support/error.h"
+
+namespace toroid::codegen::cuda {
+
+namespace {
+
+// The union of the parts' storages and symbols, in first-use order.
+struct Params {
+  std::vector<int> args;
+  std::vector<std::string> arg_types;
+  std::vector<size_t> sym_slots;
+
+  explicit Params(const std::vector<const CudaKernel*>& parts) {
+    for (const CudaKernel* k : parts) {
+      for (size_t i = 0; i < k->args.size(); ++i)
+        if (std::find(args.begin(), args.end(), k->args[i]) == args.end()) {
+          args.push_back(k->args[i]);
+          arg_types.push_back(k->arg_types[i]);
+        }
+      for (size_t s : k->sym_slots)
+        if (std::find(sym_slots.begin(), sym_slots.end(), s) == sym_slots.end()) sym_slots.push_back(s);
+    }
+  }
+  size_t arg_index(int slot) const { return static_cast<size_t>(std::find(args.begin(), args.end(), slot) - args.begin()); }
+  size_t sym_index(size_t slot) const {
+    return static_cast<size_t>(std::find(sym_slots.begin(), sym_slots.end(), slot) - sym_slots.begin());
+  }
+};
+
+}  // namespace
+
+bool combinable(const CudaKernel& k) {
+  return k.parts.empty() && k.shape == CudaKernel::Shape::Flat && k.index_sites.empty() &&
+         k.arg_types.size() == k.args.size();
+}
+
+size_t combo_param_bytes(const std::vector<const CudaKernel*>& parts) {
+  Params p(parts);
+  return 8 * (p.args.size() + p.sym_slots.size()) + 4 * parts.size();
+}
+
+CudaKernel combine_cuda_kernels(const std::vector<const CudaKernel*>& parts, const std::string& name) {
+  TOROID_CHECK(parts.size() >= 2, "a combo kernel needs two parts");
+  for (const CudaKernel* k : parts) TOROID_CHECK(combinable(*k), k->name + " cannot be a combo kernel's part");
+  Params p(parts);
+  CudaKernel out;
+  out.name = name;
+  out.shape = CudaKernel::Shape::Flat;
+  out.args = p.args;
+  out.arg_types = p.arg_types;
+  out.sym_slots = p.sym_slots;
+  out.has_i32 = true;
+  std::ostringstream defs;
+  defs << "// " << name << ": a combo of";
+  for (const CudaKernel* k : parts) defs << " " << k->name;
+  defs << "\n";
+  for (const CudaKernel* k : parts) {
+    defs << k->definitions;
+    out.has_i32 = out.has_i32 && k->has_i32;
+    out.sources.insert(out.sources.end(), k->sources.begin(), k->sources.end());
+    out.parts.push_back({k->name, k->elements, k->vector_width});
+  }
+  out.definitions = defs.str();
+  std::string params;
+  for (size_t i = 0; i < p.args.size(); ++i)
+    params += (i ? ", " : "") + p.arg_types[i] + "* __restrict__ a" + std::to_string(i);
+  for (size_t i = 0; i < p.sym_slots.size(); ++i) params += (params.empty() ? "" : ", ") + std::string("int64_t s") + std::to_string(i);
+  for (size_t j = 0; j < parts.size(); ++j) params += (params.empty() ? "" : ", ") + std::string("unsigned nb") + std::to_string(j);
+  for (const char* I : {"int32_t", "int64_t"}) {
+    std::ostringstream e;
+    e << "extern \"C\" __global__ void __launch_bounds__(1024) " << name << "_" << (I[3] == '3' ? "i32" : "i64") << "("
+      << params << ") {\n  unsigned b = blockIdx.x;\n";
+    for (size_t j = 0; j < parts.size(); ++j) {
+      const CudaKernel& k = *parts[j];
+      std::string call;
+      for (int slot : k.args) call += (call.empty() ? "a" : ", a") + std::to_string(p.arg_index(slot));
+      for (size_t s : k.sym_slots) call += (call.empty() ? "s" : ", s") + std::to_string(p.sym_index(s));
+      std::string nb = "nb" + std::to_string(j);
+      e << "  if (b < " << nb << ") {\n    " << k.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ") << "b, " << nb
+        << ");\n    return;\n  }\n";
+      if (j + 1 < parts.size()) e << "  b -= " << nb << ";\n";
+    }
+    e << "}\n";
+    (I[3] == '3' ? out.entry_i32 : out.entry_i64) = e.str();
+  }
+  if (!out.has_i32) out.entry_i32.clear();
+  out.source = out.definitions + out.entry_i32 + out.entry_i64;
+  out.rows = out.elements = SymExpr::integer(0);  // the executor sizes a combo by its parts
+  out.vector_width = 1;
+  for (const CudaKernel* k : parts) out.vector_width = std::max(out.vector_width, k->vector_width);
+  return out;
+}
+
+}  // namespace toroid::codegen::cuda
