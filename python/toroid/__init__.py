@@ -4,7 +4,7 @@ graphs compiled through libtoroid.so's C ABI (ctypes; no compiled extension). do
 Importing this package does not import torch; the backend is registered with dynamo when torch
 has it (torch >= 2.0).
 """
-from ._capi import ToroidError, analyze_kernel, op_supported  # noqa: F401
+from ._capi import ToroidError, analyze_kernel, device_memory, op_supported  # noqa: F401
 from . import export  # noqa: F401  (toroid.export.load; imports torch only when called)
 
 __version__ = "0.2.0"

@@ -29,6 +29,11 @@ class CompileOptions(ctypes.Structure):
                 ("deterministic", ctypes.c_int32), ("cuda_graphs", ctypes.c_int32)]
 
 
+class DeviceMemory(ctypes.Structure):
+    _fields_ = [("lent_bytes", ctypes.c_int64), ("peak_lent_bytes", ctypes.c_int64), ("cached_bytes", ctypes.c_int64),
+                ("fresh_blocks", ctypes.c_int64), ("reused_blocks", ctypes.c_int64)]
+
+
 class OutputInfo(ctypes.Structure):
     _fields_ = [("dtype", ctypes.c_int32), ("ndim", ctypes.c_int32),
                 ("sizes", ctypes.c_int64 * MAX_DIMS), ("strides", ctypes.c_int64 * MAX_DIMS),
@@ -74,8 +79,9 @@ def lib():
         "toroid_run": ([vp, P(Tensor), i, P(Tensor), i, vp], i), "toroid_tensor_release": ([P(Tensor)], None),
         "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
         "toroid_analyze_kernel": ([cp, cp, i, P(cp)], i),
+        "toroid_device_memory_stats": ([P(DeviceMemory), i], i),
     }
-    optional = {"toroid_analyze_kernel"}  # newer than some libraries of this ABI version
+    optional = {"toroid_analyze_kernel", "toroid_device_memory_stats"}  # newer than some libraries of this ABI version
     for name, (args, res) in sigs.items():
         try:
             fn = getattr(L, name)
@@ -109,6 +115,19 @@ def analyze_kernel(text, kind="cuda", arch=90):
     out = ctypes.c_char_p()
     check(lib().toroid_analyze_kernel(text.encode(), kind.encode(), arch, ctypes.byref(out)))
     return json.loads(out.value.decode())
+
+
+def device_memory(reset_peak=False):
+    """The device memory toroid's own caching allocator lends (CUDA runs' intermediates without a
+    workspace, CUDA graphs' static buffers), which torch.cuda's statistics do not include: a dict
+    of lent_bytes, peak_lent_bytes (since the last reset), cached_bytes, fresh_blocks and
+    reused_blocks (counts since the process started). reset_peak=True restarts the peak after
+    reading it."""
+    if not hasattr(lib(), "toroid_device_memory_stats"):
+        raise ToroidError("this libtoroid predates toroid_device_memory_stats: rebuild it")
+    m = DeviceMemory()
+    check(lib().toroid_device_memory_stats(ctypes.byref(m), 1 if reset_peak else 0))
+    return {name: getattr(m, name) for name, _ in DeviceMemory._fields_}
 
 
 def op_supported(name, device=None):

@@ -106,7 +106,36 @@ def timed(fn, reps):
         fn()
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) * 1e3)
-    return out, first, statistics.median(times) if times else float("nan")
+    return out, first, statistics.median(times) if times else float("nan"), memory(fn, max(reps // 4, 3))
+
+
+def toroid_memory(reset=False):
+    try:
+        import toroid
+        return toroid.device_memory(reset)
+    except Exception:  # an older library, or no CUDA: toroid's own memory is not counted
+        return {"lent_bytes": 0, "peak_lent_bytes": 0, "fresh_blocks": 0, "reused_blocks": 0}
+
+
+def memory(fn, reps):
+    """Over `reps` warm calls of fn.core (the compiled call alone, where the case sets it) or fn:
+    the peak MiB of PyTorch's allocator plus toroid's own (torch.cuda does not see toroid's), and
+    the device allocations per call by either."""
+    import torch
+    core = getattr(fn, "core", fn)
+    core()
+    torch.cuda.synchronize()
+    t0 = toroid_memory(reset=True)
+    torch.cuda.reset_peak_memory_stats()
+    a0 = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
+    for _ in range(reps):
+        core()
+    torch.cuda.synchronize()
+    t1 = toroid_memory()
+    allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - a0
+    allocs += (t1["fresh_blocks"] + t1["reused_blocks"]) - (t0["fresh_blocks"] + t0["reused_blocks"])
+    return {"peak_mib": round((torch.cuda.max_memory_allocated() + t1["peak_lent_bytes"]) / 2 ** 20, 2),
+            "toroid_mib": round(t1["peak_lent_bytes"] / 2 ** 20, 2), "allocs_per_call": round(allocs / reps, 2)}
 
 
 # Each case builds (make(compile_fn) -> step function returning tensors to compare). make() is
@@ -210,6 +239,7 @@ def case_adam(device):
         def step():
             f()
             return [p.detach().clone() for p in ps]
+        step.core = f  # memory(): the step alone, without the clones made to compare
         return step
     return make
 
@@ -226,7 +256,7 @@ def run_case(make_case, device, reps, dump):
            "note": ""}
     errors = []
     make = make_case(device)
-    want, _, row["eager"] = timed(make(lambda m: m), reps)
+    want, _, row["eager"], row["eager_mem"] = timed(make(lambda m: m), reps)
     counter = FallbackCounter()
     logging.getLogger("toroid").addHandler(counter)
     try:
@@ -235,7 +265,7 @@ def run_case(make_case, device, reps, dump):
         if dump:
             from toroid.backend import toroid_backend
             backend = lambda gm, ex: toroid_backend(gm, ex, dump_dir=dump)  # noqa: E731
-        got, row["toroid_c"], row["toroid"] = timed(make(lambda m: torch.compile(m, backend=backend)), reps)
+        got, row["toroid_c"], row["toroid"], row["toroid_mem"] = timed(make(lambda m: torch.compile(m, backend=backend)), reps)
         problem = compare(got, want)
         row["status"] = "PASS" if problem is None else "FAIL"
         row["note"] = problem or ""
@@ -249,7 +279,7 @@ def run_case(make_case, device, reps, dump):
     row["fallback_lines"] = sorted(set(counter.messages))
     try:
         torch._dynamo.reset()
-        _, row["inductor_c"], row["inductor"] = timed(make(lambda m: torch.compile(m)), reps)
+        _, row["inductor_c"], row["inductor"], row["inductor_mem"] = timed(make(lambda m: torch.compile(m)), reps)
     except Exception:
         errors.append(("inductor", traceback.format_exc()))
     torch._dynamo.reset()
@@ -298,6 +328,15 @@ def main():
         print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             title, r["status"], fmt(r.get("eager")), fmt(r.get("toroid")), fmt(r.get("inductor")),
             fmt(r.get("toroid_c")), fmt(r.get("inductor_c")), r.get("note", "")))
+    print()
+    print("| model | eager peak MiB | toroid peak MiB (its own) | Inductor peak MiB | allocations per call: eager / toroid / Inductor |")
+    print("|---|---|---|---|---|")
+    for title, r in rows:
+        m = [r.get(k) or {} for k in ("eager_mem", "toroid_mem", "inductor_mem")]
+        print("| %s | %s | %s (%s) | %s | %s / %s / %s |" % (
+            title, fmt(m[0].get("peak_mib")), fmt(m[1].get("peak_mib")), fmt(m[1].get("toroid_mib")),
+            fmt(m[2].get("peak_mib")), fmt(m[0].get("allocs_per_call")), fmt(m[1].get("allocs_per_call")),
+            fmt(m[2].get("allocs_per_call"))))
     if args.json:
         import json
         with open(args.json, "a") as fh:
@@ -307,7 +346,9 @@ def main():
                                      "cuda_graphs": os.environ.get("TOROID_CUDA_GRAPHS", "1") != "0",
                                      "status": r["status"], "eager_ms": r.get("eager"), "toroid_ms": r.get("toroid"),
                                      "inductor_ms": r.get("inductor"), "toroid_compile_s": r.get("toroid_c"),
-                                     "inductor_compile_s": r.get("inductor_c"), "note": r.get("note", "")}) + "\n")
+                                     "inductor_compile_s": r.get("inductor_c"), "note": r.get("note", ""),
+                                     "eager_mem": r.get("eager_mem"), "toroid_mem": r.get("toroid_mem"),
+                                     "inductor_mem": r.get("inductor_mem")}) + "\n")
     if args.verbose:
         for title, r in rows:
             for line in r.get("fallback_lines", []):
