@@ -610,16 +610,21 @@ class CompiledGraph:
             if x not in env and x.op == "call_function" and self.eager.get(x) == _SYMBOLIC:
                 env[x] = x.target(*map_arg(x.args, fetch), **map_arg(x.kwargs, fetch))
             return env[x]
-        for kind, s in self.steps:
-            if kind == "eager":
-                env[s] = s.target(*map_arg(s.args, fetch), **map_arg(s.kwargs, fetch))
-            else:
-                with torch.no_grad():
-                    outs = s([env[n] for n in s.inputs])
-                for n, v in zip(s.outputs, outs):
-                    env[n] = v
-        flat, rebuild = flatten_outputs(self.output.args[0])
-        return rebuild([env[x] if isinstance(x, torch.fx.Node) else x for x in flat])
+        try:
+            for kind, s in self.steps:
+                if kind == "eager":
+                    env[s] = s.target(*map_arg(s.args, fetch), **map_arg(s.kwargs, fetch))
+                else:
+                    with torch.no_grad():
+                        outs = s([env[n] for n in s.inputs])
+                    for n, v in zip(s.outputs, outs):
+                        env[n] = v
+            flat, rebuild = flatten_outputs(self.output.args[0])
+            return rebuild([env[x] if isinstance(x, torch.fx.Node) else x for x in flat])
+        finally:
+            # fetch refers to itself (a reference cycle through its closure, holding env and so
+            # every tensor of the call until the cycle collector runs): broken here.
+            fetch = None  # noqa: F841
 
 
 def compile_graph(gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):

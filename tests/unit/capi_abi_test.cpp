@@ -419,8 +419,6 @@ TEST_F(CApi, DeviceMemoryStats) {
 
 TEST_F(CApi, CudaRunIntoDeviceMemory) {
   if (!toroid_cuda_available()) GTEST_SKIP() << "no GPU";
-  toroid_device_memory before;
-  ASSERT_EQ(toroid_device_memory_stats(&before, 0), 0) << error();
   namespace cu = toroid::runtime::cuda;
   toroid_compile_options o;
   toroid_compile_options_init(&o);
@@ -451,11 +449,6 @@ TEST_F(CApi, CudaRunIntoDeviceMemory) {
     for (size_t i = 0; i < 40; ++i) EXPECT_EQ(a[i], 2.0f * x[i] + 1.0f) << i;
     EXPECT_EQ(out[1].scalar, 5.0);
   }
-  // The run without a workspace took its intermediates from toroid's allocator.
-  toroid_device_memory after;
-  ASSERT_EQ(toroid_device_memory_stats(&after, 0), 0) << error();
-  EXPECT_GT(after.fresh_blocks + after.reused_blocks, before.fresh_blocks + before.reused_blocks);
-  EXPECT_GT(after.peak_lent_bytes, 0);
   toroid_tensor out[3] = {tensor(da, {5, 8}), {}, {}};
   EXPECT_NE(toroid_run_into(m, in, 2, out, 3, workspace, 16, nullptr), 0);  // too small
   EXPECT_NE(error().find("workspace"), std::string::npos) << error();

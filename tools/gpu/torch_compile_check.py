@@ -10,7 +10,9 @@ when toroid's outputs (and gradients, for the training rows) match eager's withi
 synchronized); compile is the first call's time. A model whose package (torchvision,
 transformers) is missing is a SKIP row; a failure anywhere is a FAIL or ERROR row with its
 traceback printed after the table, and the other rows still run. Ops that fell back to eager
-are counted per row (the toroid logger's lines).
+are counted per row (the toroid logger's lines). A second table gives each backend's device memory
+above what was allocated before its first call (peak from that call on, and held at the end;
+PyTorch's allocator and toroid's own together) and device allocations per warm call.
 """
 import argparse
 import copy
@@ -94,8 +96,13 @@ def compare(got, want):
 
 
 def timed(fn, reps):
+    """fn's first call (compile) and median warm call, CUDA synchronized, then memory(): the
+    output of the first call, its seconds, the median ms, and the memory figures."""
     import torch
     torch.cuda.synchronize()
+    base = held_bytes()
+    torch.cuda.reset_peak_memory_stats()
+    toroid_memory(reset=True)
     t0 = time.perf_counter()
     out = fn()
     torch.cuda.synchronize()
@@ -106,7 +113,7 @@ def timed(fn, reps):
         fn()
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) * 1e3)
-    return out, first, statistics.median(times) if times else float("nan"), memory(fn, max(reps // 4, 3))
+    return out, first, statistics.median(times) if times else float("nan"), memory(fn, max(reps // 4, 3), base)
 
 
 def toroid_memory(reset=False):
@@ -117,16 +124,20 @@ def toroid_memory(reset=False):
         return {"lent_bytes": 0, "peak_lent_bytes": 0, "fresh_blocks": 0, "reused_blocks": 0}
 
 
-def memory(fn, reps):
-    """Over `reps` warm calls of fn.core (the compiled call alone, where the case sets it) or fn:
-    the peak MiB of PyTorch's allocator plus toroid's own (torch.cuda does not see toroid's), and
-    the device allocations per call by either."""
+def held_bytes():
+    import torch
+    return torch.cuda.memory_allocated() + toroid_memory()["lent_bytes"]
+
+
+def memory(fn, reps, base):
+    """A backend's memory, above what was allocated before its first call (`base`): the peak MiB
+    from its first call on (compile included) and the MiB still held after `reps` more warm calls
+    of fn.core (the compiled call alone, where the case sets it) or fn, by PyTorch's allocator and
+    toroid's own together (torch.cuda does not see toroid's); and device allocations per call."""
     import torch
     core = getattr(fn, "core", fn)
-    core()
     torch.cuda.synchronize()
-    t0 = toroid_memory(reset=True)
-    torch.cuda.reset_peak_memory_stats()
+    t0 = toroid_memory()
     a0 = torch.cuda.memory_stats().get("allocation.all.allocated", 0)
     for _ in range(reps):
         core()
@@ -134,8 +145,10 @@ def memory(fn, reps):
     t1 = toroid_memory()
     allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - a0
     allocs += (t1["fresh_blocks"] + t1["reused_blocks"]) - (t0["fresh_blocks"] + t0["reused_blocks"])
-    return {"peak_mib": round((torch.cuda.max_memory_allocated() + t1["peak_lent_bytes"]) / 2 ** 20, 2),
-            "toroid_mib": round(t1["peak_lent_bytes"] / 2 ** 20, 2), "allocs_per_call": round(allocs / reps, 2)}
+    mib = 2 ** 20
+    return {"peak_mib": round((torch.cuda.max_memory_allocated() + t1["peak_lent_bytes"] - base) / mib, 2),
+            "held_mib": round((held_bytes() - base) / mib, 2), "toroid_mib": round(t1["peak_lent_bytes"] / mib, 2),
+            "allocs_per_call": round(allocs / reps, 2)}
 
 
 # Each case builds (make(compile_fn) -> step function returning tensors to compare). make() is
@@ -329,14 +342,15 @@ def main():
             title, r["status"], fmt(r.get("eager")), fmt(r.get("toroid")), fmt(r.get("inductor")),
             fmt(r.get("toroid_c")), fmt(r.get("inductor_c")), r.get("note", "")))
     print()
-    print("| model | eager peak MiB | toroid peak MiB (its own) | Inductor peak MiB | allocations per call: eager / toroid / Inductor |")
-    print("|---|---|---|---|---|")
+    print("MiB above what was allocated before each backend's first call; toroid's own allocator's in brackets")
+    print("| model | peak MiB: eager / toroid / Inductor | held after: eager / toroid / Inductor | allocations per call: eager / toroid / Inductor |")
+    print("|---|---|---|---|")
     for title, r in rows:
         m = [r.get(k) or {} for k in ("eager_mem", "toroid_mem", "inductor_mem")]
-        print("| %s | %s | %s (%s) | %s | %s / %s / %s |" % (
+        print("| %s | %s / %s (%s) / %s | %s / %s / %s | %s / %s / %s |" % (
             title, fmt(m[0].get("peak_mib")), fmt(m[1].get("peak_mib")), fmt(m[1].get("toroid_mib")),
-            fmt(m[2].get("peak_mib")), fmt(m[0].get("allocs_per_call")), fmt(m[1].get("allocs_per_call")),
-            fmt(m[2].get("allocs_per_call"))))
+            fmt(m[2].get("peak_mib")), fmt(m[0].get("held_mib")), fmt(m[1].get("held_mib")), fmt(m[2].get("held_mib")),
+            fmt(m[0].get("allocs_per_call")), fmt(m[1].get("allocs_per_call")), fmt(m[2].get("allocs_per_call"))))
     if args.json:
         import json
         with open(args.json, "a") as fh:
