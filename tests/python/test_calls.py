@@ -101,6 +101,32 @@ class CheckedCalls(unittest.TestCase):
         node.target = lambda *a, **k: torch.ops.aten.logcumsumexp.default(*a, **k).double()
         close(self, c(x), fn(x))
 
+    def test_a_call_with_eager_steps_leaves_no_reference_cycle(self):
+        # The call's tensors are freed when it returns, not when the cycle collector next runs
+        # (a training loop would otherwise hold many steps' activations).
+        import gc
+        import weakref
+        fn = lambda x: torch.logcumsumexp(x * 3, 0) * 2  # noqa: E731  (logcumsumexp runs in eager)
+        x = torch.randn(5)
+        c = compile_graph(make_fx(fn)(x), [x])
+        self.assertTrue(any(kind == "eager" for kind, _ in c.steps))
+        seen = []
+        node = next(s for kind, s in c.steps if kind == "eager")
+        target = node.target
+
+        def recorded(*a, **k):
+            r = target(*a, **k)
+            seen.append(weakref.ref(r))
+            return r
+        node.target = recorded
+        gc.disable()
+        try:
+            close(self, c(x), fn(x))
+            self.assertEqual(len(seen), 1)
+            self.assertIsNone(seen[0](), "the eager step's result outlived the call")
+        finally:
+            gc.enable()
+
     def test_rank_mismatch_is_an_error(self):
         c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
         with self.assertRaisesRegex(toroid.ToroidError, "has 1 dims"):
