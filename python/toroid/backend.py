@@ -64,7 +64,19 @@ def toroid_backend(gm, example_inputs, dump_dir=None, mode=None, options=None):
     # step) ends in copy_ nodes toroid compiles, writing the inputs where they are, instead of
     # returning new values for AOTAutograd to copy back one by one in Python.
     return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=core_aten_decompositions(),
-                        keep_inference_input_mutations=True)(gm, example_inputs)
+                        partition_fn=_partition_fn(), keep_inference_input_mutations=True)(gm, example_inputs)
+
+
+def _partition_fn():
+    """How a training graph splits into forward and backward: as for Inductor, the min-cut
+    partitioner, which saves fewer activations and recomputes cheap pointwise ones in the
+    backward (toroid fuses them there as Inductor does), so a step holds less memory."""
+    import functools
+    import inspect
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+    if "compiler" in inspect.signature(min_cut_rematerialization_partition).parameters:
+        return functools.partial(min_cut_rematerialization_partition, compiler="inductor")
+    return min_cut_rematerialization_partition
 
 
 def register():

@@ -100,7 +100,7 @@ def timed(fn, reps):
     output of the first call, its seconds, the median ms, and the memory figures."""
     import torch
     torch.cuda.synchronize()
-    base = held_bytes()
+    base = (torch.cuda.memory_allocated(), toroid_memory()["lent_bytes"])
     torch.cuda.reset_peak_memory_stats()
     toroid_memory(reset=True)
     t0 = time.perf_counter()
@@ -124,13 +124,9 @@ def toroid_memory(reset=False):
         return {"lent_bytes": 0, "peak_lent_bytes": 0, "fresh_blocks": 0, "reused_blocks": 0}
 
 
-def held_bytes():
-    import torch
-    return torch.cuda.memory_allocated() + toroid_memory()["lent_bytes"]
-
-
 def memory(fn, reps, base):
-    """A backend's memory, above what was allocated before its first call (`base`): the peak MiB
+    """A backend's memory, above what was allocated before its first call (`base`: PyTorch's
+    bytes, toroid's): the peak MiB
     from its first call on (compile included) and the MiB still held after `reps` more warm calls
     of fn.core (the compiled call alone, where the case sets it) or fn, by PyTorch's allocator and
     toroid's own together (torch.cuda does not see toroid's); and device allocations per call."""
@@ -146,8 +142,10 @@ def memory(fn, reps, base):
     allocs = torch.cuda.memory_stats().get("allocation.all.allocated", 0) - a0
     allocs += (t1["fresh_blocks"] + t1["reused_blocks"]) - (t0["fresh_blocks"] + t0["reused_blocks"])
     mib = 2 ** 20
-    return {"peak_mib": round((torch.cuda.max_memory_allocated() + t1["peak_lent_bytes"] - base) / mib, 2),
-            "held_mib": round((held_bytes() - base) / mib, 2), "toroid_mib": round(t1["peak_lent_bytes"] / mib, 2),
+    toroid_peak = t1["peak_lent_bytes"] - base[1]
+    return {"peak_mib": round((torch.cuda.max_memory_allocated() - base[0] + toroid_peak) / mib, 2),
+            "held_mib": round((torch.cuda.memory_allocated() - base[0] + t1["lent_bytes"] - base[1]) / mib, 2),
+            "toroid_mib": round(toroid_peak / mib, 2),
             "allocs_per_call": round(allocs / reps, 2)}
 
 
