@@ -74,7 +74,33 @@ def main():
     print("\n| MiB held | blocks | allocated at |\n|---|---|---|")
     for site, (size, n) in sorted(held.items(), key=lambda kv: -kv[1][0])[:args.top]:
         print("| %.2f | %d | %s |" % (size / mib, n, site))
+    at_peak(snap, args.top)
     garbage_cycles(torch)
+
+
+def at_peak(snap, top):
+    """The blocks live when the recorded history reached its most allocated bytes, by site: a
+    replay of the allocator's trace (an allocation adds its block, a free request removes it)."""
+    live, total, best, best_live = {}, 0, 0, {}
+    for trace in snap.get("device_traces", []):
+        for e in trace:
+            action = e.get("action")
+            if action == "alloc":
+                live[e["addr"]] = (e["size"], e.get("frames", []))
+                total += e["size"]
+                if total > best:
+                    best, best_live = total, dict(live)
+            elif action == "free_requested" and e["addr"] in live:
+                total -= live.pop(e["addr"])[0]
+    held = collections.defaultdict(lambda: [0, 0])
+    for size, frames in best_live.values():
+        h = held[where(frames)]
+        h[0] += size
+        h[1] += 1
+    print("\nat the recorded peak (%.1f MiB live, the history's blocks only):" % (best / 2 ** 20))
+    print("| MiB | blocks | allocated at |\n|---|---|---|")
+    for site, (size, n) in sorted(held.items(), key=lambda kv: -kv[1][0])[:top]:
+        print("| %.2f | %d | %s |" % (size / 2 ** 20, n, site))
 
 
 def garbage_cycles(torch, device="cuda"):
