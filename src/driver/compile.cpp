@@ -455,8 +455,8 @@ int64_t Specialization::planned_peak_bytes(const sym::Binding& binding) const {
   return v->i;
 }
 
-size_t Specialization::workspace_bytes(const sym::Binding& binding) const {
-  return executor ? executor->workspace_bytes(binding) : 0;
+size_t Specialization::workspace_bytes(const sym::Binding& binding, bool outputs_given) const {
+  return executor ? executor->workspace_bytes(binding, outputs_given) : 0;
 }
 
 bool cuda_available(std::string* why) {

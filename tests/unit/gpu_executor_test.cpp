@@ -37,6 +37,10 @@ constexpr const char* kGraph = R"(graph @g functional {
   output %s, %z
 })";
 
+struct NotOwnedStorage : toroid::ops::HostStorage::Releaser {
+  void release(std::byte*, size_t) noexcept override {}
+};
+
 class GpuExecutor : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -82,7 +86,7 @@ TEST_F(GpuExecutor, MatchesTheReference) {
 
 TEST_F(GpuExecutor, WorkspaceModeKeepsEveryBufferInTheWorkspace) {
   const toroid::driver::Specialization& s = module_->current();
-  size_t need = s.workspace_bytes({});
+  size_t need = s.workspace_bytes({}, /*outputs_given=*/false);  // the outputs too
   ASSERT_GT(need, 0u);
   cuda::DeviceMemory ws = cuda::DeviceAllocator::global().allocate(need);
   std::vector<RtValue> on_device;
@@ -105,6 +109,31 @@ TEST_F(GpuExecutor, WorkspaceModeKeepsEveryBufferInTheWorkspace) {
   } catch (const toroid::UserError& e) {
     EXPECT_NE(std::string(e.what()).find("the workspace has"), std::string::npos) << e.what();
   }
+}
+
+// Outputs given caller memory take no room in the workspace: the smaller workspace suffices, and
+// the outputs land in the caller's memory.
+TEST_F(GpuExecutor, OutputsInCallerMemoryTakeNoWorkspace) {
+  const toroid::driver::Specialization& s = module_->current();
+  size_t with_outputs = s.workspace_bytes({}, /*outputs_given=*/false), need = s.workspace_bytes({});
+  EXPECT_LT(need, with_outputs);
+  cuda::DeviceMemory ws = cuda::DeviceAllocator::global().allocate(std::max<size_t>(need, 1));
+  std::vector<RtValue> on_device;
+  for (const RtValue& v : inputs_) on_device.push_back(cuda::to_device(v));
+  toroid::runtime::RunOptions o;
+  o.workspace = ws->ptr;
+  o.workspace_bytes = need;
+  std::vector<cuda::DeviceMemory> keep;
+  for (const RtValue& w : want_) {
+    keep.push_back(cuda::DeviceAllocator::global().allocate(w.tensor().storage()->nbytes()));
+    o.outputs.push_back(std::make_shared<toroid::ops::HostStorage>(static_cast<std::byte*>(keep.back()->ptr),
+                                                                   w.tensor().storage()->nbytes(),
+                                                                   std::make_shared<NotOwnedStorage>()));
+  }
+  std::vector<RtValue> out = module_->current().executor->run(on_device, {}, nullptr, o);
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(static_cast<const void*>(out[i].tensor().storage()->data()), keep[i]->ptr) << "output " << i;
+  expect_close(out, want_);
 }
 
 // run_device does not wait for the GPU: an out of range gather position is reported by a later
@@ -352,7 +381,7 @@ TEST(GpuCudaGraphs, ReplaysWithEachCallsData) {
     std::vector<RtValue> want = toroid::interp::interpret(module->graph(), {RtValue(x), RtValue(w)});
     toroid::sym::Binding b;
     toroid::driver::Specialization& s = module->specialize({dx, dw}, &b);
-    size_t need = s.workspace_bytes(b);
+    size_t need = s.workspace_bytes(b, /*outputs_given=*/false);
     static cuda::DeviceMemory ws = cuda::DeviceAllocator::global().allocate(1 << 20);
     ASSERT_LE(need, size_t(1) << 20);
     toroid::runtime::RunOptions ro;
@@ -407,7 +436,7 @@ TEST(GpuCudaGraphs, MovingAddressesArePooled) {
     std::vector<RtValue> want = toroid::interp::interpret(module->graph(), {RtValue(x), RtValue(w)});
     toroid::sym::Binding b;
     toroid::driver::Specialization& s = module->specialize({dx, dw}, &b);
-    size_t need = s.workspace_bytes(b);
+    size_t need = s.workspace_bytes(b, /*outputs_given=*/false);
     ASSERT_LE(need, size_t(1) << 20);
     outs.push_back(cuda::DeviceAllocator::global().allocate(64 * 16 * 4));
     toroid::runtime::RunOptions ro;

@@ -81,8 +81,9 @@ struct Specialization {
   std::vector<runtime::OutputLayout> output_layouts(const sym::Binding& binding) const;
   // The plan's peak bytes for these sizes (a UserError when they depend on data).
   int64_t planned_peak_bytes(const sym::Binding& binding) const;
-  // The bytes a caller's workspace needs for these sizes (0: the target takes none).
-  size_t workspace_bytes(const sym::Binding& binding) const;
+  // The bytes a caller's workspace needs for these sizes (0: the target takes none); with
+  // `outputs_given`, for a run given memory for its outputs (runtime::Executor::workspace_bytes).
+  size_t workspace_bytes(const sym::Binding& binding, bool outputs_given = true) const;
 };
 
 class CompiledModule {

@@ -23,7 +23,8 @@ struct RunStats {
 struct RunOptions {
   void* stream = nullptr;  // a CUstream; nullptr: toroid's own
   // Workspace mode: every buffer the program allocates is carved out of this memory, as the
-  // memory plan lays it out (workspace_bytes() says how much). Outputs then live in it too. The
+  // memory plan lays it out (workspace_bytes() says how much). Outputs not given memory in
+  // `outputs` then live in it too. The
   // programs of cond and while lines (and a loop's second set of carried values) take their
   // memory from the caching allocator.
   void* workspace = nullptr;
@@ -55,8 +56,13 @@ class Executor {
                                         RunStats* stats = nullptr, const RunOptions& options = {}) = 0;
   // Waits for the deferred checks of earlier runs and reports the first error they found.
   virtual void check_errors() {}
-  // The bytes a workspace needs for these sizes (0: this executor takes none).
-  virtual size_t workspace_bytes(const sym::Binding&) const { return 0; }
+  // The bytes a workspace needs for these sizes (0: this executor takes none): with
+  // `outputs_given`, for a run given caller memory (RunOptions::outputs) for every output
+  // output_binding.h can place there, which then takes no room in the workspace.
+  virtual size_t workspace_bytes(const sym::Binding&, bool outputs_given = true) const {
+    (void)outputs_given;
+    return 0;
+  }
 };
 
 // The in-process CPU executor: runs the program's lines against the kernels of a loaded shared

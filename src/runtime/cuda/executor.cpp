@@ -219,6 +219,7 @@ struct CudaExecutor::Impl {
   size_t line = 0;  // the line running (for lifecycle messages)
   std::vector<int64_t> workspace_offsets;  // by buffer id, in workspace mode
   std::optional<sym::Binding> layout_binding;  // the sizes workspace_offsets is for
+  std::vector<bool> layout_given;              // and the slots in caller memory
   // Changes whenever the sizes may have (a run with other symbol values, or a line that binds
   // symbols mid-run): launch plans made at another epoch are made again.
   uint64_t binding_epoch = 1;
@@ -387,8 +388,9 @@ struct CudaExecutor::Impl {
   }
 
   // The workspace layout of this run's allocations: first fit over the blocks that Free lines
-  // released (a Reuse takes its buffer's block), else the end.
-  size_t layout_workspace(const sym::Binding& at, std::vector<int64_t>* offsets) const {
+  // released (a Reuse takes its buffer's block), else the end. Slots in caller memory (`given`,
+  // by slot) take no place in it.
+  size_t layout_workspace(const sym::Binding& at, const std::vector<bool>& given, std::vector<int64_t>* offsets) const {
     offsets->assign(w.slots.size(), -1);
     std::multimap<size_t, size_t> free_blocks;  // size -> offset
     std::vector<size_t> sizes(w.slots.size(), 0);
@@ -396,6 +398,7 @@ struct CudaExecutor::Impl {
     for (const Line& l : w.lines) {
       size_t id = l.slot >= 0 ? static_cast<size_t>(l.slot) : 0;
       if (l.kind == Line::Kind::Alloc && l.pool >= 0) continue;  // its pool's memory (allocated when the run binds its size)
+      if ((l.kind == Line::Kind::Alloc || l.kind == Line::Kind::Reuse) && id < given.size() && given[id]) continue;
       if (l.kind == Line::Kind::Alloc) {
         std::optional<sym::Scalar> v = env.evaluate(l.nbytes, at);
         if (!v) user_error("workspace mode needs every size before the run, but " + l.nbytes.str() + " is data-dependent");
@@ -1384,9 +1387,12 @@ struct CudaExecutor::Impl {
     workspace = nullptr;
     if (ro.workspace) {
       // The layout depends on the sizes only: laid out again when they change.
-      if (!layout_binding || !same_values(*layout_binding, binding)) {
-        layout_need = layout_workspace(binding, &workspace_offsets);
+      std::vector<bool> given(rs.bound.size());
+      for (size_t i = 0; i < given.size(); ++i) given[i] = rs.bound[i] != nullptr;
+      if (!layout_binding || !same_values(*layout_binding, binding) || given != layout_given) {
+        layout_need = layout_workspace(binding, given, &workspace_offsets);
         layout_binding = binding;
+        layout_given = std::move(given);
       }
       size_t need = layout_need;
       if (need > ro.workspace_bytes)
@@ -1435,9 +1441,13 @@ std::vector<RtValue> CudaExecutor::run(const std::vector<RtValue>& inputs, sym::
 
 void CudaExecutor::check_errors() { impl_->collect_deferred_checks(true); }
 
-size_t CudaExecutor::workspace_bytes(const sym::Binding& binding) const {
+size_t CudaExecutor::workspace_bytes(const sym::Binding& binding, bool outputs_given) const {
   std::vector<int64_t> offsets;
-  return impl_->layout_workspace(binding, &offsets);
+  std::vector<bool> given(impl_->w.slots.size());
+  if (outputs_given)
+    for (const codegen::wrapper::OutputPlan& o : impl_->w.outputs())
+      if (o.bindable) given.at(static_cast<size_t>(o.tensor.slot)) = true;
+  return impl_->layout_workspace(binding, given, &offsets);
 }
 
 }  // namespace toroid::runtime::cuda

@@ -54,7 +54,7 @@ class CudaExecutor final : public Executor {
                                 RunStats* stats = nullptr, const RunOptions& options = {}) override;
   void check_errors() override;
   // Every size must be known before the run.
-  size_t workspace_bytes(const sym::Binding& binding) const override;
+  size_t workspace_bytes(const sym::Binding& binding, bool outputs_given = true) const override;
 
  private:
   struct Impl;
