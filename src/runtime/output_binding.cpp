@@ -45,6 +45,21 @@ std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const WrapperProgram
   return bound;
 }
 
+std::vector<bool> slots_in_caller_memory(const WrapperProgram& w, const sym::Binding& binding) {
+  std::vector<bool> given(w.slots.size());
+  const std::vector<OutputPlan>& plan = w.outputs();
+  std::vector<OutputLayout> layouts = describe_outputs(w, binding);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const OutputLayout& o = layouts[i];
+    if (!plan[i].bindable || o.is_scalar || o.alias_input >= 0 || o.alias_output >= 0) continue;
+    auto slot = static_cast<size_t>(plan[i].tensor.slot);
+    std::optional<sym::Scalar> nbytes = w.env->evaluate(w.slots[slot].nbytes, binding);
+    int64_t span = view_extent(o.sizes, o.strides, "output " + std::to_string(i)) * static_cast<int64_t>(dtype_size(o.dtype));
+    if (nbytes && nbytes->i <= span) given[slot] = true;
+  }
+  return given;
+}
+
 std::vector<OutputLayout> describe_outputs(const WrapperProgram& w, const sym::Binding& b) {
   std::vector<OutputLayout> out;
   const std::vector<OutputPlan>& plan = w.outputs();

@@ -27,6 +27,10 @@ std::vector<std::shared_ptr<ops::HostStorage>> bind_outputs(const codegen::wrapp
                                                             const std::vector<std::shared_ptr<ops::HostStorage>>& outputs,
                                                             const sym::Binding& binding);
 
+// By slot: whether a run given caller memory for every output, laid out as describe_outputs
+// says (toroid_run_into), computes the slot there: bind_outputs binds it.
+std::vector<bool> slots_in_caller_memory(const codegen::wrapper::WrapperProgram& w, const sym::Binding& binding);
+
 // One output's layout for given sizes, and what it aliases: a view of graph input
 // `alias_input`, or of earlier output `alias_output` (starting its buffer, inside its span), at
 // element `offset` from that tensor's first element. The caller allocates the others.

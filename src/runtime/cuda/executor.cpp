@@ -1443,10 +1443,7 @@ void CudaExecutor::check_errors() { impl_->collect_deferred_checks(true); }
 
 size_t CudaExecutor::workspace_bytes(const sym::Binding& binding, bool outputs_given) const {
   std::vector<int64_t> offsets;
-  std::vector<bool> given(impl_->w.slots.size());
-  if (outputs_given)
-    for (const codegen::wrapper::OutputPlan& o : impl_->w.outputs())
-      if (o.bindable) given.at(static_cast<size_t>(o.tensor.slot)) = true;
+  std::vector<bool> given = outputs_given ? slots_in_caller_memory(impl_->w, binding) : std::vector<bool>{};
   return impl_->layout_workspace(binding, given, &offsets);
 }
 
