@@ -27,7 +27,7 @@ constexpr int kRealizeSingleUseOpCount = 200;
 const LowerRule* find_rule(const std::string& op) {
   static const std::unordered_map<std::string, const LowerRule*> table = [] {
     std::unordered_map<std::string, const LowerRule*> t;
-    for (auto rules : {pointwise_rules(), reduction_rules(), view_rules(), misc_rules(), indexing_rules()})
+    for (auto rules : {pointwise_rules(), reduction_rules(), view_rules(), misc_rules(), indexing_rules(), pool_rules()})
       for (const LowerRule& r : rules) t.emplace(r.op, &r);
     return t;
   }();

@@ -109,6 +109,7 @@ std::span<const LowerRule> reduction_rules();
 std::span<const LowerRule> view_rules();
 std::span<const LowerRule> misc_rules();
 std::span<const LowerRule> indexing_rules();
+std::span<const LowerRule> pool_rules();
 
 // Host steps and control flow (lower_control.cpp): item() (_local_scalar_dense), the asserts
 // (_assert_scalar, sym_constrain_range*), and cond / while_loop with their subgraphs lowered on

@@ -1,0 +1,93 @@
+// Pooling: max_pool2d_with_indices as pointwise values over the output, its window unrolled (as
+// Inductor does for small windows), so it fuses with what reads it and with its input's
+// producer instead of running the reference kernel.
+#include <cmath>
+#include <limits>
+
+#include "lowering.h"
+
+namespace toroid::loop {
+
+namespace {
+
+using ops::BoundArgs;
+
+// Past this many window elements a pool runs its reference kernel: every element is a load and
+// a compare in the unrolled body.
+constexpr int64_t kMaxUnrolledWindow = 64;
+
+// The op's 2-d parameter `name` as two constants (one value repeats; `fallback` when empty, as
+// stride defaults to the kernel size); nullopt when one is symbolic.
+std::optional<std::array<int64_t, 2>> pair_param(const BoundArgs& a, std::string_view name,
+                                                 std::optional<std::array<int64_t, 2>> fallback = std::nullopt) {
+  std::vector<SymExpr> v = a.int_list(name);
+  if (v.empty()) return fallback;
+  if (v.size() == 1) v.push_back(v[0]);
+  std::array<int64_t, 2> out{};
+  for (size_t i = 0; i < 2; ++i) {
+    std::optional<int64_t> c = v[i].as_int();
+    if (!c) return std::nullopt;
+    out[i] = *c;
+  }
+  return out;
+}
+
+// PyTorch's kernels walk the window in order and take an element when `val > max || isnan(val)`,
+// starting from -inf at the first in-bounds position; out-of-bounds (padding) positions are
+// skipped. The chains below do the same per output element.
+void max_pool2d_with_indices(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* in = a.tensor("self");
+  const TensorMeta& im = in->meta();
+  std::optional<std::array<int64_t, 2>> k = pair_param(a, "kernel_size");
+  std::optional<std::array<int64_t, 2>> s = k ? pair_param(a, "stride", k) : std::nullopt;
+  std::optional<std::array<int64_t, 2>> p = pair_param(a, "padding");
+  std::optional<std::array<int64_t, 2>> d = pair_param(a, "dilation");
+  if (!k || !s || !p || !d || !is_floating(im.dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow) {
+    L.fallback(n);
+    return;
+  }
+  const Value* values = n->result(0);
+  const Value* indices = n->result(1);
+  const size_t rank = values->meta().sizes.size();
+  DType cd = compute_dtype(im.dtype);
+  Index idx = Lowering::vars(rank);
+  SymExpr height = im.sizes[rank - 2], width = im.sizes[rank - 1];
+  Expr zero = int_constant(0, DType::Int64);
+  auto in_range = [&](SymExpr pos, SymExpr size) {
+    Expr v = index_value(pos);
+    return binary(Op::LogicalAnd, binary(Op::Ge, v, zero), binary(Op::Lt, v, cast(index_value(size), DType::Int64)));
+  };
+  std::vector<Expr> inside, value, position;
+  for (int64_t kh = 0; kh < (*k)[0]; ++kh)
+    for (int64_t kw = 0; kw < (*k)[1]; ++kw) {
+      SymExpr h = idx[rank - 2] * (*s)[0] - (*p)[0] + kh * (*d)[0];
+      SymExpr w = idx[rank - 1] * (*s)[1] - (*p)[1] + kw * (*d)[1];
+      inside.push_back(binary(Op::LogicalAnd, in_range(h, height), in_range(w, width)));
+      Index src(idx.begin(), idx.end());  // clamped: a position outside is never read
+      src[rank - 2] = sym::max(sym::min(h, height - 1), SymExpr::integer(0));
+      src[rank - 1] = sym::max(sym::min(w, width - 1), SymExpr::integer(0));
+      value.push_back(cast(L.load(in, src), cd));
+      position.push_back(index_value(h * width + w));
+    }
+  Expr first = position.back();  // the first in-bounds position, in window order
+  for (size_t i = position.size() - 1; i-- > 0;) first = where(inside[i], position[i], first);
+  Expr best = constant(-std::numeric_limits<double>::infinity(), cd), at = first;
+  for (size_t i = 0; i < value.size(); ++i) {
+    Expr take = binary(Op::LogicalAnd, inside[i],
+                       binary(Op::LogicalOr, binary(Op::Gt, value[i], best), unary(Op::IsNan, value[i])));
+    best = where(take, value[i], best);
+    at = where(take, position[i], at);
+  }
+  L.define_pointwise(values, cast(best, values->meta().dtype));
+  L.define_pointwise(indices, at);
+}
+
+constexpr LowerRule kRules[] = {
+    {"aten.max_pool2d_with_indices.default", max_pool2d_with_indices},
+};
+
+}  // namespace
+
+std::span<const LowerRule> pool_rules() { return kRules; }
+
+}  // namespace toroid::loop

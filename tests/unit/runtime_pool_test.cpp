@@ -1,0 +1,134 @@
+// max_pool2d_with_indices as generated code (loop/lower_pool.cpp) against its reference kernel,
+// element for element: padding, dilation, ceil mode, 3-d inputs, channels-last, bf16, symbolic
+// sizes, and the values PyTorch's kernels treat specially (NaN wins, ties keep the first, an
+// all -inf window keeps its first in-bounds position).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "toroid/driver/compile.h"
+#include "toroid/graph/inputs.h"
+#include "toroid/interp/interpreter.h"
+
+namespace {
+
+using toroid::ops::HostTensor;
+using toroid::ops::RtValue;
+
+struct Case {
+  const char* name;
+  const char* graph;
+  std::vector<int64_t> input;  // its sizes for the run
+};
+
+const Case kCases[] = {
+    {"padded stride 2", R"(graph @g functional {
+  %x = input : f32[2, 3, 9, 9]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [1, 1]) : f32[2, 3, 5, 5], i64[2, 3, 5, 5]
+  output %v, %i
+})",
+     {2, 3, 9, 9}},
+    {"stride defaults to the kernel", R"(graph @g functional {
+  %x = input : f32[2, 3, 8, 8]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [2, 2]) : f32[2, 3, 4, 4], i64[2, 3, 4, 4]
+  output %v, %i
+})",
+     {2, 3, 8, 8}},
+    {"dilated", R"(graph @g functional {
+  %x = input : f32[1, 2, 9, 10]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [1, 1], [1, 1], [2, 2]) : f32[1, 2, 7, 8], i64[1, 2, 7, 8]
+  output %v, %i
+})",
+     {1, 2, 9, 10}},
+    {"ceil mode", R"(graph @g functional {
+  %x = input : f32[2, 2, 8, 8]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [1, 1], [1, 1], true) : f32[2, 2, 5, 5], i64[2, 2, 5, 5]
+  output %v, %i
+})",
+     {2, 2, 8, 8}},
+    {"3-d input, uneven window", R"(graph @g functional {
+  %x = input : f32[3, 7, 6]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [2, 3], [1, 2], [1, 0]) : f32[3, 8, 2], i64[3, 8, 2]
+  output %v, %i
+})",
+     {3, 7, 6}},
+    {"channels last", R"(graph @g functional {
+  %x = input : f32[2, 3, 8, 8]{strides=[192, 1, 24, 3]}
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [1, 1]) : f32[2, 3, 4, 4]{strides=[48, 1, 12, 3]}, i64[2, 3, 4, 4]{strides=[48, 1, 12, 3]}
+  output %v, %i
+})",
+     {2, 3, 8, 8}},
+    {"bf16, fused with its producer", R"(graph @g functional {
+  %x = input : bf16[2, 3, 8, 8]
+  %r = aten.relu.default(%x) : bf16[2, 3, 8, 8]
+  %v, %i = aten.max_pool2d_with_indices.default(%r, [3, 3], [2, 2], [1, 1]) : bf16[2, 3, 4, 4], i64[2, 3, 4, 4]
+  output %v, %i
+})",
+     {2, 3, 8, 8}},
+    {"symbolic sizes", R"(graph @g functional {
+  sym s0 : hint=9, range=[2, inf]
+  %x = input : f32[2, 3, s0, s0]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [1, 1]) : f32[2, 3, (s0 - 1)//2 + 1, (s0 - 1)//2 + 1], i64[2, 3, (s0 - 1)//2 + 1, (s0 - 1)//2 + 1]
+  output %v, %i
+})",
+     {2, 3, 12, 12}},
+};
+
+// Values with ties (few distinct ones), NaNs and infinities scattered through.
+HostTensor input_for(const toroid::Graph& g, const std::vector<int64_t>& sizes) {
+  const toroid::TensorMeta& m = toroid::graph_inputs(g).at(0)->meta();
+  HostTensor x = HostTensor::zeros(m.dtype, sizes);
+  bool channels_last = m.strides.size() == 4 && m.strides[1].as_int() == std::optional<int64_t>(1);
+  if (channels_last) x = HostTensor::empty_strided(m.dtype, sizes, {sizes[1] * sizes[2] * sizes[3], 1, sizes[1] * sizes[3], sizes[1]});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    double v = static_cast<double>((i * 7919) % 5) - 2.0;  // -2..2: many ties
+    if (i % 37 == 5) v = std::nan("");
+    if (i % 29 == 3) v = -inf;
+    if (i % 41 == 7) v = inf;
+    x.set_double(i, v);
+  }
+  return x;
+}
+
+TEST(GeneratedMaxPool, MatchesTheReferenceKernel) {
+  for (const Case& c : kCases) {
+    toroid::driver::CompileOptions o;
+    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
+    const auto& w = m->current().wrapper;
+    for (const auto& l : w.lines)
+      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
+    std::vector<RtValue> in = {RtValue(input_for(m->graph(), c.input))};
+    std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+    std::vector<RtValue> got = m->run(in);
+    ASSERT_EQ(got.size(), 2u) << c.name;
+    for (size_t r = 0; r < 2; ++r) {
+      const HostTensor &g = got[r].tensor(), &e = want[r].tensor();
+      ASSERT_EQ(g.sizes(), e.sizes()) << c.name;
+      for (int64_t k = 0; k < g.numel(); ++k) {
+        double gv = g.get_double(k), ev = e.get_double(k);
+        if (std::isnan(ev)) EXPECT_TRUE(std::isnan(gv)) << c.name << " result " << r << " element " << k;
+        else EXPECT_EQ(gv, ev) << c.name << " result " << r << " element " << k;
+      }
+    }
+  }
+}
+
+TEST(GeneratedMaxPool, LargeWindowsKeepTheReferenceKernel) {
+  toroid::driver::CompileOptions o;
+  o.compile = false;
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[1, 1, 16, 16]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [9, 9]) : f32[1, 1, 1, 1], i64[1, 1, 1, 1]
+  output %v, %i
+})",
+                                                   "big.tir", o);
+  bool fallback = false;
+  for (const auto& l : m->current().wrapper.lines)
+    fallback = fallback || l.kind == toroid::codegen::wrapper::Line::Kind::FallbackCall;
+  EXPECT_TRUE(fallback) << "an 81-element window should not be unrolled";
+}
+
+}  // namespace
