@@ -89,8 +89,8 @@ TEST(ComboKernels, DependentKernelsStayApart) {
 
 TEST(ComboKernels, OffOrOnTheCpuEachKernelIsItsOwnLaunch) {
   EXPECT_EQ(launched(compile_for(independent_updates(3, 2), true, false)->current().wrapper).size(), 3u);
-  const WrapperProgram& cpu = compile_for(independent_updates(3, 2), false)->current().wrapper;
-  EXPECT_EQ(cpu.kernels.size(), 3u);
+  auto cpu = compile_for(independent_updates(3, 2), false);
+  EXPECT_EQ(cpu->current().wrapper.kernels.size(), 3u);
 }
 
 }  // namespace
