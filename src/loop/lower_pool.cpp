@@ -1,6 +1,6 @@
-// Pooling: max_pool2d_with_indices as pointwise values over the output, its window unrolled (as
-// Inductor does for small windows), so it fuses with what reads it and with its input's
-// producer instead of running the reference kernel.
+// Pooling: max_pool2d_with_indices and avg_pool2d as pointwise values over the output, the window
+// unrolled (as Inductor does for small windows), so they fuse with what reads them and with their
+// input's producer instead of running the reference kernel.
 #include <cmath>
 #include <limits>
 
@@ -82,8 +82,57 @@ void max_pool2d_with_indices(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(indices, at);
 }
 
+// avg_pool2d as PyTorch computes it: the sum of the window's in-bounds elements over the window's
+// size clamped to the padded input (count_include_pad), or over its in-bounds count, or over
+// divisor_override.
+void avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* in = a.tensor("self");
+  const TensorMeta& im = in->meta();
+  std::optional<std::array<int64_t, 2>> k = pair_param(a, "kernel_size");
+  std::optional<std::array<int64_t, 2>> s = k ? pair_param(a, "stride", k) : std::nullopt;
+  std::optional<std::array<int64_t, 2>> p = pair_param(a, "padding");
+  SymExpr divisor = a.scalar("divisor_override");
+  if (!k || !s || !p || !is_floating(im.dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow ||
+      (!divisor.is_null() && divisor.as_int().value_or(0) == 0)) {  // symbolic (0 fails in the meta)
+    L.fallback(n);
+    return;
+  }
+  const Value* out = n->result(0);
+  const size_t rank = out->meta().sizes.size();
+  DType cd = compute_dtype(im.dtype);
+  Index idx = Lowering::vars(rank);
+  const SymExpr sizes[2] = {im.sizes[rank - 2], im.sizes[rank - 1]};
+  Expr zero = int_constant(0, DType::Int64);
+  SymExpr window = SymExpr::integer(1), valid = SymExpr::integer(1);
+  SymExpr start[2];
+  for (size_t d = 0; d < 2; ++d) {
+    start[d] = idx[rank - 2 + d] * (*s)[d] - (*p)[d];
+    SymExpr end = sym::min(start[d] + (*k)[d], sizes[d] + (*p)[d]);
+    window = window * (end - start[d]);
+    valid = valid * sym::max(sym::min(end, sizes[d]) - sym::max(start[d], SymExpr::integer(0)), SymExpr::integer(0));
+  }
+  Expr sum = constant(0.0, cd);
+  for (int64_t kh = 0; kh < (*k)[0]; ++kh)
+    for (int64_t kw = 0; kw < (*k)[1]; ++kw) {
+      const SymExpr pos[2] = {start[0] + kh, start[1] + kw};
+      Expr inside = int_constant(1, DType::Bool);
+      Index src(idx.begin(), idx.end());  // clamped: a position outside is never read
+      for (size_t d = 0; d < 2; ++d) {
+        Expr v = index_value(pos[d]);
+        inside = binary(Op::LogicalAnd, inside,
+                        binary(Op::LogicalAnd, binary(Op::Ge, v, zero), binary(Op::Lt, v, cast(index_value(sizes[d]), DType::Int64))));
+        src[rank - 2 + d] = sym::max(sym::min(pos[d], sizes[d] - 1), SymExpr::integer(0));
+      }
+      sum = binary(Op::Add, sum, where(inside, cast(L.load(in, src), cd), constant(0.0, cd)));
+    }
+  bool count_padding = a.scalar("count_include_pad") != SymExpr::boolean(false);
+  SymExpr by = !divisor.is_null() ? divisor : count_padding ? window : valid;
+  L.define_pointwise(out, cast(binary(Op::Div, sum, cast(index_value(by), cd)), out->meta().dtype));
+}
+
 constexpr LowerRule kRules[] = {
     {"aten.max_pool2d_with_indices.default", max_pool2d_with_indices},
+    {"aten.avg_pool2d.default", avg_pool2d},
 };
 
 }  // namespace

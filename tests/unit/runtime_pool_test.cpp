@@ -1,4 +1,5 @@
-// max_pool2d_with_indices as generated code (loop/lower_pool.cpp) against its reference kernel,
+// max_pool2d_with_indices and avg_pool2d as generated code (loop/lower_pool.cpp) against their
+// reference kernels,
 // element for element: padding, dilation, ceil mode, 3-d inputs, channels-last, bf16, symbolic
 // sizes, and the values PyTorch's kernels treat specially (NaN wins, ties keep the first, an
 // all -inf window keeps its first in-bounds position).
@@ -11,6 +12,7 @@
 #include "toroid/driver/compile.h"
 #include "toroid/graph/inputs.h"
 #include "toroid/interp/interpreter.h"
+#include "toroid/support/error.h"
 
 namespace {
 
@@ -113,6 +115,68 @@ TEST(GeneratedMaxPool, MatchesTheReferenceKernel) {
         else EXPECT_EQ(gv, ev) << c.name << " result " << r << " element " << k;
       }
     }
+  }
+}
+
+const Case kAvgCases[] = {
+    {"avg, padding counted", R"(graph @g functional {
+  %x = input : f32[2, 3, 9, 9]
+  %y = aten.avg_pool2d.default(%x, [3, 3], [2, 2], [1, 1]) : f32[2, 3, 5, 5]
+  output %y
+})",
+     {2, 3, 9, 9}},
+    {"avg, padding not counted, ceil mode", R"(graph @g functional {
+  %x = input : f32[2, 2, 8, 8]
+  %y = aten.avg_pool2d.default(%x, [3, 3], [2, 2], [1, 1], true, false) : f32[2, 2, 5, 5]
+  output %y
+})",
+     {2, 2, 8, 8}},
+    {"avg, divisor override, 3-d, uneven", R"(graph @g functional {
+  %x = input : f32[3, 7, 6]
+  %y = aten.avg_pool2d.default(%x, [2, 3], [1, 2], [1, 0], false, true, 4) : f32[3, 8, 2]
+  output %y
+})",
+     {3, 7, 6}},
+    {"avg, bf16 channels last", R"(graph @g functional {
+  %x = input : bf16[2, 3, 8, 8]{strides=[192, 1, 24, 3]}
+  %y = aten.avg_pool2d.default(%x, [2, 2]) : bf16[2, 3, 4, 4]{strides=[48, 1, 12, 3]}
+  output %y
+})",
+     {2, 3, 8, 8}},
+};
+
+TEST(GeneratedAvgPool, MatchesTheReferenceKernel) {
+  for (const Case& c : kAvgCases) {
+    toroid::driver::CompileOptions o;
+    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
+    for (const auto& l : m->current().wrapper.lines)
+      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
+    HostTensor x = input_for(m->graph(), c.input);
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.3 * static_cast<double>(i)));  // finite
+    std::vector<RtValue> in = {RtValue(x)};
+    const HostTensor want = toroid::interp::interpret(m->graph(), in).at(0).tensor();
+    const HostTensor got = m->run(in).at(0).tensor();
+    ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
+    double tol = x.dtype() == toroid::DType::BFloat16 ? 1e-2 : 1e-6;  // float sums, the reference's in double
+    for (int64_t k = 0; k < got.numel(); ++k)
+      EXPECT_NEAR(got.get_double(k), want.get_double(k), tol) << c.name << " element " << k;
+  }
+}
+
+TEST(GeneratedAvgPool, AZeroDivisorIsAnErrorAtTheNode) {
+  toroid::driver::CompileOptions o;
+  try {
+    toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[1, 1, 4, 4]
+  %y = aten.avg_pool2d.default(%x, [2, 2], [2, 2], [0, 0], false, true, 0) : f32[1, 1, 2, 2]
+  output %y
+})",
+                                            "zero.tir", o);
+    FAIL() << "expected an error";
+  } catch (const toroid::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("zero.tir:3:3: error: aten.avg_pool2d.default: divisor must be not zero"),
+              std::string::npos)
+        << e.what();
   }
 }
 
