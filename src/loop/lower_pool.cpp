@@ -130,7 +130,54 @@ void avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(out, cast(binary(Op::Div, sum, cast(index_value(by), cd)), out->meta().dtype));
 }
 
+// max_pool2d_with_indices_backward as a value per input element: for each window offset, the
+// one output position whose window reaches this element through it (if any) gives its gradient
+// when its index names this element. Every output position counts once: an element and an
+// output position meet through at most one offset.
+void max_pool2d_with_indices_backward(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* grad = a.tensor("grad_output");
+  const Value* indices = a.tensor("indices");
+  std::optional<std::array<int64_t, 2>> k = pair_param(a, "kernel_size");
+  std::optional<std::array<int64_t, 2>> s = k ? pair_param(a, "stride", k) : std::nullopt;
+  std::optional<std::array<int64_t, 2>> p = pair_param(a, "padding");
+  std::optional<std::array<int64_t, 2>> d = pair_param(a, "dilation");
+  const Value* out = n->result(0);
+  const TensorMeta& om = out->meta();
+  if (!k || !s || !p || !d || !is_floating(om.dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow) {
+    L.fallback(n);
+    return;
+  }
+  const size_t rank = om.sizes.size();
+  DType cd = compute_dtype(om.dtype);
+  Index idx = Lowering::vars(rank);
+  const TensorMeta& gm = grad->meta();
+  const SymExpr out_sizes[2] = {gm.sizes[rank - 2], gm.sizes[rank - 1]};
+  Expr zero = int_constant(0, DType::Int64);
+  Expr here = index_value(idx[rank - 2] * om.sizes[rank - 1] + idx[rank - 1]);
+  Expr sum = constant(0.0, cd);
+  for (int64_t kh = 0; kh < (*k)[0]; ++kh)
+    for (int64_t kw = 0; kw < (*k)[1]; ++kw) {
+      const int64_t offset[2] = {kh * (*d)[0], kw * (*d)[1]};
+      Expr reaches = int_constant(1, DType::Bool);
+      Index at(idx.begin(), idx.end());
+      for (size_t dim = 0; dim < 2; ++dim) {
+        SymExpr t = idx[rank - 2 + dim] + (*p)[dim] - offset[dim];  // = output position * stride
+        SymExpr o = sym::floordiv(t, (*s)[dim]);
+        Expr tv = index_value(t), ov = index_value(o);
+        reaches = binary(Op::LogicalAnd, reaches,
+                         binary(Op::LogicalAnd, binary(Op::Ge, tv, zero),
+                                binary(Op::LogicalAnd, binary(Op::Eq, index_value(sym::mod(t, (*s)[dim])), zero),
+                                       binary(Op::Lt, ov, cast(index_value(out_sizes[dim]), DType::Int64)))));
+        at[rank - 2 + dim] = sym::max(sym::min(o, out_sizes[dim] - 1), SymExpr::integer(0));
+      }
+      Expr chosen = binary(Op::LogicalAnd, reaches, binary(Op::Eq, cast(L.load(indices, at), DType::Int64), here));
+      sum = binary(Op::Add, sum, where(chosen, cast(L.load(grad, at), cd), constant(0.0, cd)));
+    }
+  L.define_pointwise(out, cast(sum, om.dtype));
+}
+
 constexpr LowerRule kRules[] = {
+    {"aten.max_pool2d_with_indices_backward.default", max_pool2d_with_indices_backward},
     {"aten.max_pool2d_with_indices.default", max_pool2d_with_indices},
     {"aten.avg_pool2d.default", avg_pool2d},
 };

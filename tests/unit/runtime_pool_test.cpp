@@ -1,5 +1,5 @@
-// max_pool2d_with_indices and avg_pool2d as generated code (loop/lower_pool.cpp) against their
-// reference kernels,
+// max_pool2d_with_indices, its backward and avg_pool2d as generated code (loop/lower_pool.cpp)
+// against their reference kernels,
 // element for element: padding, dilation, ceil mode, 3-d inputs, channels-last, bf16, symbolic
 // sizes, and the values PyTorch's kernels treat specially (NaN wins, ties keep the first, an
 // all -inf window keeps its first in-bounds position).
@@ -18,6 +18,7 @@ namespace {
 
 using toroid::ops::HostTensor;
 using toroid::ops::RtValue;
+using toroid::SymExpr;
 
 struct Case {
   const char* name;
@@ -177,6 +178,64 @@ TEST(GeneratedAvgPool, AZeroDivisorIsAnErrorAtTheNode) {
     EXPECT_NE(std::string(e.what()).find("zero.tir:3:3: error: aten.avg_pool2d.default: divisor must be not zero"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// The backward from the forward's own indices: overlapping windows (stride under the kernel,
+// so an element gathers several gradients), dilation, ceil mode, 3-d inputs, bf16.
+const Case kBackwardCases[] = {
+    {"backward, overlapping windows", R"(graph @g functional {
+  %x = input : f32[2, 3, 9, 9]
+  %go = input : f32[2, 3, 5, 5]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [1, 1]) : f32[2, 3, 5, 5], i64[2, 3, 5, 5]
+  %gx = aten.max_pool2d_with_indices_backward.default(%go, %x, [3, 3], [2, 2], [1, 1], [1, 1], false, %i) : f32[2, 3, 9, 9]
+  output %gx
+})",
+     {2, 3, 9, 9}},
+    {"backward, dilated stride 1", R"(graph @g functional {
+  %x = input : f32[1, 2, 9, 10]
+  %go = input : f32[1, 2, 7, 8]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [1, 1], [1, 1], [2, 2]) : f32[1, 2, 7, 8], i64[1, 2, 7, 8]
+  %gx = aten.max_pool2d_with_indices_backward.default(%go, %x, [3, 3], [1, 1], [1, 1], [2, 2], false, %i) : f32[1, 2, 9, 10]
+  output %gx
+})",
+     {1, 2, 9, 10}},
+    {"backward, ceil mode", R"(graph @g functional {
+  %x = input : f32[2, 2, 8, 8]
+  %go = input : f32[2, 2, 5, 5]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [3, 3], [2, 2], [1, 1], [1, 1], true) : f32[2, 2, 5, 5], i64[2, 2, 5, 5]
+  %gx = aten.max_pool2d_with_indices_backward.default(%go, %x, [3, 3], [2, 2], [1, 1], [1, 1], true, %i) : f32[2, 2, 8, 8]
+  output %gx
+})",
+     {2, 2, 8, 8}},
+    {"backward, 3-d bf16", R"(graph @g functional {
+  %x = input : bf16[3, 7, 6]
+  %go = input : bf16[3, 8, 2]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [2, 3], [1, 2], [1, 0]) : bf16[3, 8, 2], i64[3, 8, 2]
+  %gx = aten.max_pool2d_with_indices_backward.default(%go, %x, [2, 3], [1, 2], [1, 0], [1, 1], false, %i) : bf16[3, 7, 6]
+  output %gx
+})",
+     {3, 7, 6}},
+};
+
+TEST(GeneratedMaxPool, BackwardMatchesTheReferenceKernel) {
+  for (const Case& c : kBackwardCases) {
+    toroid::driver::CompileOptions o;
+    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
+    for (const auto& l : m->current().wrapper.lines)
+      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
+    HostTensor x = input_for(m->graph(), c.input);
+    const toroid::TensorMeta& gm = toroid::graph_inputs(m->graph()).at(1)->meta();
+    std::vector<int64_t> gsizes;
+    for (SymExpr e : gm.sizes) gsizes.push_back(*e.as_int());
+    HostTensor go = HostTensor::zeros(gm.dtype, gsizes);
+    for (int64_t i = 0; i < go.numel(); ++i) go.set_double(i, 0.25 * static_cast<double>(i % 13) - 1.0);
+    std::vector<RtValue> in = {RtValue(x), RtValue(go)};
+    const HostTensor want = toroid::interp::interpret(m->graph(), in).at(0).tensor();
+    const HostTensor got = m->run(in).at(0).tensor();
+    ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
+    for (int64_t k = 0; k < got.numel(); ++k)  // sums of a few quarters: exact in either order
+      EXPECT_EQ(got.get_double(k), want.get_double(k)) << c.name << " element " << k;
   }
 }
 
