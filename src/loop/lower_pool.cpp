@@ -32,6 +32,25 @@ std::optional<std::array<int64_t, 2>> pair_param(const BoundArgs& a, std::string
   return out;
 }
 
+// 0 <= pos < size.
+Expr in_range(SymExpr pos, SymExpr size) {
+  Expr v = index_value(pos), zero = int_constant(0, DType::Int64);
+  return binary(Op::LogicalAnd, binary(Op::Ge, v, zero), binary(Op::Lt, v, cast(index_value(size), DType::Int64)));
+}
+
+// Along one dim, the output position `o` whose window reaches input position `i` through window
+// offset `offset` (o * stride - pad + offset == i): whether one exists within `out_size`, and `o`
+// clamped into range (for loads; meaningful only where it exists).
+Expr reaching(SymExpr i, int64_t pad, int64_t offset, int64_t stride, SymExpr out_size, SymExpr* o, SymExpr* clamped) {
+  SymExpr t = i + pad - offset;  // = o * stride
+  *o = sym::floordiv(t, stride);
+  *clamped = sym::max(sym::min(*o, out_size - 1), SymExpr::integer(0));
+  Expr zero = int_constant(0, DType::Int64);
+  return binary(Op::LogicalAnd, binary(Op::Ge, index_value(t), zero),
+                binary(Op::LogicalAnd, binary(Op::Eq, index_value(sym::mod(t, stride)), zero),
+                       binary(Op::Lt, index_value(*o), cast(index_value(out_size), DType::Int64))));
+}
+
 // PyTorch's kernels walk the window in order and take an element when `val > max || isnan(val)`,
 // starting from -inf at the first in-bounds position; out-of-bounds (padding) positions are
 // skipped. The chains below do the same per output element.
@@ -52,11 +71,6 @@ void max_pool2d_with_indices(Lowering& L, const Node* n, const BoundArgs& a) {
   DType cd = compute_dtype(im.dtype);
   Index idx = Lowering::vars(rank);
   SymExpr height = im.sizes[rank - 2], width = im.sizes[rank - 1];
-  Expr zero = int_constant(0, DType::Int64);
-  auto in_range = [&](SymExpr pos, SymExpr size) {
-    Expr v = index_value(pos);
-    return binary(Op::LogicalAnd, binary(Op::Ge, v, zero), binary(Op::Lt, v, cast(index_value(size), DType::Int64)));
-  };
   std::vector<Expr> inside, value, position;
   for (int64_t kh = 0; kh < (*k)[0]; ++kh)
     for (int64_t kw = 0; kw < (*k)[1]; ++kw) {
@@ -82,18 +96,47 @@ void max_pool2d_with_indices(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(indices, at);
 }
 
-// avg_pool2d as PyTorch computes it: the sum of the window's in-bounds elements over the window's
-// size clamped to the padded input (count_include_pad), or over its in-bounds count, or over
-// divisor_override.
-void avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
-  const Value* in = a.tensor("self");
-  const TensorMeta& im = in->meta();
+// An avg pool's parameters, when the window unrolls: constant kernel, stride and padding, a
+// floating input, and a constant nonzero divisor_override if any (0 fails in the meta).
+struct AvgWindow {
+  std::array<int64_t, 2> k, s, p;
+  SymExpr divisor;  // divisor_override, or null
+  bool count_padding = true;
+};
+
+std::optional<AvgWindow> avg_window(const BoundArgs& a, DType dtype) {
   std::optional<std::array<int64_t, 2>> k = pair_param(a, "kernel_size");
   std::optional<std::array<int64_t, 2>> s = k ? pair_param(a, "stride", k) : std::nullopt;
   std::optional<std::array<int64_t, 2>> p = pair_param(a, "padding");
   SymExpr divisor = a.scalar("divisor_override");
-  if (!k || !s || !p || !is_floating(im.dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow ||
-      (!divisor.is_null() && divisor.as_int().value_or(0) == 0)) {  // symbolic (0 fails in the meta)
+  if (!k || !s || !p || !is_floating(dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow ||
+      (!divisor.is_null() && divisor.as_int().value_or(0) == 0))
+    return std::nullopt;
+  return AvgWindow{*k, *s, *p, divisor, a.scalar("count_include_pad") != SymExpr::boolean(false)};
+}
+
+// What PyTorch divides output position `o` (its two spatial indices) by, over an input of
+// spatial `sizes`: the window clamped to the padded input (count_include_pad), or its in-bounds
+// part, or divisor_override.
+SymExpr avg_divisor(const AvgWindow& w, const SymExpr o[2], const SymExpr sizes[2]) {
+  if (!w.divisor.is_null()) return w.divisor;
+  SymExpr window = SymExpr::integer(1), valid = SymExpr::integer(1);
+  for (size_t d = 0; d < 2; ++d) {
+    SymExpr start = o[d] * w.s[d] - w.p[d];
+    SymExpr end = sym::min(start + w.k[d], sizes[d] + w.p[d]);
+    window = window * (end - start);
+    valid = valid * sym::max(sym::min(end, sizes[d]) - sym::max(start, SymExpr::integer(0)), SymExpr::integer(0));
+  }
+  return w.count_padding ? window : valid;
+}
+
+// avg_pool2d as PyTorch computes it: the sum of the window's in-bounds elements over
+// avg_divisor.
+void avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* in = a.tensor("self");
+  const TensorMeta& im = in->meta();
+  std::optional<AvgWindow> w = avg_window(a, im.dtype);
+  if (!w) {
     L.fallback(n);
     return;
   }
@@ -102,32 +145,49 @@ void avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
   DType cd = compute_dtype(im.dtype);
   Index idx = Lowering::vars(rank);
   const SymExpr sizes[2] = {im.sizes[rank - 2], im.sizes[rank - 1]};
-  Expr zero = int_constant(0, DType::Int64);
-  SymExpr window = SymExpr::integer(1), valid = SymExpr::integer(1);
-  SymExpr start[2];
-  for (size_t d = 0; d < 2; ++d) {
-    start[d] = idx[rank - 2 + d] * (*s)[d] - (*p)[d];
-    SymExpr end = sym::min(start[d] + (*k)[d], sizes[d] + (*p)[d]);
-    window = window * (end - start[d]);
-    valid = valid * sym::max(sym::min(end, sizes[d]) - sym::max(start[d], SymExpr::integer(0)), SymExpr::integer(0));
-  }
+  const SymExpr o[2] = {idx[rank - 2], idx[rank - 1]};
   Expr sum = constant(0.0, cd);
-  for (int64_t kh = 0; kh < (*k)[0]; ++kh)
-    for (int64_t kw = 0; kw < (*k)[1]; ++kw) {
-      const SymExpr pos[2] = {start[0] + kh, start[1] + kw};
-      Expr inside = int_constant(1, DType::Bool);
+  for (int64_t kh = 0; kh < w->k[0]; ++kh)
+    for (int64_t kw = 0; kw < w->k[1]; ++kw) {
+      const SymExpr pos[2] = {o[0] * w->s[0] - w->p[0] + kh, o[1] * w->s[1] - w->p[1] + kw};
+      Expr inside = binary(Op::LogicalAnd, in_range(pos[0], sizes[0]), in_range(pos[1], sizes[1]));
       Index src(idx.begin(), idx.end());  // clamped: a position outside is never read
-      for (size_t d = 0; d < 2; ++d) {
-        Expr v = index_value(pos[d]);
-        inside = binary(Op::LogicalAnd, inside,
-                        binary(Op::LogicalAnd, binary(Op::Ge, v, zero), binary(Op::Lt, v, cast(index_value(sizes[d]), DType::Int64))));
-        src[rank - 2 + d] = sym::max(sym::min(pos[d], sizes[d] - 1), SymExpr::integer(0));
-      }
+      for (size_t d = 0; d < 2; ++d) src[rank - 2 + d] = sym::max(sym::min(pos[d], sizes[d] - 1), SymExpr::integer(0));
       sum = binary(Op::Add, sum, where(inside, cast(L.load(in, src), cd), constant(0.0, cd)));
     }
-  bool count_padding = a.scalar("count_include_pad") != SymExpr::boolean(false);
-  SymExpr by = !divisor.is_null() ? divisor : count_padding ? window : valid;
-  L.define_pointwise(out, cast(binary(Op::Div, sum, cast(index_value(by), cd)), out->meta().dtype));
+  L.define_pointwise(out, cast(binary(Op::Div, sum, cast(index_value(avg_divisor(*w, o, sizes)), cd)), out->meta().dtype));
+}
+
+// avg_pool2d_backward per input element: the gradient of each output position whose window
+// holds it (one per window offset at most), over that position's divisor.
+void avg_pool2d_backward(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* grad = a.tensor("grad_output");
+  const Value* out = n->result(0);
+  const TensorMeta& om = out->meta();
+  std::optional<AvgWindow> w = avg_window(a, om.dtype);
+  if (!w) {
+    L.fallback(n);
+    return;
+  }
+  const size_t rank = om.sizes.size();
+  DType cd = compute_dtype(om.dtype);
+  Index idx = Lowering::vars(rank);
+  const SymExpr sizes[2] = {om.sizes[rank - 2], om.sizes[rank - 1]};
+  const SymExpr out_sizes[2] = {grad->meta().sizes[rank - 2], grad->meta().sizes[rank - 1]};
+  Expr sum = constant(0.0, cd);
+  for (int64_t kh = 0; kh < w->k[0]; ++kh)
+    for (int64_t kw = 0; kw < w->k[1]; ++kw) {
+      const int64_t offset[2] = {kh, kw};
+      Expr holds = int_constant(1, DType::Bool);
+      SymExpr o[2];
+      Index at(idx.begin(), idx.end());
+      for (size_t d = 0; d < 2; ++d)
+        holds = binary(Op::LogicalAnd, holds,
+                       reaching(idx[rank - 2 + d], w->p[d], offset[d], w->s[d], out_sizes[d], &o[d], &at[rank - 2 + d]));
+      Expr share = binary(Op::Div, cast(L.load(grad, at), cd), cast(index_value(avg_divisor(*w, o, sizes)), cd));
+      sum = binary(Op::Add, sum, where(holds, share, constant(0.0, cd)));
+    }
+  L.define_pointwise(out, cast(sum, om.dtype));
 }
 
 // max_pool2d_with_indices_backward as a value per input element: for each window offset, the
@@ -152,7 +212,6 @@ void max_pool2d_with_indices_backward(Lowering& L, const Node* n, const BoundArg
   Index idx = Lowering::vars(rank);
   const TensorMeta& gm = grad->meta();
   const SymExpr out_sizes[2] = {gm.sizes[rank - 2], gm.sizes[rank - 1]};
-  Expr zero = int_constant(0, DType::Int64);
   Expr here = index_value(idx[rank - 2] * om.sizes[rank - 1] + idx[rank - 1]);
   Expr sum = constant(0.0, cd);
   for (int64_t kh = 0; kh < (*k)[0]; ++kh)
@@ -161,14 +220,9 @@ void max_pool2d_with_indices_backward(Lowering& L, const Node* n, const BoundArg
       Expr reaches = int_constant(1, DType::Bool);
       Index at(idx.begin(), idx.end());
       for (size_t dim = 0; dim < 2; ++dim) {
-        SymExpr t = idx[rank - 2 + dim] + (*p)[dim] - offset[dim];  // = output position * stride
-        SymExpr o = sym::floordiv(t, (*s)[dim]);
-        Expr tv = index_value(t), ov = index_value(o);
+        SymExpr o;
         reaches = binary(Op::LogicalAnd, reaches,
-                         binary(Op::LogicalAnd, binary(Op::Ge, tv, zero),
-                                binary(Op::LogicalAnd, binary(Op::Eq, index_value(sym::mod(t, (*s)[dim])), zero),
-                                       binary(Op::Lt, ov, cast(index_value(out_sizes[dim]), DType::Int64)))));
-        at[rank - 2 + dim] = sym::max(sym::min(o, out_sizes[dim] - 1), SymExpr::integer(0));
+                         reaching(idx[rank - 2 + dim], (*p)[dim], offset[dim], (*s)[dim], out_sizes[dim], &o, &at[rank - 2 + dim]));
       }
       Expr chosen = binary(Op::LogicalAnd, reaches, binary(Op::Eq, cast(L.load(indices, at), DType::Int64), here));
       sum = binary(Op::Add, sum, where(chosen, cast(L.load(grad, at), cd), constant(0.0, cd)));
@@ -180,6 +234,7 @@ constexpr LowerRule kRules[] = {
     {"aten.max_pool2d_with_indices_backward.default", max_pool2d_with_indices_backward},
     {"aten.max_pool2d_with_indices.default", max_pool2d_with_indices},
     {"aten.avg_pool2d.default", avg_pool2d},
+    {"aten.avg_pool2d_backward.default", avg_pool2d_backward},
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// max_pool2d_with_indices, its backward and avg_pool2d as generated code (loop/lower_pool.cpp)
+// max_pool2d_with_indices, avg_pool2d and their backwards as generated code (loop/lower_pool.cpp)
 // against their reference kernels,
 // element for element: padding, dilation, ceil mode, 3-d inputs, channels-last, bf16, symbolic
 // sizes, and the values PyTorch's kernels treat specially (NaN wins, ties keep the first, an
@@ -159,6 +159,52 @@ TEST(GeneratedAvgPool, MatchesTheReferenceKernel) {
     const HostTensor got = m->run(in).at(0).tensor();
     ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
     double tol = x.dtype() == toroid::DType::BFloat16 ? 1e-2 : 1e-6;  // float sums, the reference's in double
+    for (int64_t k = 0; k < got.numel(); ++k)
+      EXPECT_NEAR(got.get_double(k), want.get_double(k), tol) << c.name << " element " << k;
+  }
+}
+
+const Case kAvgBackwardCases[] = {
+    {"avg backward, overlapping, padding counted", R"(graph @g functional {
+  %x = input : f32[2, 3, 9, 9]
+  %go = input : f32[2, 3, 5, 5]
+  %gx = aten.avg_pool2d_backward.default(%go, %x, [3, 3], [2, 2], [1, 1], false, true, None) : f32[2, 3, 9, 9]
+  output %gx
+})",
+     {2, 3, 9, 9}},
+    {"avg backward, padding not counted, ceil mode", R"(graph @g functional {
+  %x = input : f32[2, 2, 8, 8]
+  %go = input : f32[2, 2, 5, 5]
+  %gx = aten.avg_pool2d_backward.default(%go, %x, [3, 3], [2, 2], [1, 1], true, false, None) : f32[2, 2, 8, 8]
+  output %gx
+})",
+     {2, 2, 8, 8}},
+    {"avg backward, divisor override, 3-d bf16, stride 1", R"(graph @g functional {
+  %x = input : bf16[3, 7, 6]
+  %go = input : bf16[3, 8, 4]
+  %gx = aten.avg_pool2d_backward.default(%go, %x, [2, 3], [1, 1], [1, 0], false, true, 4) : bf16[3, 7, 6]
+  output %gx
+})",
+     {3, 7, 6}},
+};
+
+TEST(GeneratedAvgPool, BackwardMatchesTheReferenceKernel) {
+  for (const Case& c : kAvgBackwardCases) {
+    toroid::driver::CompileOptions o;
+    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
+    for (const auto& l : m->current().wrapper.lines)
+      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
+    HostTensor x = input_for(m->graph(), c.input);
+    const toroid::TensorMeta& gm = toroid::graph_inputs(m->graph()).at(1)->meta();
+    std::vector<int64_t> gsizes;
+    for (SymExpr e : gm.sizes) gsizes.push_back(*e.as_int());
+    HostTensor go = HostTensor::zeros(gm.dtype, gsizes);
+    for (int64_t i = 0; i < go.numel(); ++i) go.set_double(i, 0.25 * static_cast<double>(i % 13) - 1.0);
+    std::vector<RtValue> in = {RtValue(x), RtValue(go)};
+    const HostTensor want = toroid::interp::interpret(m->graph(), in).at(0).tensor();
+    const HostTensor got = m->run(in).at(0).tensor();
+    ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
+    double tol = go.dtype() == toroid::DType::BFloat16 ? 1e-2 : 1e-6;
     for (int64_t k = 0; k < got.numel(); ++k)
       EXPECT_NEAR(got.get_double(k), want.get_double(k), tol) << c.name << " element " << k;
   }
