@@ -96,27 +96,45 @@ HostTensor input_for(const toroid::Graph& g, const std::vector<int64_t>& sizes) 
   return x;
 }
 
-TEST(GeneratedMaxPool, MatchesTheReferenceKernel) {
-  for (const Case& c : kCases) {
-    toroid::driver::CompileOptions o;
-    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
-    const auto& w = m->current().wrapper;
-    for (const auto& l : w.lines)
-      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
-    std::vector<RtValue> in = {RtValue(input_for(m->graph(), c.input))};
-    std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
-    std::vector<RtValue> got = m->run(in);
-    ASSERT_EQ(got.size(), 2u) << c.name;
-    for (size_t r = 0; r < 2; ++r) {
-      const HostTensor &g = got[r].tensor(), &e = want[r].tensor();
-      ASSERT_EQ(g.sizes(), e.sizes()) << c.name;
-      for (int64_t k = 0; k < g.numel(); ++k) {
-        double gv = g.get_double(k), ev = e.get_double(k);
-        if (std::isnan(ev)) EXPECT_TRUE(std::isnan(gv)) << c.name << " result " << r << " element " << k;
-        else EXPECT_EQ(gv, ev) << c.name << " result " << r << " element " << k;
-      }
+// Compiles case `c` for the CPU, checks that no reference kernel is left, runs it on an input
+// from input_for (its values made finite when `finite`) and, for a graph with a second input, a
+// gradient of quarters, and compares every result with the interpreter's: NaN where it has NaN,
+// within `tol` (f32) or `tol_bf16` elsewhere (0: exactly).
+void expect_matches_reference(const Case& c, bool finite, double tol, double tol_bf16) {
+  toroid::driver::CompileOptions o;
+  auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
+  for (const auto& l : m->current().wrapper.lines)
+    EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
+  HostTensor x = input_for(m->graph(), c.input);
+  if (finite)
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.3 * static_cast<double>(i)));
+  std::vector<RtValue> in = {RtValue(x)};
+  std::vector<const toroid::Value*> inputs = toroid::graph_inputs(m->graph());
+  if (inputs.size() > 1) {
+    std::vector<int64_t> sizes;
+    for (SymExpr e : inputs[1]->meta().sizes) sizes.push_back(*e.as_int());
+    HostTensor go = HostTensor::zeros(inputs[1]->meta().dtype, sizes);
+    for (int64_t i = 0; i < go.numel(); ++i) go.set_double(i, 0.25 * static_cast<double>(i % 13) - 1.0);
+    in.push_back(RtValue(go));
+  }
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), in);
+  std::vector<RtValue> got = m->run(in);
+  ASSERT_EQ(got.size(), want.size()) << c.name;
+  for (size_t r = 0; r < got.size(); ++r) {
+    const HostTensor &g = got[r].tensor(), &e = want[r].tensor();
+    ASSERT_EQ(g.sizes(), e.sizes()) << c.name;
+    double t = g.dtype() == toroid::DType::BFloat16 ? tol_bf16 : tol;
+    for (int64_t k = 0; k < g.numel(); ++k) {
+      double gv = g.get_double(k), ev = e.get_double(k);
+      if (std::isnan(ev)) EXPECT_TRUE(std::isnan(gv)) << c.name << " result " << r << " element " << k;
+      else if (t == 0 || std::isinf(ev)) EXPECT_EQ(gv, ev) << c.name << " result " << r << " element " << k;
+      else EXPECT_NEAR(gv, ev, t) << c.name << " result " << r << " element " << k;
     }
   }
+}
+
+TEST(GeneratedMaxPool, MatchesTheReferenceKernel) {
+  for (const Case& c : kCases) expect_matches_reference(c, false, 0, 0);
 }
 
 const Case kAvgCases[] = {
@@ -147,21 +165,8 @@ const Case kAvgCases[] = {
 };
 
 TEST(GeneratedAvgPool, MatchesTheReferenceKernel) {
-  for (const Case& c : kAvgCases) {
-    toroid::driver::CompileOptions o;
-    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
-    for (const auto& l : m->current().wrapper.lines)
-      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
-    HostTensor x = input_for(m->graph(), c.input);
-    for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.3 * static_cast<double>(i)));  // finite
-    std::vector<RtValue> in = {RtValue(x)};
-    const HostTensor want = toroid::interp::interpret(m->graph(), in).at(0).tensor();
-    const HostTensor got = m->run(in).at(0).tensor();
-    ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
-    double tol = x.dtype() == toroid::DType::BFloat16 ? 1e-2 : 1e-6;  // float sums, the reference's in double
-    for (int64_t k = 0; k < got.numel(); ++k)
-      EXPECT_NEAR(got.get_double(k), want.get_double(k), tol) << c.name << " element " << k;
-  }
+  // float sums against the reference's double ones
+  for (const Case& c : kAvgCases) expect_matches_reference(c, true, 1e-6, 1e-2);
 }
 
 const Case kAvgBackwardCases[] = {
@@ -189,25 +194,7 @@ const Case kAvgBackwardCases[] = {
 };
 
 TEST(GeneratedAvgPool, BackwardMatchesTheReferenceKernel) {
-  for (const Case& c : kAvgBackwardCases) {
-    toroid::driver::CompileOptions o;
-    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
-    for (const auto& l : m->current().wrapper.lines)
-      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
-    HostTensor x = input_for(m->graph(), c.input);
-    const toroid::TensorMeta& gm = toroid::graph_inputs(m->graph()).at(1)->meta();
-    std::vector<int64_t> gsizes;
-    for (SymExpr e : gm.sizes) gsizes.push_back(*e.as_int());
-    HostTensor go = HostTensor::zeros(gm.dtype, gsizes);
-    for (int64_t i = 0; i < go.numel(); ++i) go.set_double(i, 0.25 * static_cast<double>(i % 13) - 1.0);
-    std::vector<RtValue> in = {RtValue(x), RtValue(go)};
-    const HostTensor want = toroid::interp::interpret(m->graph(), in).at(0).tensor();
-    const HostTensor got = m->run(in).at(0).tensor();
-    ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
-    double tol = go.dtype() == toroid::DType::BFloat16 ? 1e-2 : 1e-6;
-    for (int64_t k = 0; k < got.numel(); ++k)
-      EXPECT_NEAR(got.get_double(k), want.get_double(k), tol) << c.name << " element " << k;
-  }
+  for (const Case& c : kAvgBackwardCases) expect_matches_reference(c, true, 1e-6, 1e-2);
 }
 
 TEST(GeneratedAvgPool, AZeroDivisorIsAnErrorAtTheNode) {
@@ -265,24 +252,8 @@ const Case kBackwardCases[] = {
 };
 
 TEST(GeneratedMaxPool, BackwardMatchesTheReferenceKernel) {
-  for (const Case& c : kBackwardCases) {
-    toroid::driver::CompileOptions o;
-    auto m = toroid::driver::CompiledModule::compile(c.graph, "pool.tir", o);
-    for (const auto& l : m->current().wrapper.lines)
-      EXPECT_NE(l.kind, toroid::codegen::wrapper::Line::Kind::FallbackCall) << c.name << ": still the reference kernel";
-    HostTensor x = input_for(m->graph(), c.input);
-    const toroid::TensorMeta& gm = toroid::graph_inputs(m->graph()).at(1)->meta();
-    std::vector<int64_t> gsizes;
-    for (SymExpr e : gm.sizes) gsizes.push_back(*e.as_int());
-    HostTensor go = HostTensor::zeros(gm.dtype, gsizes);
-    for (int64_t i = 0; i < go.numel(); ++i) go.set_double(i, 0.25 * static_cast<double>(i % 13) - 1.0);
-    std::vector<RtValue> in = {RtValue(x), RtValue(go)};
-    const HostTensor want = toroid::interp::interpret(m->graph(), in).at(0).tensor();
-    const HostTensor got = m->run(in).at(0).tensor();
-    ASSERT_EQ(got.sizes(), want.sizes()) << c.name;
-    for (int64_t k = 0; k < got.numel(); ++k)  // sums of a few quarters: exact in either order
-      EXPECT_EQ(got.get_double(k), want.get_double(k)) << c.name << " element " << k;
-  }
+  // sums of a few quarters: exact in either order
+  for (const Case& c : kBackwardCases) expect_matches_reference(c, false, 0, 0);
 }
 
 TEST(GeneratedMaxPool, LargeWindowsKeepTheReferenceKernel) {
