@@ -1,6 +1,7 @@
 // Pooling: max_pool2d_with_indices and avg_pool2d as pointwise values over the output, the window
 // unrolled (as Inductor does for small windows), so they fuse with what reads them and with their
 // input's producer instead of running the reference kernel.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -190,6 +191,105 @@ void avg_pool2d_backward(Lowering& L, const Node* n, const BoundArgs& a) {
   L.define_pointwise(out, cast(sum, om.dtype));
 }
 
+// Adaptive pools: output position o of n over an input of m covers [floor(o*m/n), ceil((o+1)*m/n)).
+struct AdaptiveDim {
+  int64_t in = 0, out = 0;
+  int64_t span = 0;    // the most input positions one output covers
+  int64_t reach = 0;   // the most output positions covering one input position
+};
+
+// Both spatial dims, when their sizes are constants and the unrolled loops stay small.
+std::optional<std::array<AdaptiveDim, 2>> adaptive_dims(const TensorMeta& in, const TensorMeta& out, DType dtype) {
+  const size_t rank = in.sizes.size();
+  if (!is_floating(dtype) || rank < 3 || out.sizes.size() != rank) return std::nullopt;
+  std::array<AdaptiveDim, 2> dims;
+  for (size_t d = 0; d < 2; ++d) {
+    std::optional<int64_t> m = in.sizes[rank - 2 + d].as_int(), n = out.sizes[rank - 2 + d].as_int();
+    if (!m || !n || *m <= 0 || *n <= 0) return std::nullopt;
+    AdaptiveDim& a = dims[d];
+    a.in = *m;
+    a.out = *n;
+    for (int64_t o = 0; o < *n; ++o) a.span = std::max(a.span, ((o + 1) * *m + *n - 1) / *n - o * *m / *n);
+    for (int64_t i = 0; i < *m; ++i) a.reach = std::max(a.reach, ((i + 1) * *n + *m - 1) / *m - i * *n / *m);
+  }
+  if (dims[0].span * dims[1].span > kMaxUnrolledWindow || dims[0].reach * dims[1].reach > kMaxUnrolledWindow)
+    return std::nullopt;
+  return dims;
+}
+
+SymExpr adaptive_start(SymExpr o, const AdaptiveDim& d) { return sym::floordiv(o * d.in, d.out); }
+SymExpr adaptive_end(SymExpr o, const AdaptiveDim& d) { return sym::floordiv((o + 1) * d.in + d.out - 1, d.out); }
+
+// _adaptive_avg_pool2d: the mean of each output's window, unrolled to its largest span.
+void adaptive_avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* in = a.tensor("self");
+  const Value* out = n->result(0);
+  std::optional<std::array<AdaptiveDim, 2>> dims = adaptive_dims(in->meta(), out->meta(), in->meta().dtype);
+  if (!dims) {
+    L.fallback(n);
+    return;
+  }
+  const size_t rank = out->meta().sizes.size();
+  DType cd = compute_dtype(in->meta().dtype);
+  Index idx = Lowering::vars(rank);
+  SymExpr start[2], end[2];
+  for (size_t d = 0; d < 2; ++d) {
+    start[d] = adaptive_start(idx[rank - 2 + d], (*dims)[d]);
+    end[d] = adaptive_end(idx[rank - 2 + d], (*dims)[d]);
+  }
+  Expr sum = constant(0.0, cd);
+  for (int64_t jh = 0; jh < (*dims)[0].span; ++jh)
+    for (int64_t jw = 0; jw < (*dims)[1].span; ++jw) {
+      const SymExpr pos[2] = {start[0] + jh, start[1] + jw};
+      Expr inside = binary(Op::LogicalAnd, binary(Op::Lt, index_value(pos[0]), index_value(end[0])),
+                           binary(Op::Lt, index_value(pos[1]), index_value(end[1])));
+      Index src(idx.begin(), idx.end());
+      for (size_t d = 0; d < 2; ++d) src[rank - 2 + d] = sym::min(pos[d], SymExpr::integer((*dims)[d].in - 1));
+      sum = binary(Op::Add, sum, where(inside, cast(L.load(in, src), cd), constant(0.0, cd)));
+    }
+  SymExpr count = (end[0] - start[0]) * (end[1] - start[1]);
+  L.define_pointwise(out, cast(binary(Op::Div, sum, cast(index_value(count), cd)), out->meta().dtype));
+}
+
+// _adaptive_avg_pool2d_backward per input element: each covering output's gradient over its
+// window's size. The covering outputs of input position i along a dim run from
+// floor(i*n/m) up to ceil((i+1)*n/m) - 1.
+void adaptive_avg_pool2d_backward(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* grad = a.tensor("grad_output");
+  const Value* out = n->result(0);
+  std::optional<std::array<AdaptiveDim, 2>> dims = adaptive_dims(out->meta(), grad->meta(), out->meta().dtype);
+  if (!dims) {
+    L.fallback(n);
+    return;
+  }
+  const size_t rank = out->meta().sizes.size();
+  DType cd = compute_dtype(out->meta().dtype);
+  Index idx = Lowering::vars(rank);
+  SymExpr first[2], last[2];  // the covering outputs, inclusive
+  for (size_t d = 0; d < 2; ++d) {
+    const AdaptiveDim& ad = (*dims)[d];
+    first[d] = sym::floordiv(idx[rank - 2 + d] * ad.out, ad.in);
+    last[d] = sym::floordiv((idx[rank - 2 + d] + 1) * ad.out + ad.in - 1, ad.in) - 1;
+  }
+  Expr sum = constant(0.0, cd);
+  for (int64_t jh = 0; jh < (*dims)[0].reach; ++jh)
+    for (int64_t jw = 0; jw < (*dims)[1].reach; ++jw) {
+      const SymExpr o[2] = {first[0] + jh, first[1] + jw};
+      Expr covers = binary(Op::LogicalAnd, binary(Op::Le, index_value(o[0]), index_value(last[0])),
+                           binary(Op::Le, index_value(o[1]), index_value(last[1])));
+      Index at(idx.begin(), idx.end());
+      SymExpr count = SymExpr::integer(1);
+      for (size_t d = 0; d < 2; ++d) {
+        SymExpr oc = sym::min(o[d], SymExpr::integer((*dims)[d].out - 1));
+        at[rank - 2 + d] = oc;
+        count = count * (adaptive_end(oc, (*dims)[d]) - adaptive_start(oc, (*dims)[d]));
+      }
+      Expr share = binary(Op::Div, cast(L.load(grad, at), cd), cast(index_value(count), cd));
+      sum = binary(Op::Add, sum, where(covers, share, constant(0.0, cd)));
+    }
+  L.define_pointwise(out, cast(sum, out->meta().dtype));
+}
+
 // max_pool2d_with_indices_backward as a value per input element: for each window offset, the
 // one output position whose window reaches this element through it (if any) gives its gradient
 // when its index names this element. Every output position counts once: an element and an
@@ -235,6 +335,8 @@ constexpr LowerRule kRules[] = {
     {"aten.max_pool2d_with_indices.default", max_pool2d_with_indices},
     {"aten.avg_pool2d.default", avg_pool2d},
     {"aten.avg_pool2d_backward.default", avg_pool2d_backward},
+    {"aten._adaptive_avg_pool2d.default", adaptive_avg_pool2d},
+    {"aten._adaptive_avg_pool2d_backward.default", adaptive_avg_pool2d_backward},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
-// max_pool2d_with_indices, avg_pool2d and their backwards as generated code (loop/lower_pool.cpp)
-// against their reference kernels,
+// max_pool2d_with_indices, avg_pool2d, _adaptive_avg_pool2d and their backwards as generated code
+// (loop/lower_pool.cpp) against their reference kernels,
 // element for element: padding, dilation, ceil mode, 3-d inputs, channels-last, bf16, symbolic
 // sizes, and the values PyTorch's kernels treat specially (NaN wins, ties keep the first, an
 // all -inf window keeps its first in-bounds position).
@@ -195,6 +195,52 @@ const Case kAvgBackwardCases[] = {
 
 TEST(GeneratedAvgPool, BackwardMatchesTheReferenceKernel) {
   for (const Case& c : kAvgBackwardCases) expect_matches_reference(c, true, 1e-6, 1e-2);
+}
+
+const Case kAdaptiveCases[] = {
+    {"adaptive, global", R"(graph @g functional {
+  %x = input : f32[2, 3, 7, 7]
+  %y = aten._adaptive_avg_pool2d.default(%x, [1, 1]) : f32[2, 3, 1, 1]
+  output %y
+})",
+     {2, 3, 7, 7}},
+    {"adaptive, uneven windows", R"(graph @g functional {
+  %x = input : f32[2, 3, 10, 9]
+  %y = aten._adaptive_avg_pool2d.default(%x, [3, 4]) : f32[2, 3, 3, 4]
+  output %y
+})",
+     {2, 3, 10, 9}},
+    {"adaptive, 3-d bf16, more outputs than inputs", R"(graph @g functional {
+  %x = input : bf16[3, 5, 6]
+  %y = aten._adaptive_avg_pool2d.default(%x, [7, 8]) : bf16[3, 7, 8]
+  output %y
+})",
+     {3, 5, 6}},
+    {"adaptive backward, uneven windows", R"(graph @g functional {
+  %x = input : f32[2, 3, 10, 9]
+  %go = input : f32[2, 3, 3, 4]
+  %gx = aten._adaptive_avg_pool2d_backward.default(%go, %x) : f32[2, 3, 10, 9]
+  output %gx
+})",
+     {2, 3, 10, 9}},
+    {"adaptive backward, more outputs than inputs", R"(graph @g functional {
+  %x = input : f32[1, 2, 5, 6]
+  %go = input : f32[1, 2, 7, 8]
+  %gx = aten._adaptive_avg_pool2d_backward.default(%go, %x) : f32[1, 2, 5, 6]
+  output %gx
+})",
+     {1, 2, 5, 6}},
+    {"adaptive backward, global bf16", R"(graph @g functional {
+  %x = input : bf16[2, 3, 7, 7]
+  %go = input : bf16[2, 3, 1, 1]
+  %gx = aten._adaptive_avg_pool2d_backward.default(%go, %x) : bf16[2, 3, 7, 7]
+  output %gx
+})",
+     {2, 3, 7, 7}},
+};
+
+TEST(GeneratedAdaptiveAvgPool, MatchesTheReferenceKernel) {
+  for (const Case& c : kAdaptiveCases) expect_matches_reference(c, true, 1e-6, 1e-2);
 }
 
 TEST(GeneratedAvgPool, AZeroDivisorIsAnErrorAtTheNode) {
