@@ -33,7 +33,7 @@ def where(frames):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="mlp", choices=["mlp", "resnet18", "gpt2", "bert", "adam"])
+    ap.add_argument("--model", default="mlp", choices=["mlp", "resnet18", "resnet18_bf16", "gpt2", "bert", "adam"])
     ap.add_argument("--backend", default="toroid", choices=["toroid", "inductor", "eager"])
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--top", type=int, default=12)

@@ -17,7 +17,7 @@ import torch_compile_check as cases  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="bert", choices=["mlp", "resnet18", "gpt2", "bert", "adam"])
+    ap.add_argument("--model", default="bert", choices=["mlp", "resnet18", "resnet18_bf16", "gpt2", "bert", "adam"])
     ap.add_argument("--backend", default="toroid", choices=["toroid", "inductor", "eager"])
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=3, help="steps before timing (CUDA graph keys capture on their 2nd call)")

@@ -2,7 +2,7 @@
 """torch.compile(backend="toroid") against eager PyTorch and Inductor on a GPU (issue 6).
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so python3 tools/gpu/torch_compile_check.py [--reps 20]
-        [--only mlp,resnet18,gpt2,bert,adam] [--device cuda] [--dump DIR]
+        [--only mlp,resnet18,resnet18_bf16,gpt2,bert,adam] [--device cuda] [--dump DIR]
 
 For each model: eager, toroid and Inductor run the same inputs and weights (fp32); the row passes
 when toroid's outputs (and gradients, for the training rows) match eager's within bf16 tolerance
@@ -176,15 +176,16 @@ def case_mlp(device):
     return training(base, lambda f: f(x))
 
 
-def case_resnet18(device):
+def case_resnet18(device, dtype=None):
     import torch
     try:
         import torchvision
     except ImportError:
         raise Skip("torchvision is not installed")
     torch.manual_seed(0)
-    base = torchvision.models.resnet18(weights=None).to(device).eval()
-    x = torch.randn(8, 3, 224, 224, device=device)
+    dtype = dtype or torch.float32
+    base = torchvision.models.resnet18(weights=None).to(device=device, dtype=dtype).eval()
+    x = torch.randn(8, 3, 224, 224, device=device, dtype=dtype)
 
     def make(compile_fn):
         f = compile_fn(copy.deepcopy(base))
@@ -255,7 +256,13 @@ def case_adam(device):
     return make
 
 
+def case_resnet18_bf16(device):
+    import torch
+    return case_resnet18(device, torch.bfloat16)
+
+
 CASES = [("mlp fwd+bwd", "mlp", case_mlp), ("resnet18 inference", "resnet18", case_resnet18),
+         ("resnet18 inference bf16", "resnet18_bf16", case_resnet18_bf16),
          ("gpt2 forward", "gpt2", case_gpt2), ("bert fwd+bwd", "bert", case_bert),
          ("adam step (100 params)", "adam", case_adam)]
 
