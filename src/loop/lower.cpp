@@ -211,14 +211,14 @@ Expr Lowering::load(const Value* v, std::span<const SymExpr> idx) {
   });
 }
 
-void Lowering::fallback(const Node* n) {
+void Lowering::fallback(const Node* n, const std::string& why) {
   const ops::OpEntry* op = ops::OpRegistry::global().find(n->target());
   if (op == nullptr || op->kernel == nullptr) fail(n, "no lowering and no reference kernel");
   const Value* r0 = n->num_results() ? n->result(0) : nullptr;
   const LibraryKernel* device_kernel =
       r0 && r0->is_tensor() ? find_library_kernel(n->target(), r0->meta().dtype, options.target.device) : nullptr;
   if (!device_kernel) {
-    note_reference_kernel(n, "no lowering rule");
+    note_reference_kernel(n, why);
   }
   // The op's exact reference kernel, on realized operands.
   for (const Value* in : n->inputs())

@@ -17,6 +17,17 @@ using ops::BoundArgs;
 // a compare in the unrolled body.
 constexpr int64_t kMaxUnrolledWindow = 64;
 
+// Why a pool's window does not unroll (empty: it does): `constant` parameters, a floating
+// `dtype`, at most kMaxUnrolledWindow `elements`.
+std::string unrolled_window_problem(bool constant, DType dtype, int64_t elements) {
+  if (!constant) return "a symbolic kernel size, stride, padding or dilation";
+  if (!is_floating(dtype)) return std::string("no generated pool for ") + dtype_torch_name(dtype);
+  if (elements > kMaxUnrolledWindow)
+    return "a window of " + std::to_string(elements) + " elements (windows of at most " +
+           std::to_string(kMaxUnrolledWindow) + " are unrolled)";
+  return "";
+}
+
 // The op's 2-d parameter `name` as two constants (one value repeats; `fallback` when empty, as
 // stride defaults to the kernel size); nullopt when one is symbolic.
 std::optional<std::array<int64_t, 2>> pair_param(const BoundArgs& a, std::string_view name,
@@ -62,8 +73,8 @@ void max_pool2d_with_indices(Lowering& L, const Node* n, const BoundArgs& a) {
   std::optional<std::array<int64_t, 2>> s = k ? pair_param(a, "stride", k) : std::nullopt;
   std::optional<std::array<int64_t, 2>> p = pair_param(a, "padding");
   std::optional<std::array<int64_t, 2>> d = pair_param(a, "dilation");
-  if (!k || !s || !p || !d || !is_floating(im.dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow) {
-    L.fallback(n);
+  if (std::string why = unrolled_window_problem(k && s && p && d, im.dtype, k ? (*k)[0] * (*k)[1] : 0); !why.empty()) {
+    L.fallback(n, why);
     return;
   }
   const Value* values = n->result(0);
@@ -105,15 +116,16 @@ struct AvgWindow {
   bool count_padding = true;
 };
 
-std::optional<AvgWindow> avg_window(const BoundArgs& a, DType dtype) {
+// Why not (empty: it unrolls).
+std::string avg_window(const BoundArgs& a, DType dtype, AvgWindow* w) {
   std::optional<std::array<int64_t, 2>> k = pair_param(a, "kernel_size");
   std::optional<std::array<int64_t, 2>> s = k ? pair_param(a, "stride", k) : std::nullopt;
   std::optional<std::array<int64_t, 2>> p = pair_param(a, "padding");
   SymExpr divisor = a.scalar("divisor_override");
-  if (!k || !s || !p || !is_floating(dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow ||
-      (!divisor.is_null() && divisor.as_int().value_or(0) == 0))
-    return std::nullopt;
-  return AvgWindow{*k, *s, *p, divisor, a.scalar("count_include_pad") != SymExpr::boolean(false)};
+  if (!divisor.is_null() && divisor.as_int().value_or(0) == 0) return "a symbolic divisor_override";
+  if (std::string why = unrolled_window_problem(k && s && p, dtype, k ? (*k)[0] * (*k)[1] : 0); !why.empty()) return why;
+  *w = AvgWindow{*k, *s, *p, divisor, a.scalar("count_include_pad") != SymExpr::boolean(false)};
+  return "";
 }
 
 // What PyTorch divides output position `o` (its two spatial indices) by, over an input of
@@ -136,11 +148,12 @@ SymExpr avg_divisor(const AvgWindow& w, const SymExpr o[2], const SymExpr sizes[
 void avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* in = a.tensor("self");
   const TensorMeta& im = in->meta();
-  std::optional<AvgWindow> w = avg_window(a, im.dtype);
-  if (!w) {
-    L.fallback(n);
+  AvgWindow window;
+  if (std::string why = avg_window(a, im.dtype, &window); !why.empty()) {
+    L.fallback(n, why);
     return;
   }
+  const AvgWindow* w = &window;
   const Value* out = n->result(0);
   const size_t rank = out->meta().sizes.size();
   DType cd = compute_dtype(im.dtype);
@@ -165,11 +178,12 @@ void avg_pool2d_backward(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* grad = a.tensor("grad_output");
   const Value* out = n->result(0);
   const TensorMeta& om = out->meta();
-  std::optional<AvgWindow> w = avg_window(a, om.dtype);
-  if (!w) {
-    L.fallback(n);
+  AvgWindow window;
+  if (std::string why = avg_window(a, om.dtype, &window); !why.empty()) {
+    L.fallback(n, why);
     return;
   }
+  const AvgWindow* w = &window;
   const size_t rank = om.sizes.size();
   DType cd = compute_dtype(om.dtype);
   Index idx = Lowering::vars(rank);
@@ -226,7 +240,8 @@ void adaptive_avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* out = n->result(0);
   std::optional<std::array<AdaptiveDim, 2>> dims = adaptive_dims(in->meta(), out->meta(), in->meta().dtype);
   if (!dims) {
-    L.fallback(n);
+    L.fallback(n, "symbolic spatial sizes, a window of over " + std::to_string(kMaxUnrolledWindow) +
+                      " elements, or no generated pool for the dtype");
     return;
   }
   const size_t rank = out->meta().sizes.size();
@@ -259,7 +274,8 @@ void adaptive_avg_pool2d_backward(Lowering& L, const Node* n, const BoundArgs& a
   const Value* out = n->result(0);
   std::optional<std::array<AdaptiveDim, 2>> dims = adaptive_dims(out->meta(), grad->meta(), out->meta().dtype);
   if (!dims) {
-    L.fallback(n);
+    L.fallback(n, "symbolic spatial sizes, a window of over " + std::to_string(kMaxUnrolledWindow) +
+                      " elements, or no generated pool for the dtype");
     return;
   }
   const size_t rank = out->meta().sizes.size();
@@ -303,8 +319,8 @@ void max_pool2d_with_indices_backward(Lowering& L, const Node* n, const BoundArg
   std::optional<std::array<int64_t, 2>> d = pair_param(a, "dilation");
   const Value* out = n->result(0);
   const TensorMeta& om = out->meta();
-  if (!k || !s || !p || !d || !is_floating(om.dtype) || (*k)[0] * (*k)[1] > kMaxUnrolledWindow) {
-    L.fallback(n);
+  if (std::string why = unrolled_window_problem(k && s && p && d, om.dtype, k ? (*k)[0] * (*k)[1] : 0); !why.empty()) {
+    L.fallback(n, why);
     return;
   }
   const size_t rank = om.sizes.size();

@@ -53,8 +53,9 @@ class Lowering {
     Expr pos;
   };
   Expr load_indirect(const Value* v, Index idx, std::span<const IndirectDim> dims, const Node* site, bool wrap);
-  // Runs `n` as a fallback: its reference kernel on realized operands.
-  void fallback(const Node* n);
+  // Runs `n` as a fallback: its reference kernel on realized operands. `why`: what its lowering
+  // rule (if any) could not compile, for the log and the error with reference kernels off.
+  void fallback(const Node* n, const std::string& why = "no lowering rule");
 
   // A fresh buffer laid out as v's meta says (sizes, strides, offset; storage extent), named,
   // with v's node as origin. Not yet added to the program.

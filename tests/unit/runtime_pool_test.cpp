@@ -315,6 +315,21 @@ TEST(GeneratedMaxPool, LargeWindowsKeepTheReferenceKernel) {
   for (const auto& l : m->current().wrapper.lines)
     fallback = fallback || l.kind == toroid::codegen::wrapper::Line::Kind::FallbackCall;
   EXPECT_TRUE(fallback) << "an 81-element window should not be unrolled";
+  // Without reference kernels (the Python frontend's setting, which then runs the op in eager)
+  // the error says why.
+  o.reference_kernels = false;
+  try {
+    toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[1, 1, 16, 16]
+  %v, %i = aten.max_pool2d_with_indices.default(%x, [9, 9]) : f32[1, 1, 1, 1], i64[1, 1, 1, 1]
+  output %v, %i
+})",
+                                            "big.tir", o);
+    FAIL() << "expected an error";
+  } catch (const toroid::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("a window of 81 elements (windows of at most 64 are unrolled)"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
