@@ -231,6 +231,10 @@ std::optional<std::array<AdaptiveDim, 2>> adaptive_dims(const TensorMeta& in, co
   return dims;
 }
 
+const std::string kAdaptiveNotUnrolled = "symbolic spatial sizes, a window of over " +
+                                         std::to_string(kMaxUnrolledWindow) +
+                                         " elements, or no generated pool for the dtype";
+
 SymExpr adaptive_start(SymExpr o, const AdaptiveDim& d) { return sym::floordiv(o * d.in, d.out); }
 SymExpr adaptive_end(SymExpr o, const AdaptiveDim& d) { return sym::floordiv((o + 1) * d.in + d.out - 1, d.out); }
 
@@ -240,8 +244,7 @@ void adaptive_avg_pool2d(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* out = n->result(0);
   std::optional<std::array<AdaptiveDim, 2>> dims = adaptive_dims(in->meta(), out->meta(), in->meta().dtype);
   if (!dims) {
-    L.fallback(n, "symbolic spatial sizes, a window of over " + std::to_string(kMaxUnrolledWindow) +
-                      " elements, or no generated pool for the dtype");
+    L.fallback(n, kAdaptiveNotUnrolled);
     return;
   }
   const size_t rank = out->meta().sizes.size();
@@ -274,8 +277,7 @@ void adaptive_avg_pool2d_backward(Lowering& L, const Node* n, const BoundArgs& a
   const Value* out = n->result(0);
   std::optional<std::array<AdaptiveDim, 2>> dims = adaptive_dims(out->meta(), grad->meta(), out->meta().dtype);
   if (!dims) {
-    L.fallback(n, "symbolic spatial sizes, a window of over " + std::to_string(kMaxUnrolledWindow) +
-                      " elements, or no generated pool for the dtype");
+    L.fallback(n, kAdaptiveNotUnrolled);
     return;
   }
   const size_t rank = out->meta().sizes.size();

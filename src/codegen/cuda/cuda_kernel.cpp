@@ -55,8 +55,7 @@ class CudaEmitter : public KernelEmitter {
     CudaKernel out;
     out.name = k_.name;
     collect_args();
-    bool flat = true;
-    for (const sched::Member& m : k_.members) flat = flat && m.inner && m.buffer->kind == BufferKind::Pointwise;
+    bool flat = sched::is_flat(k_);
     out.shape = flat ? CudaKernel::Shape::Flat : CudaKernel::Shape::Rows;
     vector_width_ = choose_vector_width();
 

@@ -376,39 +376,34 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     for (const sched::Member& m : k.members) members.push_back(m.buffer);
     return sources.of(members);
   };
-  auto call_cuda = [&](CudaKernel ck) {
+  // The call line of a kernel appended to the target's list.
+  auto call_line = [&](auto kernel, auto& list) {
     Line call;
     call.kind = Line::Kind::KernelCall;
-    call.kernel = static_cast<int>(w.cuda_kernels.size());
-    call.args = ck.args;
-    call.sources = ck.sources;
-    w.cuda_kernels.push_back(std::move(ck));
+    call.kernel = static_cast<int>(list.size());
+    call.args = kernel.args;
+    call.sources = kernel.sources;
+    list.push_back(std::move(kernel));
     w.lines.push_back(call);
   };
+  auto call_cuda = [&](CudaKernel ck) { call_line(std::move(ck), w.cuda_kernels); };
   for (const sched::Step& step : schedule.steps) {
-    if (step.kind == sched::Step::Kind::Kernel || (step.kind == sched::Step::Kind::Combo && !w.target.is_cuda())) {
-      std::vector<sched::Kernel*> kernels = step.parts;
-      if (step.kernel) kernels = {step.kernel};
-      for (const sched::Kernel* k : kernels) {
-        comment(*k);
-        if (!w.target.is_cuda()) {
-          CppKernel ck = cpu::emit_cpp_kernel(*k, slots, env);
-          Line call;
-          call.kind = Line::Kind::KernelCall;
-          call.kernel = static_cast<int>(w.kernels.size());
-          call.args = ck.args;
-          call.sources = ck.sources = sources_of(*k);
-          w.kernels.push_back(std::move(ck));
-          w.lines.push_back(call);
-        } else {
-          CudaKernel ck = cuda::emit_cuda_kernel(*k, slots, env);
-          ck.sources = sources_of(*k);
-          call_cuda(std::move(ck));
-        }
+    if (step.kind == sched::Step::Kind::Kernel) {
+      const sched::Kernel& k = *step.kernel;
+      comment(k);
+      if (!w.target.is_cuda()) {
+        CppKernel ck = cpu::emit_cpp_kernel(k, slots, env);
+        ck.sources = sources_of(k);
+        call_line(std::move(ck), w.kernels);
+      } else {
+        CudaKernel ck = cuda::emit_cuda_kernel(k, slots, env);
+        ck.sources = sources_of(k);
+        call_cuda(std::move(ck));
       }
       continue;
     }
     if (step.kind == sched::Step::Kind::Combo) {
+      TOROID_CHECK(w.target.is_cuda(), "combo kernels are scheduled for CUDA only");
       // The parts in order, packed into combos while their parameters fit; a part that cannot
       // be one (it records index errors) is a launch of its own.
       std::vector<CudaKernel> parts;

@@ -1386,13 +1386,15 @@ struct CudaExecutor::Impl {
     rs.start(w, run_inputs, constants, bind_outputs(w, ro.outputs, binding), binding);
     workspace = nullptr;
     if (ro.workspace) {
-      // The layout depends on the sizes only: laid out again when they change.
-      std::vector<bool> given(rs.bound.size());
-      for (size_t i = 0; i < given.size(); ++i) given[i] = rs.bound[i] != nullptr;
-      if (!layout_binding || !same_values(*layout_binding, binding) || given != layout_given) {
-        layout_need = layout_workspace(binding, given, &workspace_offsets);
+      // The layout depends on the sizes and the slots in caller memory: laid out again when
+      // either changes (compared in place: no allocation per call).
+      bool same_given = layout_given.size() == rs.bound.size();
+      for (size_t i = 0; same_given && i < rs.bound.size(); ++i) same_given = layout_given[i] == (rs.bound[i] != nullptr);
+      if (!layout_binding || !same_values(*layout_binding, binding) || !same_given) {
+        layout_given.assign(rs.bound.size(), false);
+        for (size_t i = 0; i < rs.bound.size(); ++i) layout_given[i] = rs.bound[i] != nullptr;
+        layout_need = layout_workspace(binding, layout_given, &workspace_offsets);
         layout_binding = binding;
-        layout_given = std::move(given);
       }
       size_t need = layout_need;
       if (need > ro.workspace_bytes)
