@@ -91,6 +91,11 @@ typedef struct {
                           * workspace capture each partition of the program in a CUDA graph the
                           * second time they see the same stream, addresses and sizes, and
                           * replay it from then on; 0: every call launches each kernel */
+  int32_t tf32_convolutions; /* 0 (default): f32 convolutions on CUDA multiply exactly (FMA); 1:
+                              * cuDNN may round their operands to TF32 on tensor cores (PyTorch's
+                              * torch.backends.cudnn.allow_tf32, on by default there) */
+  int32_t tf32_matmuls;  /* 0 (default); 1: f32 matmuls on CUDA may use TF32 tensor cores
+                          * (torch.backends.cuda.matmul.allow_tf32) */
 } toroid_compile_options;
 
 void toroid_compile_options_init(toroid_compile_options* options);

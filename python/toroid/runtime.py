@@ -126,11 +126,14 @@ class Partition:
         # compile at its node, and the caller runs it in eager instead (slow fallbacks are visible).
         # torch.use_deterministic_algorithms: device kernels that combine with atomics take their
         # sorted form, whose results never vary (dynamo guards on the flag, so a change compiles
-        # again).
+        # again). PyTorch's TF32 flags as they are now (dynamo guards on the matmul one; a later
+        # change of torch.backends.cudnn.allow_tf32 applies to graphs compiled after it).
         import torch
         self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name,
                                    reference_kernels=False,
-                                   deterministic=torch.are_deterministic_algorithms_enabled())
+                                   deterministic=torch.are_deterministic_algorithms_enabled(),
+                                   tf32_convolutions=torch.backends.cudnn.allow_tf32,
+                                   tf32_matmuls=torch.backends.cuda.matmul.allow_tf32)
         # Inputs the graph writes (a trailing copy_, kept by keep_inference_input_mutations): a
         # call that had to cast or copy one (_prepare) copies the result back into the caller's.
         copies = [n for n in emitter.line_nodes.values() if n.target is torch.ops.aten.copy_.default]

@@ -513,6 +513,8 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     co.reference_kernels = o.reference_kernels != 0;
     co.deterministic = o.deterministic != 0;
     co.cuda_graphs = o.cuda_graphs != 0;
+    co.tf32_convolutions = o.tf32_convolutions != 0;
+    co.tf32_matmuls = o.tf32_matmuls != 0;
     if (o.dump_dir) co.dump_dir = o.dump_dir;
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);

@@ -175,6 +175,8 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   lo.verify_each = options_.verify_each;
   lo.reference_kernels = options_.reference_kernels;
   lo.deterministic = options_.deterministic;
+  lo.tf32_convolutions = options_.tf32_convolutions;
+  lo.tf32_matmuls = options_.tf32_matmuls;
   s->loop = loop::lower(*s->graph, lo);
   clock.lap("lower");
   sched::ScheduleOptions so;
@@ -272,7 +274,7 @@ class ModuleCache {
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return o.target.str() + "|" + (o.verify_each ? "v" : "") +
          (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + (o.deterministic ? "D" : "") +
-         (o.cuda_graphs ? "G" : "") + (o.combo_kernels ? "C" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
+         (o.cuda_graphs ? "G" : "") + (o.combo_kernels ? "C" : "") + (o.tf32_convolutions ? "T" : "") + (o.tf32_matmuls ? "t" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
 }
 
 }  // namespace

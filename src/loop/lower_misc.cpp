@@ -138,6 +138,7 @@ void matmul_extern(Lowering& L, const Node* n, const BoundArgs& a) {
     } else {
       b->library_operands = {a.tensor("self"), a.tensor("mat2")};
     }
+    b->library_params.tf32 = d == DType::Float32 && L.options.target.is_cuda() && L.options.tf32_matmuls;
   }
   L.define_buffer(out, std::move(b));
 }
@@ -172,6 +173,7 @@ void convolution_extern(Lowering& L, const Node* n, const BoundArgs& a) {
                                       std::to_string(rank));
   if (kernel) {
     b->library_operands = {a.tensor("input"), a.tensor("weight"), a.tensor("bias")};
+    p.tf32 = d == DType::Float32 && L.options.target.is_cuda() && L.options.tf32_convolutions;
     b->library_params = std::move(p);
   }
   L.define_buffer(out, std::move(b));

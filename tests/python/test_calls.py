@@ -321,6 +321,31 @@ class ReferenceKernelFallbacks(unittest.TestCase):
         close(self, c(x, w), fn(x, w), 1e-3)
 
 
+class NumericsFlags(unittest.TestCase):
+    def test_tf32_flags_are_passed_to_the_compile(self):
+        # PyTorch's allow_tf32 flags, as they are when a graph compiles, become its compile
+        # options (the GPU's library calls follow them: tests/lit/compile/tf32.test).
+        from unittest import mock
+        from toroid import _capi, runtime
+        seen = []
+        real = _capi.Module
+
+        def spy(*args, **kwargs):
+            seen.append((kwargs["tf32_convolutions"], kwargs["tf32_matmuls"]))
+            return real(*args, **kwargs)
+        fn = lambda a, b: a @ b  # noqa: E731
+        a = torch.randn(4, 4)
+        saved = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+        try:
+            with mock.patch.object(runtime._capi, "Module", spy):
+                for flags in [(True, False), (False, True)]:
+                    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = flags
+                    compile_graph(make_fx(fn)(a, a), [a, a])
+        finally:
+            torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
+        self.assertEqual(seen, [(True, False), (False, True)])
+
+
 class KernelAnalysis(unittest.TestCase):
     """toroid.analyze_kernel: the mutation analysis of user kernels through the C ABI."""
     INPUTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lit", "kernels", "Inputs")

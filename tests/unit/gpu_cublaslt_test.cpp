@@ -125,6 +125,8 @@ struct Case {
   Epilogue epilogue = Epilogue::None;
   float alpha = 1, beta = 0;
   double tolerance = 0;          // relative to the largest |reference| value
+  bool tf32 = false;
+  double least_error = 0;        // the largest error must reach this (TF32 rounds visibly)
 };
 
 // A strided [rows, cols] view; its buffer holds `batch` of them (or one when broadcast).
@@ -157,6 +159,7 @@ void run_case(const Case& cs) {
   args.alpha = cs.alpha;
   args.beta = cs.beta;
   args.epilogue = cs.epilogue;
+  args.tf32 = cs.tf32;
   ASSERT_TRUE(matmul_layout_ok(args.a));
   ASSERT_TRUE(matmul_layout_ok(args.b));
 
@@ -176,12 +179,23 @@ void run_case(const Case& cs) {
   std::vector<double> want = reference(args, a, b, c_in, bias);
   double scale = 1e-30;
   for (double w : want) scale = std::max(scale, std::abs(w));
-  for (size_t i = 0; i < c_n; ++i)
+  double largest = 0;
+  for (size_t i = 0; i < c_n; ++i) {
     ASSERT_LE(std::abs(got[i] - want[i]), cs.tolerance * scale) << "element " << i << ": " << got[i] << " vs " << want[i];
+    largest = std::max(largest, std::abs(got[i] - want[i]));
+  }
+  EXPECT_GE(largest, cs.least_error * scale);
 }
 
 // f32 accumulates in f32 without TF32: TF32 would be off by about 1e-3 of the scale here.
 constexpr double kF32 = 1e-5;
+
+// With TF32 allowed the products round the operands to 10 bits of mantissa: within 1e-2 of the
+// scale, and visibly off the exact result (the flag reaches cuBLASLt).
+TEST(GpuCublasLt, F32WithTf32UsesTensorCores) {
+  if (!available()) GTEST_SKIP();
+  run_case({.m = 128, .k = 512, .n = 96, .bias = true, .tolerance = 1e-2, .tf32 = true, .least_error = 1e-5});
+}
 
 TEST(GpuCublasLt, F32MatchesHostLoop) {
   if (!available()) GTEST_SKIP();

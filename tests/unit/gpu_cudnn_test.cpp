@@ -24,8 +24,8 @@ const std::byte* data(const RtValue& v) {
 }
 
 // Runs the graph's one convolution (inputs x, w and optionally b) through cuDNN and compares it
-// with the reference interpreter.
-void check(const std::string& text, double tol) {
+// with the reference interpreter; with `tf32`, the largest error must also reach least_error.
+void check(const std::string& text, double tol, bool tf32 = false, double least_error = 0) {
   std::string why;
   if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
   if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
@@ -74,14 +74,19 @@ void check(const std::string& text, double tol) {
   c.w = data(RtValue(w));
   c.bias = dev.size() > 2 ? data(dev[2]) : nullptr;
   c.y = const_cast<std::byte*>(data(y));
+  c.tf32 = tf32;
   ASSERT_TRUE(cuda::convolution_supported(c, &why)) << why;
   cuda::convolution(c);
   HostTensor got = cuda::to_host(y).tensor();
   const HostTensor& ref = want.back().tensor();
   ASSERT_EQ(got.sizes(), ref.sizes());
   ASSERT_EQ(got.strides(), ref.strides());
-  for (int64_t i = 0; i < ref.numel(); ++i)
+  double largest = 0;
+  for (int64_t i = 0; i < ref.numel(); ++i) {
     ASSERT_NEAR(got.get_double(i), ref.get_double(i), tol * (1 + std::abs(ref.get_double(i)))) << "element " << i;
+    largest = std::max(largest, std::abs(got.get_double(i) - ref.get_double(i)));
+  }
+  EXPECT_GE(largest, least_error);
 }
 
 TEST(GpuCudnn, F32BiasStridePadding) {
@@ -93,6 +98,19 @@ TEST(GpuCudnn, F32BiasStridePadding) {
   output %y
 })",
         1e-5);
+}
+
+// A ResNet-sized layer with TF32 allowed (torch.backends.cudnn.allow_tf32): cuDNN picks a
+// tensor-core algorithm, whose error (about 1e-3 here) the exact FMA path never reaches.
+TEST(GpuCudnn, F32WithTf32UsesTensorCores) {
+  check(R"(graph @g functional {
+  %x = input : f32[2, 64, 14, 14]
+  %w = input : f32[64, 64, 3, 3]
+  %b = input : f32[64]
+  %y = aten.convolution.default(%x, %w, %b, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 64, 14, 14]
+  output %y
+})",
+        3e-2, true, 1e-4);
 }
 
 TEST(GpuCudnn, Bf16GroupedDilated) {

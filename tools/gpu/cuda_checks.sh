@@ -44,6 +44,14 @@ if has examples; then
   done 2>&1 | tee "$out/examples.log"
 fi
 if has examples; then
+  echo "== TF32 allowed (--allow-tf32=conv,matmul): f32 convolutions and matmuls match at f16's tolerance"
+  for e in examples/cnn.tir:7 examples/mlp.tir:1 tests/lit/compile/Inputs/conv-cuda.tir:3 \
+           tests/lit/compile/Inputs/mm-epilogues.tir:2; do
+    f=${e%%:*}; s=${e##*:}
+    printf '%-40s ' "$f"; "$B/toroidc" run "$f" --device cuda --allow-tf32=conv,matmul --random-inputs --seed "$s" --check 2>&1 | tail -1
+  done 2>&1 | tee "$out/tf32.log"
+fi
+if has examples; then
   echo "== deterministic device kernels (--deterministic): match the reference, and two runs agree bit for bit"
   for e in tests/lit/compile/device-kernels.tir:3 tests/lit/compile/sort-scatter-reduce.tir:4 tests/lit/compile/index-add.tir:2; do
     f=${e%%:*}; s=${e##*:}; d=$(mktemp -d)

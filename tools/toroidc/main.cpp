@@ -52,6 +52,9 @@ constexpr const char* kUsage =
     "  --cuda-arch=N        NVRTC's target sm_N (default: the GPU's, else 90)\n"
     "  --deterministic      results never vary between runs: the device kernels that combine\n"
     "                       with atomics (index_put and the scatters on cuda) take a sorted form\n"
+    "  --allow-tf32=WHAT    f32 convolutions (conv), matmuls (matmul) or both (conv,matmul) on\n"
+    "                       cuda may round their operands to TF32 on tensor cores, as PyTorch's\n"
+    "                       allow_tf32 flags; default: neither, exact f32 products\n"
     "  --verify-each        verify the graph after every compiler pass, and the loop IR\n"
     "                       after lowering and after split reductions\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
@@ -83,6 +86,7 @@ struct Options {
   bool compare = false;      // --check
   bool verify_each = false;
   bool deterministic = false;
+  bool tf32_convolutions = false, tf32_matmuls = false;
   std::string emit;
   std::string device = "cpu";  // cpu or cuda
   bool compile_only = false;
@@ -149,6 +153,17 @@ Options parse_command_line(int argc, char** argv) {
       o.verify_each = true;
     } else if (arg == "--deterministic") {
       o.deterministic = true;
+    } else if (is_opt(arg, "--allow-tf32")) {
+      std::string what = value_of(i, arg, "--allow-tf32");
+      size_t start = 0;
+      while (start <= what.size()) {
+        size_t comma = std::min(what.find(',', start), what.size());
+        std::string item = what.substr(start, comma - start);
+        if (item == "conv") o.tf32_convolutions = true;
+        else if (item == "matmul") o.tf32_matmuls = true;
+        else usage_error("--allow-tf32 takes conv, matmul or conv,matmul, got '" + what + "'");
+        start = comma + 1;
+      }
     } else if (is_opt(arg, "--emit")) {
       o.emit = value_of(i, arg, "--emit");
       if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "provenance" && o.emit != "cpp" &&
@@ -289,6 +304,8 @@ int run(const Options& o) {
     toroid::driver::CompileOptions co;
     co.verify_each = o.verify_each;
     co.deterministic = o.deterministic;
+    co.tf32_convolutions = o.tf32_convolutions;
+    co.tf32_matmuls = o.tf32_matmuls;
     co.target = o.device == "cuda" ? toroid::Target::cuda(o.cuda_arch) : toroid::Target::cpu();
     co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)
     co.load = !o.compile_only;
@@ -378,11 +395,15 @@ int run(const Options& o) {
   }
   toroidc::Comparison cmp;
   if (o.compare) {
-    cmp = toroidc::compare_outputs(outputs, reference, toroidc::least_precise_float(*graph),
-                                   toroidc::input_magnitude(inputs));
+    toroid::DType computed_in = toroidc::least_precise_float(*graph);
+    // TF32 keeps 10 bits of mantissa, as f16: f32 results are compared at f16's tolerance.
+    bool tf32 = o.device == "cuda" && (o.tf32_convolutions || o.tf32_matmuls);
+    if (tf32 && (computed_in == toroid::DType::Float32 || computed_in == toroid::DType::Float64))
+      computed_in = toroid::DType::Float16;
+    cmp = toroidc::compare_outputs(outputs, reference, computed_in, toroidc::input_magnitude(inputs));
     // A graph that writes its inputs (a trailing copy_): the inputs after each run must agree too.
-    toroidc::Comparison written = toroidc::compare_outputs(run_inputs, inputs, toroidc::least_precise_float(*graph),
-                                                           toroidc::input_magnitude(inputs));
+    toroidc::Comparison written =
+        toroidc::compare_outputs(run_inputs, inputs, computed_in, toroidc::input_magnitude(inputs));
     if (!written.match && cmp.match) {
       cmp.match = false;
       cmp.first_mismatch = "input " + written.first_mismatch.substr(3) + " (written by the graph)";  // "out2[5]: ..."

@@ -47,6 +47,11 @@ struct CompileOptions {
   // Combo kernels on CUDA (sched::ScheduleOptions::combo_kernels): independent flat kernels in
   // one launch. TOROID_COMBO_KERNELS=0 in the environment turns them off everywhere.
   bool combo_kernels = true;
+  // f32 convolutions and matmuls on CUDA may round their operands to TF32 on tensor cores, as
+  // PyTorch's torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32 allow
+  // (loop::LowerOptions). Off: f32 products are exact, as the reference kernels'.
+  bool tf32_convolutions = false;
+  bool tf32_matmuls = false;
 };
 
 struct CompileStats {

@@ -43,6 +43,7 @@ struct LibraryParams {
   Epilogue epilogue = Epilogue::None;                               // Addmm
   std::vector<SymExpr> stride, padding, dilation;                   // Convolution
   SymExpr groups = SymExpr::integer(1);                             // Convolution
+  bool tf32 = false;  // f32 operands may be rounded to TF32 (Mm, Bmm, Addmm, Convolution)
 };
 
 struct LibraryKernel {

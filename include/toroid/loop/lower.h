@@ -29,6 +29,10 @@ struct LowerOptions {
   // whose order of accumulation varies (loop::order_varies) take their sorted form
   // (Buffer::deterministic).
   bool deterministic = false;
+  // f32 convolutions and matmuls that run a library call on CUDA may use TF32 tensor cores
+  // (LibraryParams::tf32); CPU libraries have no TF32.
+  bool tf32_convolutions = false;
+  bool tf32_matmuls = false;
   // A subgraph of cond or while_loop (lower_control.cpp): output i is stored in a buffer of its
   // own, laid out as output_layouts[i] (the owning node's result; null: as it is), which the
   // owner's executor can hand memory for.

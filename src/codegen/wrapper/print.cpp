@@ -51,12 +51,14 @@ std::string arg_str(const CallArg& a) {
 
 std::string params_str(const Line& l) {
   const loop::LibraryParams& p = l.params;
+  std::string s;
   if (l.library == loop::LibraryCall::Addmm)
-    return "beta=" + p.beta.str() + ", alpha=" + p.alpha.str() + ", epilogue=" + loop::epilogue_name(p.epilogue);
+    s = "beta=" + p.beta.str() + ", alpha=" + p.alpha.str() + ", epilogue=" + loop::epilogue_name(p.epilogue);
   if (l.library == loop::LibraryCall::Convolution)
-    return "stride=" + list_str(p.stride) + ", padding=" + list_str(p.padding) + ", dilation=" + list_str(p.dilation) +
-           ", groups=" + p.groups.str();
-  return "";
+    s = "stride=" + list_str(p.stride) + ", padding=" + list_str(p.padding) + ", dilation=" + list_str(p.dilation) +
+        ", groups=" + p.groups.str();
+  if (p.tf32) s += s.empty() ? "tf32" : ", tf32";
+  return s;
 }
 
 std::string output_str(const OutputPlan& o) {

@@ -137,10 +137,10 @@ struct Types {
   cublasComputeType_t compute;
 };
 
-Types types_of(DType d) {
+Types types_of(DType d, bool tf32) {
   switch (d) {
-    // Plain fp32 accumulation, never TF32: results are compared with the reference.
-    case DType::Float32: return {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    // Plain fp32 products unless TF32 is allowed (torch.backends.cuda.matmul.allow_tf32).
+    case DType::Float32: return {CUDA_R_32F, CUDA_R_32F, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
     case DType::BFloat16: return {CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F};
     case DType::Float16: return {CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
     case DType::Float64: return {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
@@ -162,7 +162,7 @@ cublasLtEpilogue_t epilogue_of(const MatmulArgs& args) {
 Plan make_plan(cublasLtHandle_t handle, const MatmulArgs& args, const ColumnMajor& a, const ColumnMajor& b,
                int64_t m, int64_t n, int64_t c_batch_stride) {
   const CublasLt& l = lib();
-  Types t = types_of(args.dtype);
+  Types t = types_of(args.dtype, args.tf32);
   Plan p;
   cublasLtMatmulPreference_t pref = nullptr;
   auto release = [&] {
@@ -226,7 +226,7 @@ Plan make_plan(cublasLtHandle_t handle, const MatmulArgs& args, const ColumnMajo
 
 // What the plan depends on: everything but the pointers' values (only their alignments).
 std::string plan_key(const MatmulArgs& args, const ColumnMajor& a, const ColumnMajor& b, int64_t c_batch_stride) {
-  std::array<int64_t, 18> v = {static_cast<int64_t>(args.dtype), args.batch, a.rows, a.cols, a.ld, a.transposed,
+  std::array<int64_t, 19> v = {static_cast<int64_t>(args.dtype), args.tf32, args.batch, a.rows, a.cols, a.ld, a.transposed,
                                args.a.batch_stride, b.rows, b.cols, b.ld, b.transposed, args.b.batch_stride,
                                c_batch_stride, static_cast<int64_t>(args.epilogue),
                                args.bias ? alignment(args.bias) : 0, alignment(args.a.ptr), alignment(args.b.ptr),

@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <mutex>
 #include <tuple>
@@ -113,7 +114,7 @@ std::vector<int> spatial2(const std::vector<int64_t>& v, int fill) {
   return out;
 }
 
-// Descriptors of one call, destroyed with it.
+// A call's descriptors, made once per shape and layout (with its plan) and kept.
 struct Descriptors {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
@@ -139,6 +140,7 @@ void set_tensor(cudnnTensorDescriptor_t d, const ConvArgs& a, const std::vector<
 }
 
 struct Plan {
+  std::unique_ptr<Descriptors> d;
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace = 0;
 };
@@ -146,7 +148,7 @@ struct Plan {
 struct State {
   std::mutex mu;
   cudnnHandle_t handle = nullptr;
-  std::map<std::string, Plan> plans;  // by the call's description and layouts
+  std::map<std::string, Plan> plans;  // by the call's description, layouts, bias and math
   std::map<Stream, DeviceMemory> workspaces;
   // Workspaces outgrown: kept, as a CUDA graph captured with one may still replay it.
   std::vector<DeviceMemory> outgrown;
@@ -155,6 +157,56 @@ struct State {
 State& state() {
   static State s;
   return s;
+}
+
+// The descriptors and algorithm for one shape, layout and math (cuDNN's heuristics).
+Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
+  const Cudnn& l = lib();
+  Plan p;
+  p.d = std::make_unique<Descriptors>();
+  Descriptors& d = *p.d;
+  check(l.tensor_create(&d.x), "cudnnCreateTensorDescriptor", a);
+  check(l.tensor_create(&d.y), "cudnnCreateTensorDescriptor", a);
+  check(l.filter_create(&d.w), "cudnnCreateFilterDescriptor", a);
+  check(l.conv_create(&d.conv), "cudnnCreateConvolutionDescriptor", a);
+  set_tensor(d.x, a, a.x_sizes, a.x_strides);
+  set_tensor(d.y, a, a.y_sizes, a.y_strides);
+  std::vector<int> wdims = dims4(a.w_sizes, 1);
+  check(l.filter_set(d.w, data_type(a.dtype), CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()),
+        "cudnnSetFilterNdDescriptor", a);
+  std::vector<int> pad = spatial2(a.padding, 0), stride = spatial2(a.stride, 1), dil = spatial2(a.dilation, 1);
+  cudnnDataType_t compute = a.dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  check(l.conv_set(d.conv, static_cast<int>(pad.size()), pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
+                   compute),
+        "cudnnSetConvolutionNdDescriptor", a);
+  check(l.conv_groups(d.conv, static_cast<int>(a.groups)), "cudnnSetConvolutionGroupCount", a);
+  // f32 with TF32 allowed: the default math, which lets cuDNN pick TF32 tensor-core algorithms.
+  bool f32 = a.dtype == DType::Float32 || a.dtype == DType::Float64;
+  cudnnMathType_t math = !f32 ? CUDNN_TENSOR_OP_MATH : a.tf32 && a.dtype == DType::Float32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+  check(l.conv_math(d.conv, math), "cudnnSetConvolutionMathType", a);
+
+  // The heuristics' ranked choices; the first that reports a workspace size runs, with the math
+  // the heuristics chose it for (FMA stays when TF32 is not allowed).
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  check(l.algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+        "cudnnGetConvolutionForwardAlgorithm_v7", a);
+  int chosen = -1;
+  for (int i = 0; i < found && chosen < 0; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (l.workspace_size(handle, d.x, d.w, d.conv, d.y, perf[i].algo, &p.workspace) == CUDNN_STATUS_SUCCESS) chosen = i;
+  }
+  if (chosen < 0) user_error("cuDNN has no algorithm for the " + describe(a));
+  p.algo = perf[chosen].algo;
+  if (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH)
+    check(l.conv_math(d.conv, perf[chosen].mathType), "cudnnSetConvolutionMathType", a);
+  if (a.bias) {
+    std::vector<int64_t> bsizes(a.y_sizes.size(), 1), bstrides(a.y_sizes.size(), 1);
+    bsizes[1] = a.y_sizes[1];
+    check(l.tensor_create(&d.bias), "cudnnCreateTensorDescriptor", a);
+    set_tensor(d.bias, a, bsizes, bstrides);
+  }
+  return p;
 }
 
 }  // namespace
@@ -197,43 +249,9 @@ void convolution(const ConvArgs& a, Stream s) {
   if (!st.handle) check(l.create(&st.handle), "cudnnCreate", a);
   check(l.set_stream(st.handle, static_cast<cudaStream_t>(s)), "cudnnSetStream", a);
 
-  Descriptors d;
-  check(l.tensor_create(&d.x), "cudnnCreateTensorDescriptor", a);
-  check(l.tensor_create(&d.y), "cudnnCreateTensorDescriptor", a);
-  check(l.filter_create(&d.w), "cudnnCreateFilterDescriptor", a);
-  check(l.conv_create(&d.conv), "cudnnCreateConvolutionDescriptor", a);
-  set_tensor(d.x, a, a.x_sizes, a.x_strides);
-  set_tensor(d.y, a, a.y_sizes, a.y_strides);
-  std::vector<int> wdims = dims4(a.w_sizes, 1);
-  check(l.filter_set(d.w, data_type(a.dtype), CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()),
-        "cudnnSetFilterNdDescriptor", a);
-  std::vector<int> pad = spatial2(a.padding, 0), stride = spatial2(a.stride, 1), dil = spatial2(a.dilation, 1);
-  cudnnDataType_t compute = a.dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  check(l.conv_set(d.conv, static_cast<int>(pad.size()), pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
-                   compute),
-        "cudnnSetConvolutionNdDescriptor", a);
-  check(l.conv_groups(d.conv, static_cast<int>(a.groups)), "cudnnSetConvolutionGroupCount", a);
-  bool fp32 = a.dtype == DType::Float32 || a.dtype == DType::Float64;
-  check(l.conv_math(d.conv, fp32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH), "cudnnSetConvolutionMathType", a);
-
-  std::string key = describe(a) + shape(a.x_strides) + shape(a.y_strides);
+  std::string key = describe(a) + shape(a.x_strides) + shape(a.y_strides) + (a.bias ? "+bias" : "") + (a.tf32 ? "+tf32" : "");
   auto it = st.plans.find(key);
-  if (it == st.plans.end()) {
-    // The heuristics' ranked choices; the first that reports a workspace size runs.
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int found = 0;
-    check(l.algorithms(st.handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-          "cudnnGetConvolutionForwardAlgorithm_v7", a);
-    std::optional<Plan> plan;
-    for (int i = 0; i < found && !plan; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      size_t bytes = 0;
-      if (l.workspace_size(st.handle, d.x, d.w, d.conv, d.y, perf[i].algo, &bytes) == CUDNN_STATUS_SUCCESS)
-        plan = Plan{perf[i].algo, bytes};
-    }
-    if (!plan) user_error("cuDNN has no algorithm for the " + describe(a));
-    it = st.plans.emplace(key, *plan).first;
-  }
+  if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(st.handle, a)).first;
   const Plan& plan = it->second;
   DeviceMemory& ws = st.workspaces[s];
   if (plan.workspace > 0 && (!ws || ws->nbytes < plan.workspace)) {
@@ -244,16 +262,11 @@ void convolution(const ConvArgs& a, Stream s) {
   float one32 = 1.0f, zero32 = 0.0f;
   const void* one = a.dtype == DType::Float64 ? static_cast<const void*>(&one64) : &one32;
   const void* zero = a.dtype == DType::Float64 ? static_cast<const void*>(&zero64) : &zero32;
+  const Descriptors& d = *plan.d;
   check(l.forward(st.handle, one, d.x, a.x, d.w, a.w, d.conv, plan.algo, plan.workspace ? ws->ptr : nullptr,
                   plan.workspace, zero, d.y, a.y),
         "cudnnConvolutionForward", a);
-  if (a.bias) {
-    std::vector<int64_t> bsizes(a.y_sizes.size(), 1), bstrides(a.y_sizes.size(), 1);
-    bsizes[1] = a.y_sizes[1];
-    check(l.tensor_create(&d.bias), "cudnnCreateTensorDescriptor", a);
-    set_tensor(d.bias, a, bsizes, bstrides);
-    check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
-  }
+  if (a.bias) check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
 }
 
 }  // namespace toroid::runtime::cuda

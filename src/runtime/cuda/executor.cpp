@@ -828,6 +828,7 @@ struct CudaExecutor::Impl {
     c.x = at(x);
     c.w = at(wt);
     c.y = const_cast<std::byte*>(at(y));
+    c.tf32 = l.params.tf32;
     if (l.operands[2].slot >= 0) {
       HostTensor b = view(l.operands[2]);
       if (b.dtype() != y.dtype() || b.sizes().size() != 1 || (b.sizes()[0] > 1 && b.strides()[0] != 1)) return false;
@@ -864,6 +865,7 @@ struct CudaExecutor::Impl {
     m.dtype = d;
     m.a = matrix(a, batched);
     m.b = matrix(b, batched);
+    m.tf32 = l.params.tf32;
     m.batch = batched ? out.sizes()[0] : 1;
     if (m.a.cols == 0) return false;  // a product over nothing: the host writes zeros (or the bias)
     int64_t rows = out.sizes()[batched ? 1 : 0], cols = out.sizes()[batched ? 2 : 1];

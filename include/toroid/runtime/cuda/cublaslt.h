@@ -37,6 +37,7 @@ struct MatmulArgs {
   // c = activation(alpha * a @ b + beta * c_in + bias), c_in read from c when beta != 0.
   float alpha = 1.0f, beta = 0.0f;
   Epilogue epilogue = Epilogue::None;
+  bool tf32 = false;  // f32: products of operands rounded to TF32 on tensor cores (fp32 accumulation)
 };
 
 // Runs on stream s, with a workspace from the device allocator. UserError (naming the shapes and

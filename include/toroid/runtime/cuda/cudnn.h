@@ -1,6 +1,8 @@
 // Convolution through cuDNN 9 (its convolution API, through the libcudnn.so.9 shim), loaded at
-// run time like the other toolkit libraries. f32 runs with FMA math only (no TF32, as toroid's
-// f32 matmuls); bf16 and f16 may use tensor cores and accumulate in f32; f64 is supported.
+// run time like the other toolkit libraries. f32 runs with FMA math unless ConvArgs::tf32 lets
+// cuDNN choose TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32); bf16 and f16 may
+// use tensor cores and accumulate in f32; f64 is supported. Descriptors and the algorithm are
+// chosen once per shape and layout.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,7 @@ struct ConvArgs {
   const void* w = nullptr;
   const void* bias = nullptr;  // optional, [k] contiguous
   void* y = nullptr;
+  bool tf32 = false;  // f32 operands may be rounded to TF32 on tensor cores
 };
 
 // Whether cuDNN can take these arguments (ranks, the weight's layout, sizes that fit its int
