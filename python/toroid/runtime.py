@@ -7,6 +7,7 @@ toroid's registry supports (toroid_op_supported), when .tir cannot express it, o
 its partition fails at that node; each fallback is logged, naming the op.
 """
 import ctypes
+import os
 import logging
 import re
 
@@ -146,6 +147,7 @@ class Partition:
         self._last_key = None
         self._unguarded = None
         self._torch_device = {}  # where outputs are allocated, by CUDA device index (made once each)
+        self._pools = {}  # by CUDA device index: this graph's memory pool (_memory_pool)
 
     def _prepare(self, args):
         import torch
@@ -256,17 +258,25 @@ class Partition:
             stream = torch._C._cuda_getCurrentRawStream(index) or None
         else:
             device = self._torch_device.setdefault("cpu", torch.device("cpu"))
-        # The workspace first: the block the last call freed comes back, whatever the outputs
-        # take, so its address is steady and the module can replay the CUDA graphs it captured
-        # (their key holds the address).
-        workspace = None
-        if ws_bytes and self.device == "cuda":
-            workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
-        results = [None] * len(infos)
-        for i, sizes, strides, dtype in allocate:
-            t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
-            results[i] = t
-            out_data[i] = t.data_ptr()
+        # The workspace first, then the outputs, from this graph's own pool: the blocks earlier
+        # calls freed come back in the same order, so the addresses repeat (at most alternating
+        # while the caller keeps the last call's results) and the module replays the CUDA graphs
+        # it captured (their key holds the addresses) instead of copying through buffers.
+        pool = self._memory_pool(index) if self.device == "cuda" else None
+        if pool is not None:
+            pool.__enter__()
+        try:
+            workspace = None
+            if ws_bytes and self.device == "cuda":
+                workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
+            results = [None] * len(infos)
+            for i, sizes, strides, dtype in allocate:
+                t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
+                results[i] = t
+                out_data[i] = t.data_ptr()
+        finally:
+            if pool is not None:
+                pool.__exit__(None, None, None)
         self.module.run_into_data(headers, data, outs, out_data, workspace.data_ptr() if workspace is not None else None,
                                   ws_bytes, stream)
         for i in finish:
@@ -283,6 +293,19 @@ class Partition:
         for i in self.cpu_outputs:
             results[i] = results[i].to("cpu")
         return results
+
+    def _memory_pool(self, index):
+        """A context allocating from this graph's torch.cuda.MemPool on device `index`; None where
+        PyTorch has no MemPool or CUDA graphs are off (TOROID_CUDA_GRAPHS=0: nothing to replay)."""
+        import torch
+        pool = self._pools.get(index, False)
+        if pool is False:
+            pool = None
+            if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") and \
+                    os.environ.get("TOROID_CUDA_GRAPHS") != "0":
+                pool = torch.cuda.MemPool()
+            self._pools[index] = pool
+        return torch.cuda.use_mem_pool(pool, index) if pool is not None else None
 
     def _scalar(self, i, v):
         kind = self.scalar_kinds[i]

@@ -404,6 +404,54 @@ struct NotOwned : toroid::ops::HostStorage::Releaser {
   void release(std::byte*, size_t) noexcept override {}
 };
 
+// A program whose every allocation is one of its outputs needs no workspace: called with the
+// outputs in caller memory and none, it still captures its partition (a training step's forward,
+// whose results are all saved for the backward).
+TEST(GpuCudaGraphs, OutputsAloneNeedNoWorkspace) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::Target::cuda();
+  o.dynamic = false;
+  auto module = toroid::driver::CompiledModule::compile(R"(graph @saved functional {
+  %x = input : f32[64, 32]
+  %w = input : f32[32, 16]
+  %h = aten.mm.default(%x, %w) : f32[64, 16]
+  %y = aten.tanh.default(%h) : f32[64, 16]
+  output %h, %y
+})", "saved.tir", o);
+  toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {64, 32});
+  toroid::ops::HostTensor w = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {32, 16});
+  for (int64_t i = 0; i < x.numel(); ++i) x.set_double(i, std::sin(0.05 * static_cast<double>(i)));
+  for (int64_t i = 0; i < w.numel(); ++i) w.set_double(i, 0.03 * static_cast<double>((i * 3) % 11) - 0.15);
+  RtValue dx = cuda::to_device(RtValue(x)), dw = cuda::to_device(RtValue(w));
+  std::vector<RtValue> want = toroid::interp::interpret(module->graph(), {RtValue(x), RtValue(w)});
+  std::vector<cuda::DeviceMemory> outs{cuda::DeviceAllocator::global().allocate(64 * 16 * 4),
+                                       cuda::DeviceAllocator::global().allocate(64 * 16 * 4)};
+  toroid::set_log_topics("cuda");
+  testing::internal::CaptureStderr();
+  for (int call = 0; call < 4; ++call) {
+    toroid::sym::Binding b;
+    toroid::driver::Specialization& s = module->specialize({dx, dw}, &b);
+    ASSERT_EQ(s.workspace_bytes(b), 0u);
+    toroid::runtime::RunOptions ro;  // no workspace
+    for (const cuda::DeviceMemory& m : outs)
+      ro.outputs.push_back(std::make_shared<toroid::ops::HostStorage>(static_cast<std::byte*>(m->ptr), 64 * 16 * 4,
+                                                                      std::make_shared<NotOwned>()));
+    module->run_specialized(s, {dx, dw}, b, ro);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      std::vector<float> got(64 * 16);
+      cuda::copy_to_host(got.data(), outs[k]->ptr, got.size() * 4);
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[k].tensor().get_double(static_cast<int64_t>(i)), 1e-4) << "call " << call << " output " << k;
+    }
+  }
+  std::string log = testing::internal::GetCapturedStderr();
+  toroid::set_log_topics("");
+  EXPECT_EQ(log.find("no workspace"), std::string::npos) << log;
+  EXPECT_NE(log.find("captured partition"), std::string::npos) << log;
+}
+
 // Addresses that move every call (a training step's activations): after a few keys that never
 // repeat, the program's keys leave the moving inputs and the outputs out, copy them through
 // buffers of their own, and capture once; each call still gets its own data and its own output.

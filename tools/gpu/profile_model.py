@@ -4,7 +4,7 @@ time per step (sum of kernel times), and the kernels and host ranges that take t
 torch.profiler over a few steps after warm-up. For the models of torch_compile_check.py.
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 tools/gpu/profile_model.py \
-        [--model bert] [--backend toroid|inductor|eager] [--steps 5] [--top 15]
+        [--model bert] [--backend toroid|inductor|eager] [--steps 5] [--top 15] [--trace FILE.json]
 """
 import argparse
 import os
@@ -22,6 +22,7 @@ def main():
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=3, help="steps before timing (CUDA graph keys capture on their 2nd call)")
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--trace", default=None, help="write the profiled steps' Chrome trace here (host and GPU timelines)")
     args = ap.parse_args()
     import torch
     import toroid  # noqa: F401
@@ -43,6 +44,8 @@ def main():
         for _ in range(args.steps):
             step()
         torch.cuda.synchronize()
+    if args.trace:
+        prof.export_chrome_trace(args.trace)
     events = prof.key_averages()
     gpu = sum(e.self_device_time_total for e in events if e.device_type == torch.autograd.DeviceType.CUDA) / 1e3
     print("%s %s: %.2f ms per step wall, %.2f ms per step of GPU kernels (%d steps)" % (

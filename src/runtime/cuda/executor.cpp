@@ -244,7 +244,7 @@ struct CudaExecutor::Impl {
     std::shared_ptr<HostStorage> static_workspace;
   };
   static constexpr int kFreshKeysBeforePooling = 3;
-  // The most a pooled key may hold in buffers of its own (the moving inputs and the outputs):
+  // The most a pooled key may hold in buffers of its own (the inputs, outputs and workspace that moved):
   // more is memory the caller's tensors already take, held again. An MLP's backward (two 16 MiB
   // weight gradients and its activations) stages 68 MiB.
   static constexpr size_t kMaxPooledBytes = size_t(256) << 20;
@@ -252,14 +252,21 @@ struct CudaExecutor::Impl {
   bool pooling_declined = false;  // for good, with the reason logged once
   bool writes_inputs() const { return w.writes_inputs; }  // such an input must be written where it is
   int fresh_streak = 0;
-  std::vector<uintptr_t> last_input_address;
-  std::vector<char> input_moves;  // by input: its address changed between two calls
+  std::vector<uintptr_t> last_input_address, last_output_address;
+  std::vector<char> input_moves, output_moves;  // by input and output: its address changed between two calls
+  uintptr_t last_workspace = 0;
+  bool workspace_moves = false;
   std::map<std::vector<uint64_t>, CapturedCall> captured;
   uint64_t clock = 0;
   uint64_t keys_seen = 0;        // call keys made (the first 16 are logged)
   std::vector<uint64_t> last_key;  // under TOROID_LOG=cuda: the last call's, to say what changed
   bool graphs_declined = false;  // the reason was logged
   bool has_alloc_lines = false;
+  // allocations_in_outputs's answer for binding_epoch: whether every alloc line lands in the
+  // caller's outputs, and which outputs those are.
+  uint64_t allocs_checked_epoch = 0;
+  bool allocs_fit_outputs = false;
+  std::vector<size_t> holding_outputs;
   bool capturing = false;       // lines are being recorded, not run
   bool capture_unsafe = false;  // the capture took memory the replays could not count on
   bool host_ran = false;        // the partition running did work on the host
@@ -1188,8 +1195,8 @@ struct CudaExecutor::Impl {
     size_t n = 0;
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].is_tensor() && input_moves[i]) n += inputs[i].tensor().storage()->nbytes();
-    for (const auto& m : o.outputs) n += m ? m->nbytes() : 0;
-    return n + o.workspace_bytes;
+    for (size_t i = 0; i < o.outputs.size(); ++i) n += o.outputs[i] && output_moves[i] ? o.outputs[i]->nbytes() : 0;
+    return n + (workspace_moves ? o.workspace_bytes : 0);
   }
 
   // Tensors a pooled call can copy: non-negative strides (their bytes run from data() on).
@@ -1216,16 +1223,17 @@ struct CudaExecutor::Impl {
     return staged;
   }
 
-  // The options with the key's output buffers (the caller's memory gets a copy: CompiledModule).
+  // The options with the key's buffers for the outputs that move (the caller's memory gets a
+  // copy: CompiledModule); outputs that stay where they are are computed in place.
   RunOptions stage_outputs(CapturedCall& call, const RunOptions& o) {
     RunOptions staged = o;
-    if (o.workspace) {  // scratch: the key's own, so that its address never changes
+    if (o.workspace && workspace_moves) {  // scratch: the key's own, so that its address never changes
       if (!call.static_workspace || call.static_workspace->nbytes() < o.workspace_bytes)
         call.static_workspace = device_storage(o.workspace_bytes, stream);
       staged.workspace = call.static_workspace->data();
     }
     for (size_t i = 0; i < o.outputs.size(); ++i) {
-      if (!o.outputs[i]) continue;
+      if (!o.outputs[i] || !output_moves[i]) continue;
       std::shared_ptr<HostStorage>& s = call.static_outputs[i];
       if (!s || s->nbytes() < o.outputs[i]->nbytes()) s = device_storage(o.outputs[i]->nbytes(), stream);
       staged.outputs[i] = s;
@@ -1233,10 +1241,31 @@ struct CudaExecutor::Impl {
     return staged;
   }
 
+  // Whether a call without a workspace computes every alloc line in the outputs it was given
+  // (a program that needs no scratch: the caller passes none), so a capture allocates nothing.
+  bool allocations_in_outputs(const RunOptions& o) {
+    if (allocs_checked_epoch != binding_epoch) {
+      std::vector<bool> given = slots_in_caller_memory(w, binding);
+      std::vector<int64_t> offsets;
+      allocs_fit_outputs = layout_workspace(binding, given, &offsets) == 0;
+      holding_outputs.clear();
+      const std::vector<codegen::wrapper::OutputPlan>& plan = w.outputs();
+      for (size_t i = 0; i < plan.size(); ++i)
+        if (plan[i].kind == codegen::wrapper::OutputPlan::Kind::Tensor && plan[i].tensor.slot >= 0 &&
+            given[static_cast<size_t>(plan[i].tensor.slot)])
+          holding_outputs.push_back(i);
+      allocs_checked_epoch = binding_epoch;
+    }
+    if (!allocs_fit_outputs) return false;
+    for (size_t i : holding_outputs)
+      if (i >= o.outputs.size() || !o.outputs[i]) return false;
+    return true;
+  }
+
   // The captured state of this call's key, made on its first call (null: this call runs without
   // graphs: no partition, memory that is not the workspace's, or a stream the caller captures).
   CapturedCall* captured_call(const std::vector<RtValue>& inputs, const RunOptions& o) {
-    if (w.partitions.empty() || (has_alloc_lines && !workspace) || is_capturing(stream)) {
+    if (w.partitions.empty() || (has_alloc_lines && !workspace && !allocations_in_outputs(o)) || is_capturing(stream)) {
       if (!graphs_declined) {
         graphs_declined = true;
         TOROID_LOG("cuda", "no CUDA graphs for " + w.graph_name + ": " +
@@ -1253,14 +1282,28 @@ struct CudaExecutor::Impl {
       if (last_input_address[i] && a != last_input_address[i]) input_moves[i] = 1;
       last_input_address[i] = a;
     }
-    std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), pooled ? 0 : reinterpret_cast<uintptr_t>(workspace)};
+    if (output_moves.size() != o.outputs.size()) {
+      output_moves.assign(o.outputs.size(), 0);
+      last_output_address.assign(o.outputs.size(), 0);
+    }
+    for (size_t i = 0; i < o.outputs.size(); ++i) {
+      uintptr_t a = o.outputs[i] ? reinterpret_cast<uintptr_t>(o.outputs[i]->data()) : 0;
+      if (last_output_address[i] && a != last_output_address[i]) output_moves[i] = 1;
+      last_output_address[i] = a;
+    }
+    auto ws = reinterpret_cast<uintptr_t>(workspace);
+    if (last_workspace && ws != last_workspace) workspace_moves = true;
+    last_workspace = ws;
+    // Pooled keys hold 1 for what moves (it goes through the key's buffers).
+    std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), pooled && workspace_moves ? 1 : ws};
     for (size_t i = 0; i < inputs.size(); ++i) {
       const RtValue& v = inputs[i];
       if (v.is_tensor()) key.push_back(pooled && input_moves[i] ? 1 : reinterpret_cast<uintptr_t>(v.tensor().data()));
       else if (v.is_number()) key.push_back(std::bit_cast<uint64_t>(v.to_double()));
       else key.push_back(0);
     }
-    for (const auto& m : o.outputs) key.push_back(m && !pooled ? reinterpret_cast<uintptr_t>(m->data()) : 0);
+    for (size_t i = 0; i < o.outputs.size(); ++i)
+      key.push_back(pooled && output_moves[i] ? 1 : last_output_address[i]);
     std::vector<std::pair<uint64_t, uint64_t>> symbols;
     for (const auto& [e, v] : binding)
       symbols.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
@@ -1302,8 +1345,8 @@ struct CudaExecutor::Impl {
       // key's own, copied in before the run and out after it.
       pooled = true;
       captured.clear();
-      TOROID_LOG("cuda", w.graph_name + ": addresses move every call; its CUDA graphs now copy the moving inputs and the "
-                             "outputs through buffers of their own");
+      TOROID_LOG("cuda", w.graph_name + ": addresses move every call; its CUDA graphs now copy the inputs, outputs "
+                             "and workspace that moved through buffers of their own");
       return captured_call(inputs, o);
     }
     if (fresh) {
