@@ -118,13 +118,16 @@ struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;  // what the algorithm needs (at most kWorkspaceBytes)
 };
 
 struct State {
   std::mutex mutex;  // guards everything below, and a plan's descriptor from its set to its use
   cublasLtHandle_t handle = nullptr;
   std::unordered_map<std::string, Plan> plans;
-  std::map<Stream, DeviceMemory> workspaces;  // one per stream: matmuls on two streams may overlap
+  std::map<Stream, DeviceMemory> workspaces;  // one per ordering stream: matmuls on two streams may overlap
+  // Workspaces outgrown: kept, as a CUDA graph captured with one may still replay it.
+  std::vector<DeviceMemory> outgrown;
 };
 
 State& state() {
@@ -216,6 +219,7 @@ Plan make_plan(cublasLtHandle_t handle, const MatmulArgs& args, const ColumnMajo
           "cublasLtMatmulAlgoGetHeuristic", args);
     if (found == 0) check(CUBLAS_STATUS_NOT_SUPPORTED, "cublasLtMatmulAlgoGetHeuristic (no algorithm)", args);
     p.algo = result.algo;
+    p.workspace = result.workspaceSize;
   } catch (...) {
     release();
     throw;
@@ -249,7 +253,7 @@ bool cublaslt_available(std::string* why) {
 
 bool matmul_layout_ok(const MatrixRef& m) { return column_major(m).has_value(); }
 
-void matmul(const MatmulArgs& args, Stream s) {
+void matmul(const MatmulArgs& args, Stream s, Stream order) {
   if (const CublasLt& l = lib(); !l.why.empty()) user_error("cuBLASLt is unavailable: " + l.why);
   if (args.a.cols != args.b.rows)
     user_error("cuBLASLt matmul: inner dimensions differ: " + describe(args));
@@ -272,15 +276,18 @@ void matmul(const MatmulArgs& args, Stream s) {
   if (args.bias)
     check(l.desc_set(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &args.bias, sizeof args.bias),
           "cublasLtMatmulDescSetAttribute", args);
-  DeviceMemory& ws = st.workspaces[s];
-  if (!ws) ws = DeviceAllocator::global().allocate(kWorkspaceBytes, s);
+  DeviceMemory& ws = st.workspaces[order ? order : s];
+  if (p.workspace > 0 && (!ws || ws->nbytes < p.workspace)) {
+    if (ws) st.outgrown.push_back(std::move(ws));
+    ws = DeviceAllocator::global().allocate(p.workspace, s);
+  }
 
   double alpha64 = args.alpha, beta64 = args.beta;
   bool f64 = args.dtype == DType::Float64;
   const void* alpha = f64 ? static_cast<const void*>(&alpha64) : &args.alpha;
   const void* beta = f64 ? static_cast<const void*>(&beta64) : &args.beta;
   check(l.matmul(st.handle, p.desc, alpha, args.b.ptr, p.a, args.a.ptr, p.b, beta, args.c, p.c, args.c, p.c, &p.algo,
-                 ws->ptr, kWorkspaceBytes, static_cast<cudaStream_t>(s)),
+                 p.workspace ? ws->ptr : nullptr, p.workspace, static_cast<cudaStream_t>(s)),
         "cublasLtMatmul", args);
 }
 

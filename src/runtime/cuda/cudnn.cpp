@@ -240,7 +240,7 @@ bool convolution_supported(const ConvArgs& a, std::string* why) {
   return true;
 }
 
-void convolution(const ConvArgs& a, Stream s) {
+void convolution(const ConvArgs& a, Stream s, Stream order) {
   std::string why;
   if (!convolution_supported(a, &why)) user_error("cuDNN cannot run the " + describe(a) + ": " + why);
   const Cudnn& l = lib();
@@ -253,7 +253,7 @@ void convolution(const ConvArgs& a, Stream s) {
   auto it = st.plans.find(key);
   if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(st.handle, a)).first;
   const Plan& plan = it->second;
-  DeviceMemory& ws = st.workspaces[s];
+  DeviceMemory& ws = st.workspaces[order ? order : s];
   if (plan.workspace > 0 && (!ws || ws->nbytes < plan.workspace)) {
     if (ws) st.outgrown.push_back(std::move(ws));
     ws = DeviceAllocator::global().allocate(plan.workspace, s);
@@ -280,7 +280,7 @@ bool cudnn_available(std::string* why) {
   return false;
 }
 bool convolution_supported(const ConvArgs&, std::string* why) { return cudnn_available(why); }
-void convolution(const ConvArgs&, Stream) { user_error("toroid was built without cuDNN's headers: no cuDNN convolution"); }
+void convolution(const ConvArgs&, Stream, Stream) { user_error("toroid was built without cuDNN's headers: no cuDNN convolution"); }
 
 }  // namespace toroid::runtime::cuda
 

@@ -82,9 +82,10 @@ const LaunchTuning& tuning() {
 }
 
 // The stream toroid captures CUDA graphs on for work meant for `user` (which may be a stream
-// that cannot be captured, as the legacy one): one per user stream, so that the library
-// workspaces a capture binds (cuBLASLt's, cuDNN's, by stream) are never shared by graphs that
-// replay on different streams at once. Never destroyed: graphs keep referring to them.
+// that cannot be captured, as the legacy one): one per user stream. The library workspaces a
+// capture binds are the user stream's (the graph replays there, in order with that stream's
+// other work), so graphs that replay on different streams at once never share one. Never
+// destroyed: graphs keep referring to them.
 Stream capture_stream(Stream user) {
   static std::mutex mutex;
   static std::map<Stream, Stream> streams;
@@ -268,6 +269,7 @@ struct CudaExecutor::Impl {
   bool allocs_fit_outputs = false;
   std::vector<size_t> holding_outputs;
   bool capturing = false;       // lines are being recorded, not run
+  Stream replay_stream = nullptr;  // while capturing: the stream the graph replays on
   bool capture_unsafe = false;  // the capture took memory the replays could not count on
   bool host_ran = false;        // the partition running did work on the host
 
@@ -842,7 +844,7 @@ struct CudaExecutor::Impl {
       c.bias = at(b);
     }
     if (!convolution_supported(c, nullptr)) return false;
-    convolution(c, stream);
+    convolution(c, stream, capturing ? replay_stream : nullptr);
     return true;
   }
 
@@ -896,7 +898,7 @@ struct CudaExecutor::Impl {
     }
     if (!matmul_layout_ok(m.a) || !matmul_layout_ok(m.b)) return false;
     if (rows == 0 || cols == 0) return true;
-    matmul(m, stream);
+    matmul(m, stream, capturing ? replay_stream : nullptr);
     return true;
   }
 
@@ -1384,6 +1386,7 @@ struct CudaExecutor::Impl {
     }
     Stream user = stream;
     stream = capture_stream(user);
+    replay_stream = user;
     capturing = true;
     capture_unsafe = false;
     std::unique_ptr<GraphExec> graph;

@@ -40,8 +40,10 @@ struct MatmulArgs {
   bool tf32 = false;  // f32: products of operands rounded to TF32 on tensor cores (fp32 accumulation)
 };
 
-// Runs on stream s, with a workspace from the device allocator. UserError (naming the shapes and
-// dtype) when cuBLASLt has no algorithm for it.
-void matmul(const MatmulArgs& args, Stream s = nullptr);
+// Runs on stream s, with a workspace from the device allocator as large as the algorithm needs,
+// one per `order` stream: the stream whose work this call is ordered with (null: s). A capture
+// passes the stream its graph replays on, so capturing takes no workspace of its own. UserError
+// (naming the shapes and dtype) when cuBLASLt has no algorithm for it.
+void matmul(const MatmulArgs& args, Stream s = nullptr, Stream order = nullptr);
 
 }  // namespace toroid::runtime::cuda

@@ -37,6 +37,7 @@ struct ConvArgs {
 bool convolution_supported(const ConvArgs& a, std::string* why);
 // Runs on stream s, with a workspace from the device allocator. UserError naming the shapes
 // when cuDNN fails.
-void convolution(const ConvArgs& a, Stream s = nullptr);
+// The workspace is one per `order` stream (null: s), as matmul's.
+void convolution(const ConvArgs& a, Stream s = nullptr, Stream order = nullptr);
 
 }  // namespace toroid::runtime::cuda
