@@ -44,7 +44,7 @@ if has examples; then
   done 2>&1 | tee "$out/examples.log"
 fi
 if has examples; then
-  echo "== TF32 allowed (--allow-tf32=conv,matmul): f32 convolutions and matmuls match at f16's tolerance"
+  echo "== TF32 allowed (--allow-tf32=conv,matmul): f32 convolutions and matmuls match at bf16's tolerance"
   for e in examples/cnn.tir:7 examples/mlp.tir:1 tests/lit/compile/Inputs/conv-cuda.tir:3 \
            tests/lit/compile/Inputs/mm-epilogues.tir:2; do
     f=${e%%:*}; s=${e##*:}

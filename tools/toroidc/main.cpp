@@ -54,7 +54,8 @@ constexpr const char* kUsage =
     "                       with atomics (index_put and the scatters on cuda) take a sorted form\n"
     "  --allow-tf32=WHAT    f32 convolutions (conv), matmuls (matmul) or both (conv,matmul) on\n"
     "                       cuda may round their operands to TF32 on tensor cores, as PyTorch's\n"
-    "                       allow_tf32 flags; default: neither, exact f32 products\n"
+    "                       allow_tf32 flags (--check then compares f32 results at bf16's\n"
+    "                       tolerance); default: neither, exact f32 products\n"
     "  --verify-each        verify the graph after every compiler pass, and the loop IR\n"
     "                       after lowering and after split reductions\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
@@ -396,10 +397,13 @@ int run(const Options& o) {
   toroidc::Comparison cmp;
   if (o.compare) {
     toroid::DType computed_in = toroidc::least_precise_float(*graph);
-    // TF32 keeps 10 bits of mantissa, as f16: f32 results are compared at f16's tolerance.
+    // TF32 rounds each operand to 10 bits of mantissa, and a sum of K products adds those
+    // errors up (about 1e-2 of the result for K in the hundreds): f32 results are compared at
+    // bf16's tolerance.
     bool tf32 = o.device == "cuda" && (o.tf32_convolutions || o.tf32_matmuls);
-    if (tf32 && (computed_in == toroid::DType::Float32 || computed_in == toroid::DType::Float64))
-      computed_in = toroid::DType::Float16;
+    if (tf32 && (computed_in == toroid::DType::Float32 || computed_in == toroid::DType::Float64 ||
+                 computed_in == toroid::DType::Float16))
+      computed_in = toroid::DType::BFloat16;
     cmp = toroidc::compare_outputs(outputs, reference, computed_in, toroidc::input_magnitude(inputs));
     // A graph that writes its inputs (a trailing copy_): the inputs after each run must agree too.
     toroidc::Comparison written =

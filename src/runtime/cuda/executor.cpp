@@ -1246,6 +1246,8 @@ struct CudaExecutor::Impl {
   // Whether a call without a workspace computes every alloc line in the outputs it was given
   // (a program that needs no scratch: the caller passes none), so a capture allocates nothing.
   bool allocations_in_outputs(const RunOptions& o) {
+    // No caller memory (toroid_run, whose outputs may have sizes only the run knows): nothing to hold them.
+    if (o.outputs.empty()) return false;
     if (allocs_checked_epoch != binding_epoch) {
       std::vector<bool> given = slots_in_caller_memory(w, binding);
       std::vector<int64_t> offsets;
