@@ -14,6 +14,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "call_keys.h"
 #include "toroid/runtime/cuda/cublaslt.h"
 #include "toroid/runtime/cuda/device_kernels.h"
 #include "toroid/runtime/control_flow.h"
@@ -45,12 +46,6 @@ struct DeviceReleaser : HostStorage::Releaser {
 std::shared_ptr<HostStorage> adopt(void* ptr, size_t nbytes, DeviceMemory owner) {
   return std::make_shared<HostStorage>(static_cast<std::byte*>(ptr), nbytes,
                                        std::make_shared<DeviceReleaser>(std::move(owner)));
-}
-
-std::shared_ptr<HostStorage> device_storage(size_t nbytes, Stream s) {
-  DeviceMemory m = DeviceAllocator::global().allocate(std::max<size_t>(nbytes, 1), s);
-  void* p = m->ptr;
-  return adopt(p, nbytes, std::move(m));
 }
 
 constexpr size_t kWorkspaceAlign = 256;
@@ -106,9 +101,6 @@ bool same_values(const sym::Binding& a, const sym::Binding& b) {
   return true;
 }
 
-// The calls a run's key keeps CUDA graphs for (least recently used dropped first).
-constexpr size_t kMaxCapturedCalls = 8;
-
 // A user kernel's module: its cubin where this device runs it (no JIT compile), else its PTX.
 std::unique_ptr<Module> load_user_module(const codegen::wrapper::UserKernel& k) {
   std::string what = "user kernel '" + k.name + "'";
@@ -123,6 +115,12 @@ std::unique_ptr<Module> load_user_module(const codegen::wrapper::UserKernel& k) 
 }
 
 }  // namespace
+
+std::shared_ptr<HostStorage> device_storage(size_t nbytes, Stream s) {
+  DeviceMemory m = DeviceAllocator::global().allocate(std::max<size_t>(nbytes, 1), s);
+  void* p = m->ptr;
+  return adopt(p, nbytes, std::move(m));
+}
 
 HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int64_t> sizes, std::vector<int64_t> strides,
                          int64_t offset) {
@@ -230,37 +228,7 @@ struct CudaExecutor::Impl {
   char* workspace = nullptr;
   std::vector<std::vector<std::unique_ptr<Impl>>> children;  // by line: its programs'
 
-  // CUDA graphs over the partitions (RunOptions::cuda_graphs), per call key: the stream, the
-  // workspace, every input's and output's address, every symbol's value. A key's first call
-  // runs as usual and notes the partitions that ran host work (never captured); its second
-  // captures the others, launching what it captured; later ones replay them, running only the
-  // memory lines on the host. A key whose addresses never repeat is never captured.
-  struct CapturedCall {
-    int calls = 0;
-    std::vector<char> capturable;                     // by partition
-    std::vector<std::unique_ptr<GraphExec>> graphs;  // by partition, once captured
-    uint64_t last_used = 0;
-    // Pooled keys: the buffers the moving inputs are copied into and the outputs computed in.
-    std::vector<std::shared_ptr<HostStorage>> static_inputs, static_outputs;
-    std::shared_ptr<HostStorage> static_workspace;
-  };
-  static constexpr int kFreshKeysBeforePooling = 3;
-  // The most a pooled key may hold in buffers of its own (the inputs, outputs and workspace that moved):
-  // more is memory the caller's tensors already take, held again. An MLP's backward (two 16 MiB
-  // weight gradients and its activations) stages 68 MiB.
-  static constexpr size_t kMaxPooledBytes = size_t(256) << 20;
-  bool pooled = false;
-  bool pooling_declined = false;  // for good, with the reason logged once
-  bool writes_inputs() const { return w.writes_inputs; }  // such an input must be written where it is
-  int fresh_streak = 0;
-  std::vector<uintptr_t> last_input_address, last_output_address;
-  std::vector<char> input_moves, output_moves;  // by input and output: its address changed between two calls
-  uintptr_t last_workspace = 0;
-  bool workspace_moves = false;
-  std::map<std::vector<uint64_t>, CapturedCall> captured;
-  uint64_t clock = 0;
-  uint64_t keys_seen = 0;        // call keys made (the first 16 are logged)
-  std::vector<uint64_t> last_key;  // under TOROID_LOG=cuda: the last call's, to say what changed
+  CallKeys keys{w};  // CUDA graphs over the partitions, per call key
   bool graphs_declined = false;  // the reason was logged
   bool has_alloc_lines = false;
   // allocations_in_outputs's answer for binding_epoch: whether every alloc line lands in the
@@ -1193,56 +1161,6 @@ struct CudaExecutor::Impl {
     }
   }
 
-  size_t staged_bytes(const std::vector<RtValue>& inputs, const RunOptions& o) const {
-    size_t n = 0;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      if (inputs[i].is_tensor() && input_moves[i]) n += inputs[i].tensor().storage()->nbytes();
-    for (size_t i = 0; i < o.outputs.size(); ++i) n += o.outputs[i] && output_moves[i] ? o.outputs[i]->nbytes() : 0;
-    return n + (workspace_moves ? o.workspace_bytes : 0);
-  }
-
-  // Tensors a pooled call can copy: non-negative strides (their bytes run from data() on).
-  static bool stageable(const std::vector<RtValue>& inputs) {
-    for (const RtValue& v : inputs)
-      if (v.is_tensor())
-        for (int64_t s : v.tensor().strides())
-          if (s < 0) return false;
-    return true;
-  }
-
-  std::vector<RtValue> stage_inputs(CapturedCall& call, const std::vector<RtValue>& inputs) {
-    std::vector<RtValue> staged = inputs;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].is_tensor() || !input_moves[i]) continue;
-      const HostTensor& t = inputs[i].tensor();
-      size_t n = static_cast<size_t>(view_extent(t.sizes(), t.strides(), "input " + std::to_string(i))) *
-                 static_cast<size_t>(t.element_size());
-      std::shared_ptr<HostStorage>& s = call.static_inputs[i];
-      if (!s || s->nbytes() < n) s = device_storage(n, stream);
-      if (n) copy_device_to_device(s->data(), t.data(), n, stream);
-      staged[i] = RtValue(HostTensor::from_storage(s, t.dtype(), t.sizes(), t.strides(), 0));
-    }
-    return staged;
-  }
-
-  // The options with the key's buffers for the outputs that move (the caller's memory gets a
-  // copy: CompiledModule); outputs that stay where they are are computed in place.
-  RunOptions stage_outputs(CapturedCall& call, const RunOptions& o) {
-    RunOptions staged = o;
-    if (o.workspace && workspace_moves) {  // scratch: the key's own, so that its address never changes
-      if (!call.static_workspace || call.static_workspace->nbytes() < o.workspace_bytes)
-        call.static_workspace = device_storage(o.workspace_bytes, stream);
-      staged.workspace = call.static_workspace->data();
-    }
-    for (size_t i = 0; i < o.outputs.size(); ++i) {
-      if (!o.outputs[i] || !output_moves[i]) continue;
-      std::shared_ptr<HostStorage>& s = call.static_outputs[i];
-      if (!s || s->nbytes() < o.outputs[i]->nbytes()) s = device_storage(o.outputs[i]->nbytes(), stream);
-      staged.outputs[i] = s;
-    }
-    return staged;
-  }
-
   // Whether a call without a workspace computes every alloc line in the outputs it was given
   // (a program that needs no scratch: the caller passes none), so a capture allocates nothing.
   bool allocations_in_outputs(const RunOptions& o) {
@@ -1277,96 +1195,7 @@ struct CudaExecutor::Impl {
       }
       return nullptr;
     }
-    if (input_moves.size() != inputs.size()) {
-      input_moves.assign(inputs.size(), 0);
-      last_input_address.assign(inputs.size(), 0);
-    }
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      uintptr_t a = inputs[i].is_tensor() ? reinterpret_cast<uintptr_t>(inputs[i].tensor().data()) : 0;
-      if (last_input_address[i] && a != last_input_address[i]) input_moves[i] = 1;
-      last_input_address[i] = a;
-    }
-    if (output_moves.size() != o.outputs.size()) {
-      output_moves.assign(o.outputs.size(), 0);
-      last_output_address.assign(o.outputs.size(), 0);
-    }
-    for (size_t i = 0; i < o.outputs.size(); ++i) {
-      uintptr_t a = o.outputs[i] ? reinterpret_cast<uintptr_t>(o.outputs[i]->data()) : 0;
-      if (last_output_address[i] && a != last_output_address[i]) output_moves[i] = 1;
-      last_output_address[i] = a;
-    }
-    auto ws = reinterpret_cast<uintptr_t>(workspace);
-    if (last_workspace && ws != last_workspace) workspace_moves = true;
-    last_workspace = ws;
-    // Pooled keys hold 1 for what moves (it goes through the key's buffers).
-    std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), pooled && workspace_moves ? 1 : ws};
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const RtValue& v = inputs[i];
-      if (v.is_tensor()) key.push_back(pooled && input_moves[i] ? 1 : reinterpret_cast<uintptr_t>(v.tensor().data()));
-      else if (v.is_number()) key.push_back(std::bit_cast<uint64_t>(v.to_double()));
-      else key.push_back(0);
-    }
-    for (size_t i = 0; i < o.outputs.size(); ++i)
-      key.push_back(pooled && output_moves[i] ? 1 : last_output_address[i]);
-    std::vector<std::pair<uint64_t, uint64_t>> symbols;
-    for (const auto& [e, v] : binding)
-      symbols.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
-    std::sort(symbols.begin(), symbols.end());
-    for (const auto& [h, v] : symbols) key.insert(key.end(), {h, v});
-    if (log_enabled("cuda") && !captured.count(key) && keys_seen < 16) {
-      // What differs from the last call's key: why it does not replay.
-      std::string what;
-      size_t n_in = inputs.size(), n_out = o.outputs.size();
-      for (size_t i = 0; i < key.size() && !last_key.empty(); ++i) {
-        if (i < last_key.size() && key[i] == last_key[i]) continue;
-        std::string part = i == 0 ? "stream" : i == 1 ? "workspace" : i < 2 + n_in ? "input " + std::to_string(i - 2)
-                         : i < 2 + n_in + n_out ? "output " + std::to_string(i - 2 - n_in) : "symbols";
-        if (what.find(part) == std::string::npos) what += (what.empty() ? "" : ", ") + part;
-      }
-      TOROID_LOG("cuda", "call key " + std::to_string(keys_seen + 1) + " of " + w.graph_name + " (" +
-                             std::to_string(w.partitions.size()) + " partitions)" +
-                             (what.empty() ? std::string() : "; new: " + what));
-    }
-    if (log_enabled("cuda")) last_key = key;
-    auto [it, fresh] = captured.try_emplace(std::move(key));
-    if (fresh) ++keys_seen;
-    fresh_streak = fresh ? fresh_streak + 1 : 0;
-    if (fresh && !pooled && fresh_streak >= kFreshKeysBeforePooling && !pooling_declined) {
-      size_t bytes = staged_bytes(inputs, o);
-      std::string why = writes_inputs()         ? "it writes an input, which must be written where it is"
-                        : !stageable(inputs)    ? "an input has negative strides"
-                        : bytes > kMaxPooledBytes ? std::to_string(bytes >> 20) + " MiB to stage, over the limit of " +
-                                                        std::to_string(kMaxPooledBytes >> 20) + " MiB"
-                                                  : std::string();
-      if (!why.empty()) {
-        pooling_declined = true;
-        TOROID_LOG("cuda", w.graph_name + ": addresses move every call, but its keys are not pooled: " + why);
-      }
-    }
-    if (fresh && !pooled && !pooling_declined && fresh_streak >= kFreshKeysBeforePooling) {
-      // Addresses that never repeat (a training step's activations): from now on this program's
-      // keys leave out the outputs and the inputs that moved, which go through buffers of the
-      // key's own, copied in before the run and out after it.
-      pooled = true;
-      captured.clear();
-      TOROID_LOG("cuda", w.graph_name + ": addresses move every call; its CUDA graphs now copy the inputs, outputs "
-                             "and workspace that moved through buffers of their own");
-      return captured_call(inputs, o);
-    }
-    if (fresh) {
-      it->second.static_inputs.resize(inputs.size());
-      it->second.static_outputs.resize(o.outputs.size());
-      it->second.capturable.assign(w.partitions.size(), 1);
-      it->second.graphs.resize(w.partitions.size());
-      if (captured.size() > kMaxCapturedCalls) {
-        auto oldest = captured.end();
-        for (auto c = captured.begin(); c != captured.end(); ++c)
-          if (c != it && (oldest == captured.end() || c->second.last_used < oldest->second.last_used)) oldest = c;
-        captured.erase(oldest);
-      }
-    }
-    it->second.last_used = ++clock;
-    return &it->second;
+    return &keys.find(inputs, o, workspace, stream, binding);
   }
 
   // Partition p of a call with graphs: replayed, captured (and launched), or run as usual.
@@ -1431,8 +1260,8 @@ struct CudaExecutor::Impl {
     // Pooled keys: the moving inputs and every output go through the key's own buffers.
     std::vector<RtValue> staged;
     RunOptions pooled_options;
-    const std::vector<RtValue>& run_inputs = call && pooled ? (staged = stage_inputs(*call, inputs)) : inputs;
-    const RunOptions& ro = call && pooled ? (pooled_options = stage_outputs(*call, o)) : o;
+    const std::vector<RtValue>& run_inputs = call && keys.pooled() ? (staged = keys.stage_inputs(*call, inputs, stream)) : inputs;
+    const RunOptions& ro = call && keys.pooled() ? (pooled_options = keys.stage_outputs(*call, o, stream)) : o;
     rs.start(w, run_inputs, constants, bind_outputs(w, ro.outputs, binding), binding);
     workspace = nullptr;
     if (ro.workspace) {

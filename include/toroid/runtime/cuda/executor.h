@@ -25,6 +25,8 @@ namespace toroid::runtime::cuda {
 ops::RtValue to_device(const ops::RtValue& host, Stream s = nullptr);
 // A host copy of a device value.
 ops::RtValue to_host(const ops::RtValue& device, Stream s = nullptr);
+// `nbytes` of device memory (at least one byte allocated) as a storage that frees it with itself.
+std::shared_ptr<ops::HostStorage> device_storage(size_t nbytes, Stream s = nullptr);
 // A device-resident tensor over `memory`.
 ops::HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int64_t> sizes,
                               std::vector<int64_t> strides, int64_t offset);
