@@ -6,9 +6,10 @@ PyTorch eager (graph partitions). A node falls back when its op is not an ATen o
 toroid's registry supports (toroid_op_supported), when .tir cannot express it, or when compiling
 its partition fails at that node; each fallback is logged, naming the op.
 """
+import contextlib
 import ctypes
-import os
 import logging
+import os
 import re
 
 from . import _capi
@@ -17,6 +18,7 @@ from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, hop
                         op_name, sym_expr, tir_dtype, user_kernel_kind)
 
 log = logging.getLogger("toroid")
+_NO_POOL = contextlib.nullcontext()  # allocations where PyTorch puts them (a reusable context)
 
 _TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
                  "complex64", "complex128"]
@@ -262,10 +264,7 @@ class Partition:
         # calls freed come back in the same order, so the addresses repeat (at most alternating
         # while the caller keeps the last call's results) and the module replays the CUDA graphs
         # it captured (their key holds the addresses) instead of copying through buffers.
-        pool = self._memory_pool(index) if self.device == "cuda" else None
-        if pool is not None:
-            pool.__enter__()
-        try:
+        with self._memory_pool(index) if self.device == "cuda" else _NO_POOL:
             workspace = None
             if ws_bytes and self.device == "cuda":
                 workspace = torch.empty(ws_bytes, dtype=torch.uint8, device=device)
@@ -274,9 +273,6 @@ class Partition:
                 t = torch.empty_strided(sizes, strides, dtype=dtype, device=device)
                 results[i] = t
                 out_data[i] = t.data_ptr()
-        finally:
-            if pool is not None:
-                pool.__exit__(None, None, None)
         self.module.run_into_data(headers, data, outs, out_data, workspace.data_ptr() if workspace is not None else None,
                                   ws_bytes, stream)
         for i in finish:
@@ -295,8 +291,9 @@ class Partition:
         return results
 
     def _memory_pool(self, index):
-        """A context allocating from this graph's torch.cuda.MemPool on device `index`; None where
-        PyTorch has no MemPool or CUDA graphs are off (TOROID_CUDA_GRAPHS=0: nothing to replay)."""
+        """A context allocating from this graph's torch.cuda.MemPool on device `index`; one that
+        changes nothing where PyTorch has no MemPool or CUDA graphs are off (TOROID_CUDA_GRAPHS=0:
+        nothing to replay)."""
         import torch
         pool = self._pools.get(index, False)
         if pool is False:
@@ -305,7 +302,7 @@ class Partition:
                     os.environ.get("TOROID_CUDA_GRAPHS") != "0":
                 pool = torch.cuda.MemPool()
             self._pools[index] = pool
-        return torch.cuda.use_mem_pool(pool, index) if pool is not None else None
+        return torch.cuda.use_mem_pool(pool, index) if pool is not None else _NO_POOL
 
     def _scalar(self, i, v):
         kind = self.scalar_kinds[i]

@@ -159,6 +159,16 @@ State& state() {
   return s;
 }
 
+// What a plan depends on: everything but the pointers (bytes, not text: looked up every call).
+std::string plan_key(const ConvArgs& a) {
+  std::vector<int64_t> v{static_cast<int64_t>(a.dtype), a.groups, a.bias != nullptr, a.tf32,
+                         static_cast<int64_t>(a.x_sizes.size())};
+  for (const auto* list : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.y_sizes, &a.y_strides, &a.stride, &a.padding,
+                           &a.dilation})
+    v.insert(v.end(), list->begin(), list->end());
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+}
+
 // The descriptors and algorithm for one shape, layout and math (cuDNN's heuristics).
 Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
   const Cudnn& l = lib();
@@ -249,7 +259,7 @@ void convolution(const ConvArgs& a, Stream s, Stream order) {
   if (!st.handle) check(l.create(&st.handle), "cudnnCreate", a);
   check(l.set_stream(st.handle, static_cast<cudaStream_t>(s)), "cudnnSetStream", a);
 
-  std::string key = describe(a) + shape(a.x_strides) + shape(a.y_strides) + (a.bias ? "+bias" : "") + (a.tf32 ? "+tf32" : "");
+  std::string key = plan_key(a);
   auto it = st.plans.find(key);
   if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(st.handle, a)).first;
   const Plan& plan = it->second;
