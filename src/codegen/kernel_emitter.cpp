@@ -19,6 +19,12 @@ void KernelEmitter::collect_args() {
   }
 }
 
+std::string KernelEmitter::ptr(const loop::Buffer* b) const {
+  for (size_t i = 0; i < args_.size(); ++i)
+    if (args_[i] == b) return "p" + std::to_string(i);
+  TOROID_INTERNAL_ERROR("kernel " + k_.name + " reads " + b->name + ", which is not among its arguments");
+}
+
 bool KernelEmitter::is_kernel_var(SymExpr s) const {
   for (size_t k = 0; k < k_.outer.size(); ++k)
     if (s == sched::outer_var(k)) return true;

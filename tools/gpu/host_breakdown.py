@@ -2,7 +2,8 @@
 """Where the host time of a compiled training or optimizer step goes (issue 17): the step's wall
 time split into toroid's partition calls (Partition.__call__), the part of them inside the C ABI
 (Module.run_into), and the rest (dynamo, AOTAutograd, autograd, the case's own eager ops); then
-the top Python functions by own time under cProfile.
+the top Python functions by own time under cProfile. --profile FILE also samples toroid's timed
+steps with gperftools' CPU profiler (C++ frames; see tools/gpu/capi_loop.py for reading it back).
 
     TOROID_LIBRARY=... PYTHONPATH=python python3 tools/gpu/host_breakdown.py --model adam [--steps 50]
 
@@ -49,6 +50,7 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--profile", default=None, help="a gperftools CPU profile of toroid's timed steps")
     args = ap.parse_args()
     import torch
     import toroid  # noqa: F401
@@ -61,17 +63,25 @@ def main():
                              ("inductor", torch.compile)):
         torch._dynamo.reset()
         step = getattr(cases, "case_" + args.model)("cuda")(compile_fn)
+        step = getattr(step, "core", step)  # the Adam step without the clones made to compare it
         for _ in range(args.warmup):
             step()
         torch.cuda.synchronize()
         part_t.reset()
         run_t.reset()
         walls = []
+        profiler = None
+        if args.profile and name == "toroid":
+            import ctypes
+            profiler = ctypes.CDLL(os.environ.get("TOROID_PROFILER_LIB", "libprofiler.so.0"))
+            profiler.ProfilerStart(args.profile.encode())
         for _ in range(args.steps):
             t0 = time.perf_counter()
             step()
             torch.cuda.synchronize()
             walls.append(time.perf_counter() - t0)
+        if profiler:
+            profiler.ProfilerStop()
         walls.sort()
         wall = walls[len(walls) // 2] * 1e6
         line = "%-8s %s: %.0f µs per step (median)" % (name, args.model, wall)

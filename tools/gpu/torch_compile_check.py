@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """torch.compile(backend="toroid") against eager PyTorch and Inductor on a GPU (issue 6).
 
-    TOROID_LIBRARY=build/src/capi/libtoroid.so python3 tools/gpu/torch_compile_check.py [--reps 20]
+    TOROID_LIBRARY=build/src/capi/libtoroid.so python3 tools/gpu/torch_compile_check.py [--reps 20] [--rounds 5]
         [--only mlp,resnet18,resnet18_bf16,gpt2,bert,adam] [--device cuda] [--dump DIR]
 
 For each model: eager, toroid and Inductor run the same inputs and weights (fp32); the row passes
 when toroid's outputs (and gradients, for the training rows) match eager's within bf16 tolerance
-(|a - b| <= 1e-2 + 1.6e-2 |b|). Times are the median of --reps runs after the first (CUDA
-synchronized); compile is the first call's time. A model whose package (torchvision,
+(|a - b| <= 1e-2 + 1.6e-2 |b|). Compile is the first call's time. Times are medians of CUDA
+synchronized calls, taken after all three backends compiled, in --rounds rounds of --reps calls
+that alternate the backends (each round starts at the next one), so that a machine whose speed
+drifts during the run slows all three alike; a case's `core` (the Adam step without the clones
+made to compare it) is what is timed. A recompile during the timing is noted in the row. A model whose package (torchvision,
 transformers) is missing is a SKIP row; a failure anywhere is a FAIL or ERROR row with its
 traceback printed after the table, and the other rows still run. Ops that fell back to eager
 are counted per row (the toroid logger's lines). A second table gives each backend's device memory
@@ -95,9 +98,9 @@ def compare(got, want):
     return None
 
 
-def timed(fn, reps):
-    """fn's first call (compile) and median warm call, CUDA synchronized, then memory(): the
-    output of the first call, its seconds, the median ms, and the memory figures."""
+def first_call(fn, reps):
+    """fn's first call (compile, CUDA synchronized), then memory(): the output of the first call,
+    its seconds and the memory figures."""
     import torch
     torch.cuda.synchronize()
     base = (torch.cuda.memory_allocated(), toroid_memory()["lent_bytes"])
@@ -107,13 +110,30 @@ def timed(fn, reps):
     out = fn()
     torch.cuda.synchronize()
     first = time.perf_counter() - t0
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return out, first, statistics.median(times) if times else float("nan"), memory(fn, max(reps // 4, 3), base)
+    return out, first, memory(fn, max(reps // 4, 3), base)
+
+
+def interleaved(steps, reps, rounds):
+    """The median ms of a synchronized call of each step (name -> function; its `core` where it
+    has one), over `rounds` rounds of `reps` calls each that alternate the steps."""
+    import torch
+    names = list(steps)
+    times = {n: [] for n in names}
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = getattr(steps[name], "core", steps[name])
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                fn()
+                torch.cuda.synchronize()
+                times[name].append((time.perf_counter() - t0) * 1e3)
+    return {n: statistics.median(t) if t else float("nan") for n, t in times.items()}
+
+
+def graphs_compiled():
+    """Graphs dynamo has handed to a backend so far (a recompile adds one)."""
+    from torch._dynamo.utils import counters
+    return counters["stats"]["unique_graphs"]
 
 
 def toroid_memory(reset=False):
@@ -267,23 +287,26 @@ CASES = [("mlp fwd+bwd", "mlp", case_mlp), ("resnet18 inference", "resnet18", ca
          ("adam step (100 params)", "adam", case_adam)]
 
 
-def run_case(make_case, device, reps, dump):
+def run_case(make_case, device, reps, rounds, dump):
     import torch
     import torch._dynamo
     row = {"status": "FAIL", "eager": None, "toroid": None, "inductor": None, "toroid_c": None, "inductor_c": None,
            "note": ""}
     errors = []
     make = make_case(device)
-    want, _, row["eager"], row["eager_mem"] = timed(make(lambda m: m), reps)
+    steps = {"eager": make(lambda m: m)}
+    want, _, row["eager_mem"] = first_call(steps["eager"], reps)
     counter = FallbackCounter()
     logging.getLogger("toroid").addHandler(counter)
+    torch._dynamo.reset()
     try:
-        torch._dynamo.reset()
         backend = "toroid"
         if dump:
             from toroid.backend import toroid_backend
             backend = lambda gm, ex: toroid_backend(gm, ex, dump_dir=dump)  # noqa: E731
-        got, row["toroid_c"], row["toroid"], row["toroid_mem"] = timed(make(lambda m: torch.compile(m, backend=backend)), reps)
+        step = make(lambda m: torch.compile(m, backend=backend))
+        got, row["toroid_c"], row["toroid_mem"] = first_call(step, reps)
+        steps["toroid"] = step
         problem = compare(got, want)
         row["status"] = "PASS" if problem is None else "FAIL"
         row["note"] = problem or ""
@@ -296,10 +319,22 @@ def run_case(make_case, device, reps, dump):
         row["note"] = (row["note"] + "; " if row["note"] else "") + "fallbacks: " + ", ".join(sorted(set(counter.ops)))
     row["fallback_lines"] = sorted(set(counter.messages))
     try:
-        torch._dynamo.reset()
-        _, row["inductor_c"], row["inductor"], row["inductor_mem"] = timed(make(lambda m: torch.compile(m)), reps)
+        # No dynamo reset: toroid's compiled frames stay for the timing below; dynamo keeps one
+        # cache entry per backend (its guards check the backend), which the count confirms.
+        before = graphs_compiled()
+        step = make(lambda m: torch.compile(m))
+        _, row["inductor_c"], row["inductor_mem"] = first_call(step, reps)
+        if graphs_compiled() == before:
+            raise RuntimeError("Inductor compiled no graph: dynamo reused another backend's")
+        steps["inductor"] = step
     except Exception:
         errors.append(("inductor", traceback.format_exc()))
+    before = graphs_compiled()
+    times = interleaved(steps, reps, rounds)
+    for name, ms in times.items():
+        row[name] = ms
+    if graphs_compiled() != before:
+        row["note"] = (row["note"] + "; " if row["note"] else "") + "recompiled while timed"
     torch._dynamo.reset()
     return row, errors
 
@@ -310,7 +345,8 @@ def fmt(x, unit=""):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=20, help="calls per backend in each round")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds that alternate the backends")
     ap.add_argument("--only", default="", help="comma-separated keys: " + ",".join(k for _, k, _ in CASES))
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dump", default=None, help="toroid debug dumps (graphs, kernels) go here")
@@ -331,7 +367,7 @@ def main():
         if only and key not in only:
             continue
         try:
-            row, errors = run_case(case, args.device, args.reps, args.dump)
+            row, errors = run_case(case, args.device, args.reps, args.rounds, args.dump)
         except Skip as s:
             row, errors = {"status": "SKIP", "note": str(s)}, []
         except Exception:
@@ -363,6 +399,7 @@ def main():
                 fh.write(json.dumps({"date": time.strftime("%Y-%m-%d"), "commit": args.commit, "model": title,
                                      "device": torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
                                      "cuda_graphs": os.environ.get("TOROID_CUDA_GRAPHS", "1") != "0",
+                                     "timing": "interleaved %dx%d, core" % (args.rounds, args.reps),
                                      "status": r["status"], "eager_ms": r.get("eager"), "toroid_ms": r.get("toroid"),
                                      "inductor_ms": r.get("inductor"), "toroid_compile_s": r.get("toroid_c"),
                                      "inductor_compile_s": r.get("inductor_c"), "note": r.get("note", ""),

@@ -46,7 +46,9 @@ struct CudaKernel {
   enum class Shape { Flat, Rows };
   std::string name;
   std::string source;              // the kernel's definitions and both entry points (after cuda_prelude())
-  std::string definitions;         // the body template and its helpers
+  std::string definitions;         // `comment`, then the body template NAME_body<I>`body`
+  std::string comment;             // what it computes: its domain, members and their graph nodes
+  std::string body;                // the body template's parameters and code, from "(" on
   std::string entry_i32, entry_i64;  // the entry points (entry_i32 empty when !has_i32)
   std::vector<int> args;           // storage slots, the first parameters
   std::vector<int> sources;        // the graph nodes it computes (WrapperProgram::sources)

@@ -21,7 +21,9 @@ class KernelEmitter : public ScalarDialect {
 
   // Records every storage a member reads or writes as an argument, in first-use order.
   void collect_args();
-  std::string ptr(const loop::Buffer* b) const { return "p_" + b->name; }
+  // An argument's pointer, named by its position ("p0", ...): kernels alike but for the storages
+  // they read and write then have the same code (a combo kernel keeps one body for them).
+  std::string ptr(const loop::Buffer* b) const;
   std::string sym_name(SymExpr s) const { return "sym" + std::to_string(slots_.at(s)); }
   bool is_kernel_var(SymExpr s) const;
   // A symbol in index code: a kernel variable by its name, a size symbol by its slot's name

@@ -31,6 +31,8 @@ struct Params {
   }
 };
 
+std::string body_name(const std::string& combo, size_t g) { return combo + "_body" + std::to_string(g); }
+
 }  // namespace
 
 bool combinable(const CudaKernel& k) {
@@ -58,8 +60,27 @@ CudaKernel combine_cuda_kernels(const std::vector<const CudaKernel*>& parts, con
   defs << "// " << name << ": a combo of";
   for (const CudaKernel* k : parts) defs << " " << k->name;
   defs << "\n";
+  // Parts alike but for their storages (an optimizer's update of each parameter of one shape)
+  // share one body, which several calls do not inline: NVRTC's time grows with the code inlined
+  // into the entry (64 inlined copies of one Adam update took it 12 s).
+  std::vector<std::string> bodies;
+  std::vector<size_t> body_of, uses;
   for (const CudaKernel* k : parts) {
-    defs << k->definitions;
+    auto it = std::find(bodies.begin(), bodies.end(), k->body);
+    body_of.push_back(static_cast<size_t>(it - bodies.begin()));
+    if (it == bodies.end()) {
+      bodies.push_back(k->body);
+      uses.push_back(0);
+    }
+    ++uses[body_of.back()];
+  }
+  for (size_t g = 0; g < bodies.size(); ++g) {
+    for (size_t j = 0; j < parts.size(); ++j)
+      if (body_of[j] == g) defs << parts[j]->comment;
+    defs << "template <class I>\nstatic __device__ " << (uses[g] > 1 ? "__noinline__" : "__forceinline__") << " void "
+         << body_name(name, g) << bodies[g];
+  }
+  for (const CudaKernel* k : parts) {
     out.has_i32 = out.has_i32 && k->has_i32;
     out.sources.insert(out.sources.end(), k->sources.begin(), k->sources.end());
     out.parts.push_back({k->name, k->elements, k->vector_width});
@@ -80,7 +101,7 @@ CudaKernel combine_cuda_kernels(const std::vector<const CudaKernel*>& parts, con
       for (int slot : k.args) call += (call.empty() ? "a" : ", a") + std::to_string(p.arg_index(slot));
       for (size_t s : k.sym_slots) call += (call.empty() ? "s" : ", s") + std::to_string(p.sym_index(s));
       std::string nb = "nb" + std::to_string(j);
-      e << "  if (b < " << nb << ") {\n    " << k.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ") << "b, " << nb
+      e << "  if (b < " << nb << ") {\n    " << body_name(name, body_of[j]) << "<" << I << ">(" << call << (call.empty() ? "" : ", ") << "b, " << nb
         << ");\n    return;\n  }\n";
       if (j + 1 < parts.size()) e << "  b -= " << nb << ";\n";
     }

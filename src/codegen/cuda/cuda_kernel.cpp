@@ -63,9 +63,8 @@ class CudaEmitter : public KernelEmitter {
     if (flat) emit_flat(body, out);
     else emit_rows(body, out);
 
-    std::ostringstream os;
-    os << header_comment(std::string(" (") + (flat ? "flat" : "one block per row") + ", " +
-                         std::to_string(vector_width_) + " elements per vector access)");
+    out.comment = header_comment(std::string(" (") + (flat ? "flat" : "one block per row") + ", " +
+                                 std::to_string(vector_width_) + " elements per vector access)");
     std::string params;
     for (size_t i = 0; i < args_.size(); ++i)
       params += (i ? ", " : "") + storage_type(args_[i]->dtype) + "* __restrict__ " + ptr(args_[i]);
@@ -74,12 +73,13 @@ class CudaEmitter : public KernelEmitter {
     for (size_t i = 0; i < args_.size(); ++i) call += (i ? ", " : "") + ptr(args_[i]);
     for (const auto& [sym, slot] : used_syms_) call += (call.empty() ? "" : ", ") + sym_name(sym) + "_p";
     // The block and grid as the body sees them: a combo kernel's part runs on a range of blocks.
-    os << "template <class I>\nstatic __device__ __forceinline__ void " << k_.name << "_body(" << params
-       << (params.empty() ? "" : ", ") << "const unsigned t_block, const unsigned t_blocks) {\n";
+    std::ostringstream fn;
+    fn << "(" << params << (params.empty() ? "" : ", ") << "const unsigned t_block, const unsigned t_blocks) {\n";
     for (const auto& [sym, slot] : used_syms_)
-      os << "  const I " << sym_name(sym) << " = static_cast<I>(" << sym_name(sym) << "_p);\n";
-    os << body.str() << "}\n";
-    out.definitions = os.str();
+      fn << "  const I " << sym_name(sym) << " = static_cast<I>(" << sym_name(sym) << "_p);\n";
+    fn << body.str() << "}\n";
+    out.body = fn.str();
+    out.definitions = out.comment + "template <class I>\nstatic __device__ __forceinline__ void " + k_.name + "_body" + out.body;
     for (const char* I : {"int32_t", "int64_t"}) {
       std::ostringstream entry;
       entry << "extern \"C\" __global__ void __launch_bounds__(1024) " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
