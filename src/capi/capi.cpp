@@ -34,13 +34,14 @@ struct toroid_module {
   // the same for every call with those headers, so repeated calls skip binding, the guards and
   // the outputs' metadata. Bounded; cleared when full.
   struct Signature {
+    std::string key;  // the headers' bytes that decide it (signature_of), checked on a hash's hit
     std::shared_ptr<Wrapped> wrapped;
     toroid::sym::Binding binding;
     toroid::driver::Specialization* spec = nullptr;
     std::vector<toroid_output_info> infos;
   };
   std::mutex signatures_mu;
-  std::unordered_map<std::string, Signature> signatures;
+  std::unordered_map<uint64_t, Signature> signatures;  // by signature_hash
 };
 
 namespace {
@@ -336,27 +337,53 @@ struct Call {
 };
 
 // The bytes of the input headers that decide a call's binding: everything but the data pointers
-// and owners.
-std::string signature_of(const toroid_tensor* inputs, int num_inputs) {
-  std::string key;
-  size_t bytes = 0;
-  for (int i = 0; i < num_inputs; ++i)
-    bytes += sizeof(int32_t) * 2 + sizeof(int64_t) * (2 * static_cast<size_t>(std::clamp(inputs[i].ndim, 0, TOROID_MAX_DIMS)) + 1);
-  key.reserve(bytes);
+// and owners, handed to `put` piece by piece (built into a key once, compared and hashed in
+// place on every call: no key is built per call).
+template <class Put>
+void visit_signature(const toroid_tensor* inputs, int num_inputs, Put&& put) {
   for (int i = 0; i < num_inputs; ++i) {
     const toroid_tensor& t = inputs[i];
     int ndim = std::clamp(t.ndim, -1, TOROID_MAX_DIMS);
-    key.append(reinterpret_cast<const char*>(&t.dtype), sizeof t.dtype);
-    key.append(reinterpret_cast<const char*>(&t.ndim), sizeof t.ndim);
+    put(&t.dtype, sizeof t.dtype);
+    put(&t.ndim, sizeof t.ndim);
     if (ndim < 0) {
-      key.append(reinterpret_cast<const char*>(&t.scalar), sizeof t.scalar);
+      put(&t.scalar, sizeof t.scalar);
       continue;
     }
-    key.append(reinterpret_cast<const char*>(t.sizes), sizeof(int64_t) * static_cast<size_t>(ndim));
-    key.append(reinterpret_cast<const char*>(t.strides), sizeof(int64_t) * static_cast<size_t>(ndim));
-    key.append(reinterpret_cast<const char*>(&t.offset), sizeof t.offset);
+    put(t.sizes, sizeof(int64_t) * static_cast<size_t>(ndim));
+    put(t.strides, sizeof(int64_t) * static_cast<size_t>(ndim));
+    put(&t.offset, sizeof t.offset);
   }
+}
+
+std::string signature_of(const toroid_tensor* inputs, int num_inputs) {
+  std::string key;
+  visit_signature(inputs, num_inputs, [&](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); });
   return key;
+}
+
+uint64_t signature_hash(const toroid_tensor* inputs, int num_inputs) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(num_inputs);
+  visit_signature(inputs, num_inputs, [&](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (; n > 0; b += std::min<size_t>(n, 8), n -= std::min<size_t>(n, 8)) {
+      uint64_t w = 0;
+      std::memcpy(&w, b, std::min<size_t>(n, 8));
+      h = (h ^ w) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+  });
+  return h;
+}
+
+bool same_signature(const std::string& key, const toroid_tensor* inputs, int num_inputs) {
+  size_t at = 0;
+  bool same = true;
+  visit_signature(inputs, num_inputs, [&](const void* p, size_t n) {
+    same = same && at + n <= key.size() && std::memcmp(key.data() + at, p, n) == 0;
+    at += n;
+  });
+  return same && at == key.size();
 }
 
 // Re-points the wrapped inputs of a signature (headers byte-identical to these but for data) at
@@ -389,11 +416,11 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
   check_module(m, fn, num_outputs, outputs);
   check_input_array(m, fn, inputs, num_inputs);  // before signature_of reads them
   Call c;
-  std::string key = signature_of(inputs, num_inputs);
+  uint64_t hash = signature_hash(inputs, num_inputs);
   std::shared_ptr<toroid_module::Wrapped> wrapped;
   {
     std::lock_guard<std::mutex> lock(m->signatures_mu);
-    if (auto it = m->signatures.find(key); it != m->signatures.end()) {
+    if (auto it = m->signatures.find(hash); it != m->signatures.end() && same_signature(it->second.key, inputs, num_inputs)) {
       c.binding = it->second.binding;
       c.spec = it->second.spec;
       c.infos = it->second.infos;
@@ -411,7 +438,9 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
       auto w = std::make_shared<toroid_module::Wrapped>();
       w->in = c.in;
       std::lock_guard<std::mutex> lock(m->signatures_mu);
-      if (auto it = m->signatures.find(key); it != m->signatures.end() && !it->second.wrapped) it->second.wrapped = std::move(w);
+      if (auto it = m->signatures.find(hash); it != m->signatures.end() && !it->second.wrapped &&
+                                               same_signature(it->second.key, inputs, num_inputs))
+        it->second.wrapped = std::move(w);
     }
     return c;
   }
@@ -422,7 +451,9 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
   if (need_data) w->in = c.in;  // shares this call's storages until it ends
   std::lock_guard<std::mutex> lock(m->signatures_mu);
   if (m->signatures.size() >= kMaxSignatures) m->signatures.clear();
-  m->signatures.emplace(std::move(key), toroid_module::Signature{need_data ? w : nullptr, c.binding, c.spec, c.infos});
+  // A hash shared with another signature (never seen yet) replaces it: correct, if slower.
+  m->signatures[hash] = toroid_module::Signature{signature_of(inputs, num_inputs), need_data ? w : nullptr, c.binding,
+                                                 c.spec, c.infos};
   return c;
 }
 

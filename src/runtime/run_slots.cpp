@@ -71,15 +71,20 @@ void RunSlots::start(const codegen::wrapper::WrapperProgram& w, const std::vecto
   freed_at.assign(reused.size(), -1);
   bound = std::move(bound_outputs);
   pools.assign(pool_bytes.size(), nullptr);
-  produced.assign(reused.size(), {});
+  for (std::vector<int64_t>& sizes : produced) sizes.clear();  // keeps each one's memory
+  produced.resize(reused.size());
   call_symbols.clear();
   live = peak = 0;
   for (const codegen::wrapper::InputSlot& in : w.inputs) {
     const ops::RtValue& v = inputs.at(static_cast<size_t>(in.index));
     if (!v.is_tensor()) user_error("input " + std::to_string(in.index) + " must be a tensor");
     const ops::HostTensor& t = v.tensor();
-    std::optional<sym::Scalar> want = w.env->evaluate(in.offset, binding);
-    int64_t offset = want ? want->i : t.offset();
+    int64_t offset = t.offset();
+    if (std::optional<int64_t> c = in.offset.as_int()) {  // the usual case, without the evaluator
+      offset = *c;
+    } else if (std::optional<sym::Scalar> want = w.env->evaluate(in.offset, binding)) {
+      offset = want->i;
+    }
     if (offset == t.offset() || !t.storage()->data()) {
       slots[static_cast<size_t>(in.slot)] = t.storage();
       continue;

@@ -39,22 +39,23 @@ void note(const std::vector<uintptr_t>& addresses, std::vector<uintptr_t>& last,
 }  // namespace
 
 void CallKeys::note_moves(const std::vector<RtValue>& inputs, const RunOptions& o, const void* workspace) {
-  std::vector<uintptr_t> in(inputs.size()), out(o.outputs.size());
+  input_address_.resize(inputs.size());
+  output_address_.resize(o.outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
-    in[i] = inputs[i].is_tensor() ? reinterpret_cast<uintptr_t>(inputs[i].tensor().data()) : 0;
+    input_address_[i] = inputs[i].is_tensor() ? reinterpret_cast<uintptr_t>(inputs[i].tensor().data()) : 0;
   for (size_t i = 0; i < o.outputs.size(); ++i)
-    out[i] = o.outputs[i] ? reinterpret_cast<uintptr_t>(o.outputs[i]->data()) : 0;
-  note(in, last_input_address_, input_moves_);
-  note(out, last_output_address_, output_moves_);
+    output_address_[i] = o.outputs[i] ? reinterpret_cast<uintptr_t>(o.outputs[i]->data()) : 0;
+  note(input_address_, last_input_address_, input_moves_);
+  note(output_address_, last_output_address_, output_moves_);
   auto ws = reinterpret_cast<uintptr_t>(workspace);
   if (last_workspace_ && ws != last_workspace_) workspace_moves_ = true;
   last_workspace_ = ws;
 }
 
 // Pooled keys hold 1 for what moves (it goes through the key's buffers).
-std::vector<uint64_t> CallKeys::key_of(const std::vector<RtValue>& inputs, const RunOptions& o, Stream stream,
-                                       const sym::Binding& binding) const {
-  std::vector<uint64_t> key{reinterpret_cast<uintptr_t>(stream), pooled_ && workspace_moves_ ? 1 : last_workspace_};
+void CallKeys::key_of(const std::vector<RtValue>& inputs, const RunOptions& o, Stream stream, const sym::Binding& binding) {
+  std::vector<uint64_t>& key = key_;
+  key.assign({reinterpret_cast<uintptr_t>(stream), pooled_ && workspace_moves_ ? 1 : last_workspace_});
   for (size_t i = 0; i < inputs.size(); ++i) {
     const RtValue& v = inputs[i];
     if (v.is_tensor()) key.push_back(pooled_ && input_moves_[i] ? 1 : last_input_address_[i]);
@@ -62,12 +63,11 @@ std::vector<uint64_t> CallKeys::key_of(const std::vector<RtValue>& inputs, const
     else key.push_back(0);
   }
   for (size_t i = 0; i < o.outputs.size(); ++i) key.push_back(pooled_ && output_moves_[i] ? 1 : last_output_address_[i]);
-  std::vector<std::pair<uint64_t, uint64_t>> symbols;
+  symbols_.clear();
   for (const auto& [e, v] : binding)
-    symbols.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
-  std::sort(symbols.begin(), symbols.end());
-  for (const auto& [h, v] : symbols) key.insert(key.end(), {h, v});
-  return key;
+    symbols_.emplace_back(e.hash(), v.type == sym::Type::Float ? std::bit_cast<uint64_t>(v.f) : static_cast<uint64_t>(v.i));
+  std::sort(symbols_.begin(), symbols_.end());
+  for (const auto& [h, v] : symbols_) key.insert(key.end(), {h, v});
 }
 
 // Under TOROID_LOG=cuda, a new key (the first 16) and what differs from the last call's: why it
@@ -107,12 +107,14 @@ std::string CallKeys::why_not_pooled(const std::vector<RtValue>& inputs, const R
 CapturedCall& CallKeys::find(const std::vector<RtValue>& inputs, const RunOptions& o, const void* workspace,
                              Stream stream, const sym::Binding& binding) {
   note_moves(inputs, o, workspace);
-  std::vector<uint64_t> key = key_of(inputs, o, stream, binding);
+  key_of(inputs, o, stream, binding);
   if (log_enabled("cuda")) {
-    log_new_key(key, inputs.size(), o.outputs.size());
-    last_key_ = key;
+    log_new_key(key_, inputs.size(), o.outputs.size());
+    last_key_ = key_;
   }
-  auto [it, fresh] = captured_.try_emplace(std::move(key));
+  auto it = captured_.find(key_);
+  bool fresh = it == captured_.end();
+  if (fresh) it = captured_.emplace(key_, CapturedCall{}).first;
   if (fresh) ++keys_seen_;
   fresh_streak_ = fresh ? fresh_streak_ + 1 : 0;
   if (fresh && !pooled_ && !pooling_declined_ && fresh_streak_ >= kFreshKeysBeforePooling) {

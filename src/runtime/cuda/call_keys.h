@@ -57,8 +57,8 @@ class CallKeys {
   static constexpr size_t kMaxPooledBytes = size_t(256) << 20;
 
   void note_moves(const std::vector<ops::RtValue>& inputs, const RunOptions& o, const void* workspace);
-  std::vector<uint64_t> key_of(const std::vector<ops::RtValue>& inputs, const RunOptions& o, Stream stream,
-                               const sym::Binding& binding) const;
+  // Into key_ (its memory kept from call to call).
+  void key_of(const std::vector<ops::RtValue>& inputs, const RunOptions& o, Stream stream, const sym::Binding& binding);
   void log_new_key(const std::vector<uint64_t>& key, size_t inputs, size_t outputs);
   size_t staged_bytes(const std::vector<ops::RtValue>& inputs, const RunOptions& o) const;
   std::string why_not_pooled(const std::vector<ops::RtValue>& inputs, const RunOptions& o) const;
@@ -75,6 +75,9 @@ class CallKeys {
   bool workspace_moves_ = false;
   uint64_t keys_seen_ = 0;          // call keys made (the first 16 are logged)
   std::vector<uint64_t> last_key_;  // under TOROID_LOG=cuda: the last call's, to say what changed
+  std::vector<uintptr_t> input_address_, output_address_;  // this call's (note_moves' scratch)
+  std::vector<uint64_t> key_;                               // this call's (key_of's result)
+  std::vector<std::pair<uint64_t, uint64_t>> symbols_;      // key_of's scratch
 };
 
 }  // namespace toroid::runtime::cuda
