@@ -101,7 +101,9 @@ def compare(got, want):
 def first_call(fn, reps):
     """fn's first call (compile, CUDA synchronized), then memory(): the output of the first call,
     its seconds and the memory figures."""
+    import gc
     import torch
+    gc.collect()  # what earlier cases left in reference cycles is freed now, not during the measurement
     torch.cuda.synchronize()
     base = (torch.cuda.memory_allocated(), toroid_memory()["lent_bytes"])
     torch.cuda.reset_peak_memory_stats()
@@ -128,6 +130,16 @@ def interleaved(steps, reps, rounds):
                 torch.cuda.synchronize()
                 times[name].append((time.perf_counter() - t0) * 1e3)
     return {n: statistics.median(t) if t else float("nan") for n, t in times.items()}
+
+
+def distinct(fn, tag):
+    """fn behind a function whose code object is its own. Dynamo keeps compiled code per code
+    object: two backends compiling copies of one model (one forward, one Adam.step) would share
+    one cache list, and each call would first evaluate the other backend's guards (hundreds of
+    tensors for the Adam step) before its own."""
+    scope = {"fn": fn}
+    exec(compile("def %s(*args, **kwargs):\n    return fn(*args, **kwargs)\n" % tag, "<%s>" % tag, "exec"), scope)
+    return scope[tag]
 
 
 def graphs_compiled():
@@ -304,7 +316,7 @@ def run_case(make_case, device, reps, rounds, dump):
         if dump:
             from toroid.backend import toroid_backend
             backend = lambda gm, ex: toroid_backend(gm, ex, dump_dir=dump)  # noqa: E731
-        step = make(lambda m: torch.compile(m, backend=backend))
+        step = make(lambda m: torch.compile(distinct(m, "toroid_step"), backend=backend))
         got, row["toroid_c"], row["toroid_mem"] = first_call(step, reps)
         steps["toroid"] = step
         problem = compare(got, want)
@@ -322,7 +334,7 @@ def run_case(make_case, device, reps, rounds, dump):
         # No dynamo reset: toroid's compiled frames stay for the timing below; dynamo keeps one
         # cache entry per backend (its guards check the backend), which the count confirms.
         before = graphs_compiled()
-        step = make(lambda m: torch.compile(m))
+        step = make(lambda m: torch.compile(distinct(m, "inductor_step")))
         _, row["inductor_c"], row["inductor_mem"] = first_call(step, reps)
         if graphs_compiled() == before:
             raise RuntimeError("Inductor compiled no graph: dynamo reused another backend's")
