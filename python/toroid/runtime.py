@@ -589,7 +589,7 @@ class CompiledGraph:
     def _single_partition(self):
         """(partition, positions of its inputs among the placeholders, the outputs' positions in the
         partition's outputs, the function that rebuilds the output structure) when the graph is one
-        partition over placeholders that returns only its outputs; else False."""
+        partition over placeholders that returns only its outputs and constants; else False."""
         import torch
         if len(self.steps) != 1 or self.steps[0][0] != "toroid" or any(
                 n.op == "get_attr" for n in self.gm.graph.nodes):
@@ -597,11 +597,13 @@ class CompiledGraph:
         part = self.steps[0][1]
         if any(n not in self.placeholders for n in part.inputs):
             return False
-        flat, _ = flatten_outputs(self.output.args[0])
-        if any(not isinstance(x, torch.fx.Node) or x not in part.outputs for x in flat):
+        flat, rebuild = flatten_outputs(self.output.args[0])
+        if any(isinstance(x, torch.fx.Node) and x not in part.outputs for x in flat):
             return False
-        _, rebuild = flatten_outputs(self.output.args[0])
-        return part, [self.placeholders.index(n) for n in part.inputs], [part.outputs.index(x) for x in flat], rebuild
+        # Each output: its position among the partition's, or a constant (a backward's None
+        # for an input that needs no gradient) in a list of its own.
+        outputs = [part.outputs.index(x) if isinstance(x, torch.fx.Node) else [x] for x in flat]
+        return part, [self.placeholders.index(n) for n in part.inputs], outputs, rebuild
 
     def __call__(self, *args):
         import torch
@@ -620,7 +622,7 @@ class CompiledGraph:
             finally:
                 if grad:
                     torch._C._set_grad_enabled(True)
-            return rebuild([outs[i] for i in outputs])
+            return rebuild([i[0] if type(i) is list else outs[i] for i in outputs])
         env = dict(zip(self.placeholders, args))
         if self._get_attrs is None:
             self._get_attrs = [n for n in self.gm.graph.nodes if n.op == "get_attr"]

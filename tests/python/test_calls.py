@@ -127,6 +127,16 @@ class CheckedCalls(unittest.TestCase):
         finally:
             gc.enable()
 
+    def test_constant_outputs_keep_the_single_partition_path(self):
+        # A backward returns None for inputs that need no gradient: the call still goes straight
+        # to its one partition, and the None stays in its place.
+        x = torch.randn(3, 4)
+        c = compile_graph(make_fx(lambda x: (x * 2, None, x.sum()))(x), [x])
+        got = c(x)
+        self.assertTrue(c._fast, "a graph with a None output left the single-partition path")
+        self.assertIsNone(got[1])
+        close(self, [got[0], got[2]], [x * 2, x.sum()])
+
     def test_rank_mismatch_is_an_error(self):
         c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
         with self.assertRaisesRegex(toroid.ToroidError, "has 1 dims"):
