@@ -756,6 +756,10 @@ def flatten_outputs(arg):
         parts = [flatten_outputs(a) for a in arg]
         flat = [x for p, _ in parts for x in p]
         kind = type(arg)
+        if not any(isinstance(a, (list, tuple)) for a in arg):  # flat: no per-element rebuilding
+            if issubclass(kind, tuple) and hasattr(kind, "_fields"):
+                return flat, lambda vals: kind(*vals)
+            return flat, tuple if issubclass(kind, tuple) else list
 
         def rebuild(vals):
             out, i = [], 0

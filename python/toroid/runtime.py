@@ -189,7 +189,8 @@ class Partition:
                 raise
             # Output sizes only the run knows (nonzero's count, an item() size): toroid
             # allocates the outputs and they are copied into torch tensors.
-            plan = (headers, [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)], None, 0, None, None, None)
+            plan = (headers, [i for i, x in enumerate(args) if isinstance(x, torch.Tensor)], None, 0, None, None, None,
+                    False, ctypes.c_void_p * len(args), None)
             self._plans[key] = plan
             return plan
         outs = (_capi.Tensor * len(infos))()
@@ -206,7 +207,10 @@ class Partition:
         # The outputs that need work after the run: scalars, and views of inputs or outputs.
         finish = [i for i, info in enumerate(infos) if info.is_scalar or info.ndim < 0 or
                   info.alias_input >= 0 or info.alias_output >= 0]
-        plan = (headers, tensors, infos, ws_bytes, outs, allocate, finish)
+        # Scalar results are written into the output headers: such a call copies them first.
+        scalars = any(info.is_scalar or info.ndim < 0 for info in infos)
+        plan = (headers, tensors, infos, ws_bytes, outs, allocate, finish, scalars, ctypes.c_void_p * len(args),
+                ctypes.c_void_p * len(infos))
         self._plans[key] = plan
         return plan
 
@@ -236,11 +240,12 @@ class Partition:
 
     def _run(self, args, key, plan=None):
         import torch
-        headers, tensors, infos, ws_bytes, outs, allocate, finish = plan or self._plan(args, key)
+        headers, tensors, infos, ws_bytes, outs, allocate, finish, scalars, data_type, out_data_type = \
+            plan or self._plan(args, key)
         if len(tensors) == len(args):
-            data = (ctypes.c_void_p * len(args))(*map(torch.Tensor.data_ptr, args))
+            data = data_type(*map(torch.Tensor.data_ptr, args))
         else:
-            data = (ctypes.c_void_p * len(args))()
+            data = data_type()
             for i in tensors:
                 data[i] = args[i].data_ptr()
         if infos is None:
@@ -248,8 +253,9 @@ class Partition:
             for i in tensors:
                 headers[i].data = data[i]
             return self._run_data_dependent(headers)
-        outs = type(outs).from_buffer_copy(outs)  # scalar results are written into it
-        out_data = (ctypes.c_void_p * len(infos))()
+        if scalars:  # written by the call: a copy of its own (the plan's is shared by threads)
+            outs = type(outs).from_buffer_copy(outs)
+        out_data = out_data_type()
         stream = None
         if self.device == "cuda":
             # The raw calls: torch.cuda.current_stream() builds a Stream object (several µs).
