@@ -24,7 +24,10 @@ OPTIONS = {
 }
 
 
-def _compiler(device=None, dump_dir=None):
+def _compiler(device=None, dump_dir=None, backward=False):
+    """A compiler for AOTAutograd. The backward's inputs are the saved activations, which
+    AOTAutograd hands over (boxed, its own references dropped): it runs in segments that free them
+    as they die (runtime.compile_graph's free_inputs)."""
     def compile_fn(gm, example_inputs):
         from .fx_to_tir import real_mode
         from .runtime import boxed, compile_graph
@@ -32,7 +35,8 @@ def _compiler(device=None, dump_dir=None):
         dynamic = any(type(s).__name__.startswith("SymInt") for x in example_inputs
                       for s in (list(x.shape) if hasattr(x, "shape") else [x]))
         with real_mode():
-            compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name)
+            compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name,
+                                     free_inputs=backward)
         log.info("toroid: compiled %s (%d steps, %s shapes, %d fallbacks)", name, len(compiled.steps),
                  "dynamic" if dynamic else "static", len(compiled.fallbacks))
         return boxed(compiled)
@@ -59,11 +63,13 @@ def toroid_backend(gm, example_inputs, dump_dir=None, mode=None, options=None):
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
     options = _check_options(mode, options)
-    compiler = _compiler(device=options.get("device"), dump_dir=options.get("dump_dir", dump_dir))
+    device, dump_dir = options.get("device"), options.get("dump_dir", dump_dir)
+    compiler = _compiler(device=device, dump_dir=dump_dir)
     # keep_inference_input_mutations: an inference graph that writes its inputs (an optimizer
     # step) ends in copy_ nodes toroid compiles, writing the inputs where they are, instead of
     # returning new values for AOTAutograd to copy back one by one in Python.
-    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler, decompositions=core_aten_decompositions(),
+    return aot_autograd(fw_compiler=compiler, bw_compiler=_compiler(device=device, dump_dir=dump_dir, backward=True),
+                        decompositions=core_aten_decompositions(),
                         partition_fn=_partition_fn(), keep_inference_input_mutations=True)(gm, example_inputs)
 
 

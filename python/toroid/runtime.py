@@ -456,10 +456,27 @@ def _describe(n):
     return op_name(n.target) or getattr(n.target, "__name__", str(n.target))
 
 
+# A graph whose caller gives up its inputs (free_inputs: AOTAutograd's backward, whose inputs are
+# the saved activations) is compiled in up to SEGMENTS partitions, cut where the inputs that die
+# since the last cut hold an equal share of its input bytes (at least SEGMENT_MIN_BYTES): each
+# input is freed after the partition that reads it last, and each partition allocates its own
+# outputs (gradients) and scratch, so that a step never holds all of them at once.
+SEGMENTS = 8
+SEGMENT_MIN_BYTES = 16 << 20
+
+
+def _nbytes(v):
+    try:
+        return int(v.numel()) * v.element_size()
+    except Exception:  # not a tensor, or symbolic sizes: not counted
+        return 0
+
+
 class CompiledGraph:
     """A callable over an FX GraphModule: toroid partitions and eager nodes, in graph order."""
 
-    def __init__(self, gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
+    def __init__(self, gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph",
+                 free_inputs=False):
         import torch
         _capi.lib()  # a missing or mismatched library is an error here, not a fallback per node
         expand_foreach(gm)
@@ -472,6 +489,8 @@ class CompiledGraph:
             devs = {v.device.type for v in self.values.values() if isinstance(v, torch.Tensor)}
             device = "cuda" if "cuda" in devs else "cpu"
         self.device, self.dynamic, self.dump_dir, self.name = device, dynamic, dump_dir, name
+        self.free_inputs = free_inputs
+        self._position = {n: i for i, n in enumerate(gm.graph.nodes)}
         self.fallbacks = []  # (node name, op, reason)
         self.eager = {}  # node -> why it runs in eager
         for n in gm.graph.nodes:
@@ -481,6 +500,7 @@ class CompiledGraph:
         self.steps = self._build()
         self._get_attrs = None  # the get_attr nodes, found on the first call
         self._fast = None  # _single_partition's answer, found on the first call
+        self._drops = None  # by step: the tensors no later step reads (_drop_plan), found on the first call
 
     def _fall_back(self, node, why):
         """Runs `node` in eager, with the getitems of its results (logged once per node)."""
@@ -522,10 +542,16 @@ class CompiledGraph:
         except Unsupported:
             return False
 
-    def _compile_run(self, run, steps):
-        """Appends the steps of `run` (compilable nodes in order): one partition, or, when its
-        compile fails at a node, the nodes before it (the same way), that node (and its
-        getitems) in eager, then the rest (the same way)."""
+    def _compile_run(self, run, steps, split=True):
+        """Appends the steps of `run` (compilable nodes in order): one partition (or one per
+        segment, _segments), or, when its compile fails at a node, the nodes before it (the same
+        way), that node (and its getitems) in eager, then the rest (the same way)."""
+        if split and self.free_inputs:
+            pieces = self._segments(run)
+            if len(pieces) > 1:
+                for piece in pieces:
+                    self._compile_run(piece, steps, split=False)
+                return
         while run:
             part, failed = self._partition(run, len(steps))
             if part is not None:
@@ -534,9 +560,56 @@ class CompiledGraph:
             node, why = failed
             self._fall_back(node, why)
             i = run.index(node)
-            self._compile_run(run[:i], steps)
+            self._compile_run(run[:i], steps, split=False)
             steps += [("eager", m) for m in run[i:] if m in self.eager]
             run = [m for m in run[i + 1:] if m not in self.eager]
+
+    def _segments(self, run):
+        """`run` in pieces, cut after the nodes where the inputs that died since the last cut
+        (read by no later node of the run, nor after it) reach 1/SEGMENTS of the run's input bytes
+        and at least SEGMENT_MIN_BYTES; [run] when its inputs hold less than twice that."""
+        inside = set(run)
+        end = self._position[run[-1]]
+        last = {}
+        for i, n in enumerate(run):
+            for a in n.all_input_nodes:
+                if a not in inside:
+                    last[a] = i
+        dying = [0] * len(run)
+        for a, i in last.items():
+            if all(self._position[u] <= end for u in a.users):
+                dying[i] += _nbytes(self.values.get(a))
+        total = sum(dying)
+        if total < 2 * SEGMENT_MIN_BYTES:
+            return [run]
+        target = max(total // SEGMENTS, SEGMENT_MIN_BYTES)
+        pieces, start, gone = [], 0, 0
+        for i, b in enumerate(dying):
+            gone += b
+            if gone >= target and i + 1 < len(run):
+                pieces.append(run[start:i + 1])
+                start, gone = i + 1, 0
+        pieces.append(run[start:])
+        log.info("toroid: %s in %d partitions (inputs of %.1f MiB freed as they die)", self.name, len(pieces),
+                 total / 2 ** 20)
+        return pieces
+
+    def _drop_plan(self):
+        """By step: the tensors (inputs, results of earlier steps) it reads last, and that are no
+        output of the graph: the call lets go of them after that step."""
+        import torch
+        from torch.fx.node import map_arg
+        keep = set()
+        map_arg(self.output.args[0], keep.add)
+        last = {}
+        for i, (kind, s) in enumerate(self.steps):
+            for a in (s.all_input_nodes if kind == "eager" else s.inputs):
+                last[a] = i
+        drops = [[] for _ in self.steps]
+        for a, i in last.items():
+            if a not in keep and a.op != "get_attr" and isinstance(self.values.get(a), torch.Tensor):
+                drops[i].append(a)
+        return drops
 
     def _symbol_sources(self, first):
         """sympy symbol -> a node before `first` whose value is exactly that symbol (a SymInt
@@ -612,6 +685,11 @@ class CompiledGraph:
         return part, [self.placeholders.index(n) for n in part.inputs], outputs, rebuild
 
     def __call__(self, *args):
+        return self.call_list(list(args))
+
+    def call_list(self, args):
+        """The call on a list of the inputs, which it takes over (and empties): an input no later
+        step reads is let go of as the call goes (boxed, below)."""
         import torch
         from torch.fx.node import map_arg
         if len(args) != len(self.placeholders):
@@ -630,6 +708,9 @@ class CompiledGraph:
                     torch._C._set_grad_enabled(True)
             return rebuild([i[0] if type(i) is list else outs[i] for i in outputs])
         env = dict(zip(self.placeholders, args))
+        args.clear()
+        if self._drops is None:
+            self._drops = self._drop_plan()
         if self._get_attrs is None:
             self._get_attrs = [n for n in self.gm.graph.nodes if n.op == "get_attr"]
         for n in self._get_attrs:
@@ -642,7 +723,7 @@ class CompiledGraph:
                 env[x] = x.target(*map_arg(x.args, fetch), **map_arg(x.kwargs, fetch))
             return env[x]
         try:
-            for kind, s in self.steps:
+            for (kind, s), drops in zip(self.steps, self._drops):
                 if kind == "eager":
                     env[s] = s.target(*map_arg(s.args, fetch), **map_arg(s.kwargs, fetch))
                 else:
@@ -650,6 +731,9 @@ class CompiledGraph:
                         outs = s([env[n] for n in s.inputs])
                     for n, v in zip(s.outputs, outs):
                         env[n] = v
+                    outs = None
+                for n in drops:
+                    env.pop(n, None)
             flat, rebuild = flatten_outputs(self.output.args[0])
             return rebuild([env[x] if isinstance(x, torch.fx.Node) else x for x in flat])
         finally:
@@ -658,9 +742,11 @@ class CompiledGraph:
             fetch = None  # noqa: F841
 
 
-def compile_graph(gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph"):
-    """A callable running `gm` (an FX GraphModule of ATen ops) with toroid; see CompiledGraph."""
-    return CompiledGraph(gm, example_inputs, device, dynamic, dump_dir, name)
+def compile_graph(gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph", free_inputs=False):
+    """A callable running `gm` (an FX GraphModule of ATen ops) with toroid; see CompiledGraph.
+    free_inputs: the caller keeps no reference to the inputs (boxed calls of AOTAutograd's
+    backward): the graph runs in segments that let each input go after its last use."""
+    return CompiledGraph(gm, example_inputs, device, dynamic, dump_dir, name, free_inputs)
 
 
 def boxed(compiled):
@@ -669,7 +755,7 @@ def boxed(compiled):
     def call(args):
         a = list(args)
         args.clear()
-        return compiled(*a)
+        return compiled.call_list(a)
     call._boxed_call = True
     call.compiled = compiled
     return call

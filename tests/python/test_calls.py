@@ -137,6 +137,45 @@ class CheckedCalls(unittest.TestCase):
         self.assertIsNone(got[1])
         close(self, [got[0], got[2]], [x * 2, x.sum()])
 
+    def test_inputs_given_up_are_freed_as_they_die(self):
+        # A backward's inputs (saved activations) are handed over (free_inputs, boxed): the graph
+        # runs in segments, and an input is let go of after the segment that reads it last.
+        import weakref
+        from toroid.runtime import SEGMENT_MIN_BYTES, boxed
+        n = SEGMENT_MIN_BYTES // 4 // 4  # four inputs hold SEGMENT_MIN_BYTES
+        xs = [torch.randn(n) for _ in range(8)]
+
+        def chain(*a):
+            y = a[0] * 2
+            for x in a[1:]:
+                y = y + x
+            return (y,)
+        want = chain(*xs)[0]
+        traced = [torch.randn(n) for _ in range(8)]  # tracing keeps its example inputs: not the call's
+        c = compile_graph(make_fx(chain)(*traced), traced, free_inputs=True)
+        parts = [s for kind, s in c.steps if kind == "toroid"]
+        self.assertEqual(len(parts), 2, "inputs of 2 x SEGMENT_MIN_BYTES make two segments")
+        refs = [weakref.ref(x) for x in xs]
+        alive_in_second = []
+
+        class Probe:
+            def __init__(self, part):
+                self.part, self.inputs, self.outputs = part, part.inputs, part.outputs
+
+            def __call__(self, args):
+                alive_in_second.append([r() is not None for r in refs])
+                return self.part(args)
+        c.steps[-1] = ("toroid", Probe(parts[-1]))
+        args = xs
+        xs = None
+        got = boxed(c)(args)[0]
+        self.assertEqual(args, [], "a boxed call empties its argument list")
+        self.assertEqual(alive_in_second, [[False] * 4 + [True] * 4], "inputs read only by the first segment are freed")
+        close(self, got, want)
+        # Without free_inputs: one partition.
+        ys = [torch.randn(n) for _ in range(8)]
+        self.assertEqual(len(compile_graph(make_fx(chain)(*ys), ys).steps), 1)
+
     def test_rank_mismatch_is_an_error(self):
         c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
         with self.assertRaisesRegex(toroid.ToroidError, "has 1 dims"):
