@@ -108,8 +108,9 @@ def _layout_kind(v):
 class Partition:
     """One compiled .tir graph: inputs are FX nodes' values (boundary inputs, then params)."""
 
-    def __init__(self, emitter, outputs, attrs, values, device, dynamic, dump_dir, name):
+    def __init__(self, emitter, outputs, attrs, values, device, dynamic, dump_dir, name, cuda_graphs=True):
         self.text = emitter.text
+        self.cuda_graphs = cuda_graphs
         self.inputs = list(emitter.inputs)
         self.params = [attrs[n.target] for n in emitter.params]
         self.outputs = outputs
@@ -134,7 +135,7 @@ class Partition:
         import torch
         self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name,
                                    reference_kernels=False,
-                                   deterministic=torch.are_deterministic_algorithms_enabled(),
+                                   deterministic=torch.are_deterministic_algorithms_enabled(), cuda_graphs=cuda_graphs,
                                    tf32_convolutions=torch.backends.cudnn.allow_tf32,
                                    tf32_matmuls=torch.backends.cuda.matmul.allow_tf32)
         # Inputs the graph writes (a trailing copy_, kept by keep_inference_input_mutations): a
@@ -298,13 +299,14 @@ class Partition:
 
     def _memory_pool(self, index):
         """A context allocating from this graph's torch.cuda.MemPool on device `index`; one that
-        changes nothing where PyTorch has no MemPool or CUDA graphs are off (TOROID_CUDA_GRAPHS=0:
-        nothing to replay)."""
+        changes nothing where PyTorch has no MemPool or CUDA graphs are off (for this partition,
+        or TOROID_CUDA_GRAPHS=0: nothing to replay, and a private pool would keep its freed
+        blocks from every other allocation)."""
         import torch
         pool = self._pools.get(index, False)
         if pool is False:
             pool = None
-            if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") and \
+            if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") and self.cuda_graphs and \
                     os.environ.get("TOROID_CUDA_GRAPHS") != "0":
                 pool = torch.cuda.MemPool()
             self._pools[index] = pool
@@ -490,6 +492,7 @@ class CompiledGraph:
             device = "cuda" if "cuda" in devs else "cpu"
         self.device, self.dynamic, self.dump_dir, self.name = device, dynamic, dump_dir, name
         self.free_inputs = free_inputs
+        self._segment_graphs = True  # False while a backward's segments compile (_compile_run)
         self._position = {n: i for i, n in enumerate(gm.graph.nodes)}
         self.fallbacks = []  # (node name, op, reason)
         self.eager = {}  # node -> why it runs in eager
@@ -549,8 +552,14 @@ class CompiledGraph:
         if split and self.free_inputs:
             pieces = self._segments(run)
             if len(pieces) > 1:
-                for piece in pieces:
-                    self._compile_run(piece, steps, split=False)
+                # Without CUDA graphs: a segment's inputs move between steps (they are freed and
+                # allocated again as the step goes), and pooled graphs would hold copies of them.
+                self._segment_graphs = False
+                try:
+                    for piece in pieces:
+                        self._compile_run(piece, steps, split=False)
+                finally:
+                    self._segment_graphs = True
                 return
         while run:
             part, failed = self._partition(run, len(steps))
@@ -650,7 +659,7 @@ class CompiledGraph:
             return None, (bad, str(err))
         try:
             return Partition(e, outputs, self.attrs, self.values, self.device, self.dynamic, self.dump_dir,
-                             "%s_p%d.tir" % (self.name, index)), None
+                             "%s_p%d.tir" % (self.name, index), self._segment_graphs), None
         except _capi.ToroidError as err:
             m = re.search(r":(\d+):\d+: error", str(err))
             node = e.node_at_line.get(int(m.group(1))) if m else None

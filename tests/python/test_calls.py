@@ -155,6 +155,7 @@ class CheckedCalls(unittest.TestCase):
         c = compile_graph(make_fx(chain)(*traced), traced, free_inputs=True)
         parts = [s for kind, s in c.steps if kind == "toroid"]
         self.assertEqual(len(parts), 2, "inputs of 2 x SEGMENT_MIN_BYTES make two segments")
+        self.assertEqual([p.cuda_graphs for p in parts], [False, False], "segments' inputs move: no CUDA graphs")
         refs = [weakref.ref(x) for x in xs]
         alive_in_second = []
 
@@ -174,7 +175,9 @@ class CheckedCalls(unittest.TestCase):
         close(self, got, want)
         # Without free_inputs: one partition.
         ys = [torch.randn(n) for _ in range(8)]
-        self.assertEqual(len(compile_graph(make_fx(chain)(*ys), ys).steps), 1)
+        whole = compile_graph(make_fx(chain)(*ys), ys)
+        self.assertEqual(len(whole.steps), 1)
+        self.assertTrue(whole.steps[0][1].cuda_graphs)
 
     def test_rank_mismatch_is_an_error(self):
         c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
