@@ -466,7 +466,7 @@ void* cu_stream(void* stream) { return stream ? stream : reinterpret_cast<void*>
 extern "C" {
 
 const char* toroid_last_error(void) { return last_error.c_str(); }
-const char* toroid_version(void) { return "0.2.0"; }
+const char* toroid_version(void) { return TOROID_VERSION_STRING; }
 int toroid_abi_version(void) { return TOROID_ABI_VERSION; }
 
 int toroid_cuda_available(void) { return toroid::driver::cuda_available() ? 1 : 0; }

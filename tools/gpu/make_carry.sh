@@ -19,6 +19,9 @@ for f in tools/toroidc/toroidc src/capi/libtoroid.so tests/unit/unit_gpu tests/u
   if [ "${KEEP_SYMBOLS:-0}" = 1 ] && [ "$f" = src/capi/libtoroid.so ]; then strip --strip-debug -o "$carry/libtoroid.so" "$build/$f"
   else strip -o "$carry/$(basename "$f")" "$build/$f"; fi
 done
+# unit_capi asks for libtoroid.so by its SONAME (libtoroid.so.0.2): the same file under that name.
+soname=$(objdump -p "$carry/libtoroid.so" | awk '/SONAME/{print $2}')
+[ -z "$soname" ] || cp "$carry/libtoroid.so" "$carry/$soname"
 libs=$(ldd "$build/src/capi/libtoroid.so" "$build/tools/toroidc/toroidc" | awk '/=> \//{print $3}' |
        grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt)\.so' | sort -u)
 if [ "${PROFILER:-0}" = 1 ]; then
