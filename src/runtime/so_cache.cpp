@@ -49,6 +49,26 @@ std::string compiler_identity(const std::string& compiler) {
   return resolved.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
 }
 
+// What -march=native compiles for: the host CPU's instruction set extensions (/proc/cpuinfo's
+// flags, or Features on ARM), so that a cache shared between machines never hands one of them a
+// kernel built for extensions it lacks.
+const std::string& host_isa() {
+  static const std::string isa = [] {
+    std::string info;
+    try {
+      info = read_file("/proc/cpuinfo");
+    } catch (const UserError&) {
+      return std::string("unknown");
+    }
+    std::stringstream lines(info);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) return line;
+    return std::string("unknown");
+  }();
+  return isa;
+}
+
 // The entry directory's shared object, loaded when the entry is intact (a published entry never
 // changes, so what was checked is what dlopen reads).
 bool try_load(const std::string& entry, const std::string& key, SharedObject& out) {
@@ -133,7 +153,8 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
     const char* cxx = std::getenv("CXX");
     compiler = cxx && *cxx ? cxx : "c++";
   }
-  uint64_t h = fnv1a64(compiler_identity(compiler) + "\n" + f.flags);
+  bool native = f.flags.find("-march=native") != std::string::npos;
+  uint64_t h = fnv1a64(compiler_identity(compiler) + "\n" + f.flags + (native ? "\n" + host_isa() : std::string()));
   for (size_t i = 0; i < sources.size(); ++i) h = fnv1a64(sources[i], i == 0 ? h : fnv1a64("\n--part--\n", h));
   std::string key = detail::hex64(h);
   std::string dir = cache_dir();
@@ -141,6 +162,7 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
   std::string entry = dir + "/so-" + key;
   SharedObject out;
   if (try_load(entry, key, out)) {
+    touch_cache_entry(entry);
     out.cache_hit = true;
     return out;
   }
@@ -188,6 +210,7 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
   detail::write_entry_dir_sum(tmp, "kernels.so", key);
   detail::publish_entry_dir(tmp, entry, "kernels.so", key);
   if (!try_load(entry, key, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + entry + "/kernels.so");
+  trim_cache();
   return out;
 }
 

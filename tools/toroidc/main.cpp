@@ -23,6 +23,7 @@
 #include "toroid/interp/interpreter.h"
 #include "toroid/ops/npy.h"
 #include "toroid/ops/registry.h"
+#include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
 #include "toroid/support/tool.h"
 #include "toroid/support/file.h"
@@ -34,6 +35,7 @@ using toroid::ops::RtValue;
 
 constexpr const char* kUsage =
     "usage: toroidc run FILE [options]\n"
+    "       toroidc cache info|clear\n"
     "       toroidc --help\n"
     "\n"
     "Compiles a .tir graph (FILE '-' reads standard input) into CPU or CUDA kernels, runs it and\n"
@@ -67,7 +69,10 @@ constexpr const char* kUsage =
     "  --output-dir DIR     write output i to DIR/out<i>.npy (created if needed)\n"
     "  --json               print the summary as one JSON object on the last line\n"
     "  --no-check           do not check results against the graph's metas\n"
-    "  -h, --help           show this help\n";
+    "  -h, --help           show this help\n"
+    "\n"
+    "'cache info' prints the kernel cache's directory, entries, bytes and limit\n"
+    "(TOROID_CACHE_MAX_MB); 'cache clear' removes its entries.\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::cerr << "toroidc: error: " << message << "\n" << kUsage;
@@ -75,6 +80,7 @@ constexpr const char* kUsage =
 }
 
 struct Options {
+  std::string cache;  // "info" or "clear": the cache command instead of run
   std::string file;
   bool reference = false;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME, VALUE
@@ -113,6 +119,12 @@ Options parse_command_line(int argc, char** argv) {
   if (cmd == "-h" || cmd == "--help") {
     std::cout << kUsage;
     std::exit(0);
+  }
+  if (cmd == "cache") {
+    std::string what = argc == 3 ? argv[2] : "";
+    if (what != "info" && what != "clear") usage_error("'cache' takes one of info, clear");
+    o.cache = what;
+    return o;
   }
   if (cmd != "run") usage_error("unknown command '" + cmd + "'");
   auto value_of = [&](int& i, const std::string& arg, const std::string& opt) -> std::string {
@@ -293,7 +305,20 @@ std::string json_number(double v) {
   return buf;
 }
 
+// `toroidc cache info|clear`.
+int run_cache(const std::string& what) {
+  toroid::runtime::CacheUsage u = what == "clear" ? toroid::runtime::clear_cache() : toroid::runtime::cache_usage();
+  auto mib = [](uint64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
+  std::cout << (what == "clear" ? "removed from " : "kernel cache: ") << u.dir << "\n"
+            << "entries: " << u.entries() << " (" << u.shared_objects << " CPU shared objects, " << u.cubins
+            << " cubins, " << u.failed << " failed compiles' sources)\n"
+            << "bytes: " << mib(u.bytes) << (what == "clear" ? "" : ", limit " + mib(u.limit) + " (TOROID_CACHE_MAX_MB)")
+            << "\n";
+  return 0;
+}
+
 int run(const Options& o) {
+  if (!o.cache.empty()) return run_cache(o.cache);
   toroid::ops::install_schema_op_info();
   std::string text = toroid::read_file(o.file);
   std::string name = o.file == "-" ? "<stdin>" : o.file;

@@ -2,11 +2,14 @@
 //
 // The cache lives in $TOROID_CACHE_DIR, else $XDG_CACHE_HOME/toroid, else ~/.cache/toroid. An
 // entry is keyed by the source's hash, the compiler's identity (resolved path, size and
-// modification time) and the flags. Entries are written through a temporary file and renamed,
+// modification time: its version), the flags and, for -march=native, the host CPU's
+// instruction set extensions. It holds at most TOROID_CACHE_MAX_MB (least recently used
+// entries go first); `toroidc cache info|clear` shows or empties it. Entries are written through a temporary file and renamed,
 // with a checksum beside them, so concurrent or killed compiles never leave a corrupt entry
 // that is used: a corrupt one is detected and rebuilt.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,28 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
 
 // The cache directory in use (created on demand).
 std::string cache_dir();
+
+// The kernel cache's entries: compiled shared objects (so-*), cubins (cuda/*.cubin) and the
+// sources of failed compiles kept for reading (failed-*), with their bytes.
+struct CacheUsage {
+  std::string dir;
+  uint64_t shared_objects = 0, cubins = 0, failed = 0;
+  uint64_t bytes = 0;
+  uint64_t limit = 0;  // cache_limit_bytes()
+  uint64_t entries() const { return shared_objects + cubins + failed; }
+};
+CacheUsage cache_usage();
+// Removes every entry (what other processes still have loaded stays valid for them); returns
+// what was there.
+CacheUsage clear_cache();
+// The most the cache keeps: TOROID_CACHE_MAX_MB MiB (default 4096); a UserError for a value
+// that is not a positive integer. A new entry past it evicts the least recently used ones.
+uint64_t cache_limit_bytes();
+// Marks an entry used now (its place in the eviction order); errors are ignored.
+void touch_cache_entry(const std::string& path);
+// Evicts the least recently used entries until the cache holds at most 90% of its limit;
+// returns how many it removed. Called after a compile adds an entry.
+int trim_cache();
 
 // Looks a symbol up; InternalError naming it when missing.
 void* find_symbol(const SharedObject& so, const std::string& name);

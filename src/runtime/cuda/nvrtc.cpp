@@ -211,6 +211,7 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
     keys[i] = runtime::detail::hex64(fnv1a64(requests[i].source, seed));
     if (options.use_cache) {
       if (auto image = runtime::detail::read_entry_file(dir + "/" + keys[i] + ".cubin", keys[i])) {
+        runtime::touch_cache_entry(dir + "/" + keys[i] + ".cubin");
         out[i] = Cubin{std::move(*image), true};
         continue;
       }
@@ -251,6 +252,7 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
     for (std::thread& t : pool) t.join();
   }
   if (first_error) std::rethrow_exception(first_error);
+  if (!misses.empty() && options.use_cache) runtime::trim_cache();
   return out;
 }
 
