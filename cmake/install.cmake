@@ -7,6 +7,7 @@ install(TARGETS toroid EXPORT toroidTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/toroid/c_api.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/toroid)
 install(TARGETS toroidc toroid-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/toroid)
 
 set(toroid_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/toroid)
 install(EXPORT toroidTargets NAMESPACE toroid:: DESTINATION ${toroid_cmake_dir})
