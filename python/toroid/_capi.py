@@ -1,10 +1,14 @@
 """ctypes bindings of toroid's C ABI (include/toroid/c_api.h), with no torch dependency.
 
 The library is found through $TOROID_LIBRARY (a path to libtoroid.so), else next to this
-package, else in a build directory of the source tree (build/, build/src/capi/).
+package (a wheel built with the library bundles it), else in a build directory of the source
+tree (build/, build/src/capi/), else installed: under this Python's prefix or /usr/local (where
+`cmake --install` puts it), else wherever the dynamic linker finds libtoroid.
 """
 import ctypes
+import ctypes.util
 import os
+import sys
 
 ABI_VERSION = 2
 MAX_DIMS = 16
@@ -51,6 +55,11 @@ def _candidates():
     out = [os.path.join(here, "libtoroid.so")]
     for build in ("build", "build-release", "build-debug"):
         out += [os.path.join(root, build, "libtoroid.so"), os.path.join(root, build, "src", "capi", "libtoroid.so")]
+    for prefix in (sys.prefix, "/usr/local"):
+        out += [os.path.join(prefix, lib, "libtoroid.so") for lib in ("lib", "lib64")]
+    found = ctypes.util.find_library("toroid")  # a name (libtoroid.so.0.2): the linker resolves it
+    if found:
+        out.append(found)
     return out
 
 
@@ -63,7 +72,7 @@ def lib():
     if _lib is not None:
         return _lib
     tried = _candidates()
-    path = next((p for p in tried if os.path.exists(p)), None)
+    path = next((p for p in tried if os.path.exists(p) or os.sep not in p), None)
     if path is None:
         raise ToroidError("libtoroid.so not found; set TOROID_LIBRARY to its path (looked in: " + ", ".join(tried) + ")")
     L = ctypes.CDLL(path)
