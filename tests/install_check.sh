@@ -18,7 +18,9 @@ soname=$(objdump -p "$lib" | awk '/SONAME/{print $2}')
 others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^toroid_' | grep -v '^$' || true)
 [ -z "$others" ] || { echo "libtoroid.so exports more than the C API:"; echo "$others" | head; exit 1; }
 echo "installed $(basename "$(readlink -f "$lib")"), SONAME $soname, $(nm -D --defined-only "$lib" | grep -c ' toroid_') symbols, all toroid_*"
-for tool in toroidc toroid-opt; do [ -x "$prefix/bin/$tool" ] || { echo "missing bin/$tool"; exit 1; }; done
+for tool in toroidc toroid-opt; do
+  [ "$("$prefix/bin/$tool" --version)" = "$tool $version" ] || { echo "bin/$tool --version: not '$tool $version'"; exit 1; }
+done
 # C++ with find_package (CMAKE_PREFIX_PATH: the prefix only).
 cmake -S "$src/tests/install" -B "$work/cxx" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cxx" >/dev/null

@@ -1,7 +1,9 @@
 #include "toroid/support/tool.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include "toroid/support/error.h"
 
@@ -23,6 +25,15 @@ int run_tool(const char* tool_name, const std::function<int()>& body) {
     std::cerr << tool_name << ": internal error: " << e.what() << "\n";
     return 3;
   }
+}
+
+void print_version(const char* tool_name) { std::cout << tool_name << " " << TOROID_VERSION_STRING << "\n"; }
+
+void usage_error(const char* tool_name, const std::string& message, const char* usage) {
+  std::string_view u = usage;
+  std::cerr << tool_name << ": error: " << message << "\n" << u.substr(0, u.find("\n\n") + 1) << "run '" << tool_name
+            << " --help' for the options\n";
+  std::exit(2);
 }
 
 }  // namespace toroid

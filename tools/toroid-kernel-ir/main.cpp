@@ -36,6 +36,7 @@ constexpr const char* kUsage =
     "options:\n"
     "  --arch N      compile .cu sources for compute_N (default 90)\n"
     "  --emit=ptx    print the PTX a .cu source compiles to instead\n"
+    "  --version     print toroid-kernel-ir's version\n"
     "  -h, --help    show this help\n";
 
 struct Options {
@@ -44,10 +45,7 @@ struct Options {
   bool emit_ptx = false;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "toroid-kernel-ir: error: " << message << "\n" << kUsage;
-  std::exit(2);
-}
+[[noreturn]] void usage_error(const std::string& message) { toroid::usage_error("toroid-kernel-ir", message, kUsage); }
 
 Options parse_command_line(int argc, char** argv) {
   Options o;
@@ -55,6 +53,9 @@ Options parse_command_line(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--version") {
+      toroid::print_version("toroid-kernel-ir");
       std::exit(0);
     } else if (arg == "--arch") {
       if (i + 1 >= argc) usage_error("--arch needs a value");

@@ -35,6 +35,7 @@ constexpr const char* kUsage =
     "  --print-after-all  print the graph to stderr after every pass\n"
     "  -o OUT             write the result to OUT instead of standard output\n"
     "  --list-passes      list the passes and exit\n"
+    "  --version          print toroid-opt's version\n"
     "  -h, --help         show this help\n";
 
 struct Options {
@@ -46,10 +47,7 @@ struct Options {
   bool print_after_all = false;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "toroid-opt: error: " << message << "\n" << kUsage;
-  std::exit(2);
-}
+[[noreturn]] void usage_error(const std::string& message) { toroid::usage_error("toroid-opt", message, kUsage); }
 
 Options parse_command_line(int argc, char** argv) {
   Options o;
@@ -58,6 +56,9 @@ Options parse_command_line(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--version") {
+      toroid::print_version("toroid-opt");
       std::exit(0);
     } else if (arg == "--list-passes") {
       for (const toroid::PassInfo& p : toroid::registered_passes())
@@ -86,6 +87,11 @@ Options parse_command_line(int argc, char** argv) {
     }
   }
   if (!have_input) usage_error("no input file (use '-' for standard input)");
+  try {
+    toroid::parse_pass_list(o.passes);  // an unknown pass is a command-line mistake
+  } catch (const toroid::UserError& e) {
+    usage_error(e.message());
+  }
   return o;
 }
 

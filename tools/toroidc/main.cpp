@@ -36,7 +36,7 @@ using toroid::ops::RtValue;
 constexpr const char* kUsage =
     "usage: toroidc run FILE [options]\n"
     "       toroidc cache info|clear\n"
-    "       toroidc --help\n"
+    "       toroidc --help | --version\n"
     "\n"
     "Compiles a .tir graph (FILE '-' reads standard input) into CPU or CUDA kernels, runs it and\n"
     "prints one summary line per output.\n"
@@ -69,15 +69,13 @@ constexpr const char* kUsage =
     "  --output-dir DIR     write output i to DIR/out<i>.npy (created if needed)\n"
     "  --json               print the summary as one JSON object on the last line\n"
     "  --no-check           do not check results against the graph's metas\n"
+    "  --version            print toroidc's version\n"
     "  -h, --help           show this help\n"
     "\n"
     "'cache info' prints the kernel cache's directory, entries, bytes and limit\n"
     "(TOROID_CACHE_MAX_MB); 'cache clear' removes its entries.\n";
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "toroidc: error: " << message << "\n" << kUsage;
-  std::exit(2);
-}
+[[noreturn]] void usage_error(const std::string& message) { toroid::usage_error("toroidc", message, kUsage); }
 
 struct Options {
   std::string cache;  // "info" or "clear": the cache command instead of run
@@ -120,6 +118,10 @@ Options parse_command_line(int argc, char** argv) {
     std::cout << kUsage;
     std::exit(0);
   }
+  if (cmd == "--version") {
+    toroid::print_version("toroidc");
+    std::exit(0);
+  }
   if (cmd == "cache") {
     std::string what = argc == 3 ? argv[2] : "";
     if (what != "info" && what != "clear") usage_error("'cache' takes one of info, clear");
@@ -140,6 +142,9 @@ Options parse_command_line(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::cout << kUsage;
+      std::exit(0);
+    } else if (arg == "--version") {
+      toroid::print_version("toroidc");
       std::exit(0);
     } else if (arg == "--reference") {
       o.reference = true;
