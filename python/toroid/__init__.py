@@ -4,25 +4,33 @@ graphs compiled through libtoroid.so's C ABI (ctypes; no compiled extension). do
 Importing this package does not import torch; the backend is registered with dynamo when torch
 has it (torch >= 2.0).
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
 from ._capi import ToroidError, analyze_kernel, device_memory, op_supported  # noqa: F401
 from . import export  # noqa: F401  (toroid.export.load; imports torch only when called)
 
 __version__ = "0.2.0"
 
+if TYPE_CHECKING:
+    import torch
 
-def compile_graph(gm, example_inputs=None, **kw):
+
+def compile_graph(gm: "torch.fx.GraphModule", example_inputs: Optional[Sequence[Any]] = None,
+                  **kw: Any) -> Callable[..., Any]:
     """Compiles an FX GraphModule of ATen ops; see runtime.CompiledGraph."""
     from .runtime import compile_graph as c
     return c(gm, example_inputs, **kw)
 
 
-def graph_to_tir(gm, example_inputs=None, name="main"):
+def graph_to_tir(gm: "torch.fx.GraphModule", example_inputs: Optional[Sequence[Any]] = None, name: str = "main") -> str:
     """The .tir text of an FX GraphModule of ATen ops."""
     from .fx_to_tir import graph_to_tir as g
     return g(gm, example_inputs, name)
 
 
-def cuda_kernel(source, name, arch=90):
+def cuda_kernel(source: str, name: str, arch: int = 90) -> Callable[..., Any]:
     """A CUDA C++ kernel callable in eager code and in compiled functions; see user_kernels.py."""
     from .user_kernels import cuda_kernel as k
     return k(source, name, arch)

@@ -5,10 +5,13 @@ package (a wheel built with the library bundles it), else in a build directory o
 tree (build/, build/src/capi/), else installed: under this Python's prefix or /usr/local (where
 `cmake --install` puts it), else wherever the dynamic linker finds libtoroid.
 """
+from __future__ import annotations
+
 import ctypes
 import ctypes.util
 import os
 import sys
+from typing import Any, Optional
 
 ABI_VERSION = 2
 MAX_DIMS = 16
@@ -114,7 +117,7 @@ def check(rc):
 _supported = {}
 
 
-def analyze_kernel(text, kind="cuda", arch=90):
+def analyze_kernel(text: str, kind: str = "cuda", arch: int = 90) -> list[dict[str, Any]]:
     """Which parameters each kernel of a user kernel's IR writes and reads: `kind` "cuda" (CUDA
     C++ source, compiled to PTX with NVRTC), "ptx" or "ttir" (Triton's). A list with one dict per
     kernel: {"kernel", "params": [{"name", "type", "written", "read"}], "notes"} (notes: where the
@@ -127,7 +130,7 @@ def analyze_kernel(text, kind="cuda", arch=90):
     return json.loads(out.value.decode())
 
 
-def device_memory(reset_peak=False):
+def device_memory(reset_peak: bool = False) -> dict[str, int]:
     """The device memory toroid's own caching allocator lends (CUDA runs' intermediates without a
     workspace, CUDA graphs' static buffers), which torch.cuda's statistics do not include: a dict
     of lent_bytes, peak_lent_bytes (since the last reset), cached_bytes, fresh_blocks and
@@ -140,7 +143,7 @@ def device_memory(reset_peak=False):
     return {name: getattr(m, name) for name, _ in DeviceMemory._fields_}
 
 
-def op_supported(name, device=None):
+def op_supported(name: str, device: Optional[str] = None) -> bool:
     """Whether toroid's operator registry has the ATen overload `name` ("aten.add.Tensor"); with
     a `device` ("cpu", "cuda"), whether it compiles for it: only ops that become generated code or
     a library call for some dtype (not ones that would only run their reference kernel, which

@@ -7,8 +7,14 @@ graph, the module is compiled with dynamic shapes on, and toroid's driver checks
 recorded on every call, compiling again (never running wrongly) when one fails. Dynamo checks its
 own guards before calling us.
 """
+from __future__ import annotations
+
 import itertools
 import logging
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger("toroid")
 _counter = itertools.count()
@@ -60,7 +66,8 @@ def _check_options(mode, options):
     return options
 
 
-def toroid_backend(gm, example_inputs, dump_dir=None, mode=None, options=None):
+def toroid_backend(gm: "torch.fx.GraphModule", example_inputs: Sequence[Any], dump_dir: Optional[str] = None,
+                   mode: Optional[str] = None, options: Optional[dict[str, Any]] = None) -> Callable[..., Any]:
     """The dynamo backend: aot_autograd with core ATen decompositions over compile_graph.
     torch.compile passes `mode=` or `options=` through (see MODES and OPTIONS)."""
     from torch._decomp import core_aten_decompositions

@@ -8,6 +8,10 @@ torch 2.1 to 2.11 (the loading itself is torch.export.load's). The program is de
 ATen (run_decompositions), its lifted parameters, buffers and constants are passed to toroid as
 inputs, and buffer mutations the program returns are written back to its buffers.
 """
+from __future__ import annotations
+
+from typing import Optional
+
 from ._capi import ToroidError
 
 
@@ -90,7 +94,7 @@ def _output_kinds(gm, sig):
             for nm in names]
 
 
-def load(path, device=None, dynamic=True, dump_dir=None):
+def load(path: str, device: Optional[str] = None, dynamic: bool = True, dump_dir: Optional[str] = None) -> LoadedProgram:
     """Loads a torch.export.save archive and compiles it: a callable like the exported module."""
     import torch
     if not hasattr(torch, "export") or not hasattr(getattr(torch, "export"), "load"):

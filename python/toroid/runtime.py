@@ -6,16 +6,22 @@ PyTorch eager (graph partitions). A node falls back when its op is not an ATen o
 toroid's registry supports (toroid_op_supported), when .tir cannot express it, or when compiling
 its partition fails at that node; each fallback is logged, naming the op.
 """
+from __future__ import annotations
+
 import contextlib
 import ctypes
 import logging
 import os
 import re
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from . import _capi
 from .foreach import expand_foreach
 from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, hop_name, is_symbolic, node_values,
                         op_name, sym_expr, tir_dtype, user_kernel_kind)
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger("toroid")
 _NO_POOL = contextlib.nullcontext()  # allocations where PyTorch puts them (a reusable context)
@@ -751,7 +757,9 @@ class CompiledGraph:
             fetch = None  # noqa: F841
 
 
-def compile_graph(gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph", free_inputs=False):
+def compile_graph(gm: "torch.fx.GraphModule", example_inputs: Optional[Sequence[Any]] = None, device: Optional[str] = None,
+                  dynamic: bool = True, dump_dir: Optional[str] = None, name: str = "graph",
+                  free_inputs: bool = False) -> CompiledGraph:
     """A callable running `gm` (an FX GraphModule of ATen ops) with toroid; see CompiledGraph.
     free_inputs: the caller keeps no reference to the inputs (boxed calls of AOTAutograd's
     backward): the graph runs in segments that let each input go after its last use."""
