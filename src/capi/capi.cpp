@@ -329,7 +329,10 @@ std::shared_ptr<HostStorage> wrap_output(const toroid_tensor& t, void* data, con
 struct Call {
   std::vector<RtValue> in;
   std::shared_ptr<toroid_module::Wrapped> reused;  // when set, its inputs (locked) are this call's
-  std::unique_lock<std::mutex> reused_lock;
+  // A signature's Wrapped this call made from `in` (its storages shared): locked like `reused`, so
+  // that another call re-points them only after this one ends (the unlock orders the two).
+  std::shared_ptr<toroid_module::Wrapped> shared;
+  std::unique_lock<std::mutex> reused_lock;  // reused's or shared's, to the end of the call
   const std::vector<RtValue>& inputs() const { return reused ? reused->in : in; }
   toroid::sym::Binding binding;
   toroid::driver::Specialization* spec = nullptr;
@@ -436,7 +439,9 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
     c.in = wrap_inputs(m, fn, inputs, data, num_inputs, need_data);
     if (!wrapped && need_data) {  // first seen without data (toroid_get_output_info): kept from now on
       auto w = std::make_shared<toroid_module::Wrapped>();
+      c.reused_lock = std::unique_lock<std::mutex>(w->mu);
       w->in = c.in;
+      c.shared = w;
       std::lock_guard<std::mutex> lock(m->signatures_mu);
       if (auto it = m->signatures.find(hash); it != m->signatures.end() && !it->second.wrapped &&
                                                same_signature(it->second.key, inputs, num_inputs))
@@ -448,7 +453,11 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
   c.spec = &m->module->specialize(c.in, &c.binding);
   c.infos = describe_outputs(*c.spec, c.binding);
   auto w = std::make_shared<toroid_module::Wrapped>();
-  if (need_data) w->in = c.in;  // shares this call's storages until it ends
+  if (need_data) {  // shares this call's storages: locked until it ends
+    c.reused_lock = std::unique_lock<std::mutex>(w->mu);
+    w->in = c.in;
+    c.shared = w;
+  }
   std::lock_guard<std::mutex> lock(m->signatures_mu);
   if (m->signatures.size() >= kMaxSignatures) m->signatures.clear();
   // A hash shared with another signature (never seen yet) replaces it: correct, if slower.
