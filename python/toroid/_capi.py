@@ -49,6 +49,17 @@ class OutputInfo(ctypes.Structure):
                 ("is_scalar", ctypes.c_int32), ("reserved", ctypes.c_int32)]
 
 
+def env_flag(name: str, default: bool) -> bool:
+    """A toroid environment variable that is 0 or 1 (unset or empty: `default`); anything else
+    is a ToroidError naming it, as the library's own variables are (docs/environment.md)."""
+    v = os.environ.get(name, "")
+    if v in ("0", "1"):
+        return v == "1"
+    if v == "":
+        return default
+    raise ToroidError("%s=%r: 0 (off) or 1 (on)" % (name, v))
+
+
 def _candidates():
     env = os.environ.get("TOROID_LIBRARY")
     if env:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
-import os
 import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from . import _capi
+from ._capi import env_flag
 from .foreach import expand_foreach
 from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, hop_name, is_symbolic, node_values,
                         op_name, sym_expr, tir_dtype, user_kernel_kind)
@@ -313,7 +313,7 @@ class Partition:
         if pool is False:
             pool = None
             if hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool") and self.cuda_graphs and \
-                    os.environ.get("TOROID_CUDA_GRAPHS") != "0":
+                    env_flag("TOROID_CUDA_GRAPHS", True):
                 pool = torch.cuda.MemPool()
             self._pools[index] = pool
         return torch.cuda.use_mem_pool(pool, index) if pool is not None else _NO_POOL

@@ -20,6 +20,7 @@
 #include "toroid/passes/decompose.h"
 #include "toroid/passes/pipeline.h"
 #include "toroid/sched/schedule.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 #ifdef TOROID_WITH_CUDA
@@ -32,10 +33,7 @@ namespace toroid::driver {
 namespace {
 
 // An environment switch set to "0".
-bool env_flag_off(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == "0";
-}
+bool env_flag_off(const char* name) { return env_flag(name) == false; }
 
 // The binding of `from`'s symbols, re-keyed to the symbols of the same names in `env`.
 sym::Binding rekey(const sym::Binding& from, const ShapeEnv& env) {
@@ -263,8 +261,7 @@ class ModuleCache {
 
  private:
   ModuleCache() {
-    const char* v = std::getenv("TOROID_MODULE_CACHE");
-    enabled_ = !(v && std::string(v) == "0");
+    enabled_ = env_flag("TOROID_MODULE_CACHE").value_or(true);
   }
   bool enabled_ = true;
   std::mutex mu_;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 
 namespace toroid::runtime {
@@ -38,8 +39,7 @@ double eval_real(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr 
 }
 
 bool lifecycle_verification() {
-  const char* v = std::getenv("TOROID_VERIFY_LIFECYCLE");
-  return v && *v && std::strcmp(v, "0") != 0;
+  return env_flag("TOROID_VERIFY_LIFECYCLE").value_or(false);
 }
 
 void RunSlots::init(const codegen::wrapper::WrapperProgram& w) {

@@ -9,11 +9,16 @@
 namespace toroid {
 namespace {
 
+// Every topic some TOROID_LOG line uses (docs/environment.md).
+constexpr std::string_view kTopics[] = {"cache", "cuda", "driver", "fallback", "fusion", "lowering", "passes", "time"};
+
 struct Topics {
   std::mutex mu;
   std::set<std::string, std::less<>> names;
   bool all = false;
 
+  // A topic no line uses is rejected with a message on standard error (logging never stops a
+  // run), naming the topics there are.
   void assign(std::string_view spec) {
     names.clear();
     all = false;
@@ -22,9 +27,21 @@ struct Topics {
       size_t end = spec.find(',', start);
       if (end == std::string_view::npos) end = spec.size();
       std::string_view name = spec.substr(start, end - start);
-      if (name == "all") all = true;
-      else if (!name.empty()) names.emplace(name);
       start = end + 1;
+      if (name.empty()) continue;
+      if (name == "all") {
+        all = true;
+        continue;
+      }
+      bool known = false;
+      for (std::string_view t : kTopics) known = known || t == name;
+      if (known) {
+        names.emplace(name);
+        continue;
+      }
+      std::string list = "all";
+      for (std::string_view t : kTopics) list += ", " + std::string(t);
+      std::cerr << "toroid: TOROID_LOG: unknown topic '" << name << "' ignored (topics: " << list << ")\n";
     }
   }
 };

@@ -13,7 +13,11 @@ int run_tool(const char* tool_name, const std::function<int()>& body) {
   try {
     return body();
   } catch (const UserError& e) {
-    std::cerr << e.what() << "\n";
+    // An error with no place in an input file (a bad environment variable, a missing file) is
+    // the tool's: "toroidc: error: ...", not "<input>: error: ...".
+    bool placeless = e.loc().file.empty() && !e.loc().known() && e.message() != e.what();
+    if (placeless) std::cerr << tool_name << ": error: " << e.message() << "\n";
+    else std::cerr << e.what() << "\n";
     return 1;
   } catch (const InternalError& e) {
     std::cerr << tool_name << ": " << e.what() << "\n";

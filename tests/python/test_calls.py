@@ -179,6 +179,21 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual(len(whole.steps), 1)
         self.assertTrue(whole.steps[0][1].cuda_graphs)
 
+    def test_environment_flags_take_0_or_1(self):
+        from toroid._capi import env_flag
+        old = os.environ.pop("TOROID_SEGMENT_BACKWARD", None)
+        try:
+            self.assertTrue(env_flag("TOROID_SEGMENT_BACKWARD", True))  # unset: the default
+            os.environ["TOROID_SEGMENT_BACKWARD"] = "0"
+            self.assertFalse(env_flag("TOROID_SEGMENT_BACKWARD", True))
+            os.environ["TOROID_SEGMENT_BACKWARD"] = "on"
+            with self.assertRaisesRegex(toroid.ToroidError, "TOROID_SEGMENT_BACKWARD='on': 0 \\(off\\) or 1 \\(on\\)"):
+                env_flag("TOROID_SEGMENT_BACKWARD", True)
+        finally:
+            os.environ.pop("TOROID_SEGMENT_BACKWARD", None)
+            if old is not None:
+                os.environ["TOROID_SEGMENT_BACKWARD"] = old
+
     def test_rank_mismatch_is_an_error(self):
         c = compile_graph(make_fx(lambda x: x + 1)(torch.ones(2, 3)), [torch.ones(2, 3)])
         with self.assertRaisesRegex(toroid.ToroidError, "has 1 dims"):

@@ -22,6 +22,7 @@
 #include "toroid/runtime/output_binding.h"
 #include "toroid/runtime/reference_call.h"
 #include "toroid/runtime/run_slots.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 
@@ -62,9 +63,7 @@ constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
 struct LaunchTuning {
   int64_t row_groups = 4, row_max_threads = 512, flat_threads = 256, blocks_per_sm = 8;
   LaunchTuning() {
-    auto env = [](const char* name, int64_t& v) {
-      if (const char* s = std::getenv(name); s && *s) v = std::max<int64_t>(1, std::atoll(s));
-    };
+    auto env = [](const char* name, int64_t& v) { v = env_count(name).value_or(v); };
     env("TOROID_CUDA_ROW_GROUPS", row_groups);
     env("TOROID_CUDA_ROW_MAX_THREADS", row_max_threads);
     env("TOROID_CUDA_FLAT_THREADS", flat_threads);
