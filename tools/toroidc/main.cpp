@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,9 @@ constexpr const char* kUsage =
     "  --seed N             seed of the random inputs and of the random ops (default 0)\n"
     "  --normal             random float inputs ~ N(0, 1) instead of uniform in [-1, 1)\n"
     "  --output-dir DIR     write output i to DIR/out<i>.npy (created if needed)\n"
+    "  -o FILE              write what goes to standard output (the summary, the --emit stage,\n"
+    "                       the JSON) to FILE instead, whole, once the command ran (not on an\n"
+    "                       error)\n"
     "  --json               print the summary as one JSON object on the last line\n"
     "  --no-check           do not check results against the graph's metas\n"
     "  --version            print toroidc's version\n"
@@ -86,6 +90,7 @@ struct Options {
   bool normal = false;
   uint64_t seed = 0;
   std::string output_dir;
+  std::string output;  // -o: what would go to standard output, written to this file instead
   bool json = false;
   bool check = true;         // check interpreter results against the metas
   bool compare = false;      // --check
@@ -159,6 +164,9 @@ Options parse_command_line(int argc, char** argv) {
       o.normal = true;
     } else if (is_opt(arg, "--seed")) {
       o.seed = parse_count(value_of(i, arg, "--seed"), "--seed");
+    } else if (arg == "-o") {
+      if (i + 1 >= argc) usage_error("-o needs a file name");
+      o.output = argv[++i];
     } else if (is_opt(arg, "--output-dir")) {
       o.output_dir = value_of(i, arg, "--output-dir");
     } else if (arg == "--json") {
@@ -474,5 +482,15 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options options = parse_command_line(argc, argv);
-  return toroid::run_tool("toroidc", [&] { return run(options); });
+  if (options.output.empty()) return toroid::run_tool("toroidc", [&] { return run(options); });
+  // -o: standard output goes to the file, written whole (atomically) only when the run succeeds.
+  std::ostringstream out;
+  std::streambuf* terminal = std::cout.rdbuf(out.rdbuf());
+  int status = toroid::run_tool("toroidc", [&] {
+    int rc = run(options);
+    toroid::write_file_atomic(options.output, out.str());
+    return rc;
+  });
+  std::cout.rdbuf(terminal);
+  return status;
 }
