@@ -474,9 +474,12 @@ SEGMENT_MIN_BYTES = 16 << 20
 
 
 def _nbytes(v):
+    """A tensor's bytes; 0 for anything else, and for symbolic sizes (int() of a SymInt would
+    specialize it, adding a guard)."""
     try:
-        return int(v.numel()) * v.element_size()
-    except Exception:  # not a tensor, or symbolic sizes: not counted
+        n = v.numel()
+        return n * v.element_size() if isinstance(n, int) else 0
+    except Exception:  # not a tensor
         return 0
 
 
