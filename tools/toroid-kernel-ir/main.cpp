@@ -17,6 +17,7 @@
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
+#include "toroid/support/cli.h"
 #include "toroid/support/tool.h"
 #ifdef TOROID_WITH_CUDA
 #include "toroid/runtime/cuda/nvrtc.h"
@@ -49,32 +50,34 @@ struct Options {
 
 Options parse_command_line(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
-      std::exit(0);
-    } else if (arg == "--version") {
-      toroid::print_version("toroid-kernel-ir");
-      std::exit(0);
-    } else if (arg == "--arch") {
-      if (i + 1 >= argc) usage_error("--arch needs a value");
-      o.arch = std::atoi(argv[++i]);
-      if (o.arch < 50 || o.arch > 200) usage_error("--arch takes a compute capability such as 90");
-    } else if (arg == "--emit=ptx") {
-      o.emit_ptx = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      usage_error("unknown option '" + arg + "'");
-    } else {
-      if (!o.input.empty()) usage_error("more than one input file ('" + o.input + "' and '" + arg + "')");
-      o.input = arg;
-    }
+  std::string emit;
+  bool help = false, version = false;
+  CLI::App app{"", "toroid-kernel-ir"};
+  app.set_help_flag();  // the help is kUsage, printed below
+  app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
+  app.add_option("FILE", o.input);
+  app.add_option("--arch", o.arch);
+  app.add_option("--emit", emit);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    usage_error(toroid::cli_message(e));
   }
+  if (help) {
+    std::cout << kUsage;
+    std::exit(0);
+  }
+  if (version) {
+    toroid::print_version("toroid-kernel-ir");
+    std::exit(0);
+  }
+  if (o.arch < 50 || o.arch > 200) usage_error("--arch takes a compute capability such as 90");
+  if (!emit.empty() && emit != "ptx") usage_error("--emit takes ptx, got '" + emit + "'");
+  o.emit_ptx = emit == "ptx";
   if (o.input.empty()) usage_error("no input file (use '-' for PTX on standard input)");
   return o;
 }
-
-
 
 std::string positions(const std::vector<size_t>& v) {
   std::string s;

@@ -11,12 +11,15 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "toroid/graph/graph.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
 #include "toroid/ops/registry.h"
 #include "toroid/passes/pass_manager.h"
 #include "toroid/support/error.h"
+#include "toroid/support/cli.h"
 #include "toroid/support/tool.h"
 #include "toroid/support/file.h"
 
@@ -51,42 +54,38 @@ struct Options {
 
 Options parse_command_line(int argc, char** argv) {
   Options o;
-  bool have_input = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
-      std::exit(0);
-    } else if (arg == "--version") {
-      toroid::print_version("toroid-opt");
-      std::exit(0);
-    } else if (arg == "--list-passes") {
-      for (const toroid::PassInfo& p : toroid::registered_passes())
-        std::cout << p.name << "\t" << p.summary << "\n";
-      std::exit(0);
-    } else if (arg.rfind("--passes=", 0) == 0) {
-      o.passes = arg.substr(std::strlen("--passes="));
-    } else if (arg == "--passes") {
-      if (i + 1 >= argc) usage_error("--passes needs a value");
-      o.passes = argv[++i];
-    } else if (arg == "--verify-each") {
-      o.verify_each = true;
-    } else if (arg == "--no-verify") {
-      o.verify = false;
-    } else if (arg == "--print-after-all") {
-      o.print_after_all = true;
-    } else if (arg == "-o") {
-      if (i + 1 >= argc) usage_error("-o needs a file name");
-      o.output = argv[++i];
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      usage_error("unknown option '" + arg + "'");
-    } else {
-      if (have_input) usage_error("more than one input file ('" + o.input + "' and '" + arg + "')");
-      o.input = arg;
-      have_input = true;
-    }
+  bool no_verify = false;
+  CLI::App app{"", "toroid-opt"};
+  app.set_help_flag();  // the help is kUsage, printed below
+  app.add_option("FILE", o.input);
+  app.add_option("--passes", o.passes);
+  app.add_flag("--verify-each", o.verify_each);
+  app.add_flag("--no-verify", no_verify);
+  app.add_flag("--print-after-all", o.print_after_all);
+  app.add_option("-o", o.output);
+  bool help = false, version = false, list = false;
+  app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
+  app.add_flag("--list-passes", list);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    usage_error(toroid::cli_message(e));
   }
-  if (!have_input) usage_error("no input file (use '-' for standard input)");
+  if (help) {
+    std::cout << kUsage;
+    std::exit(0);
+  }
+  if (version) {
+    toroid::print_version("toroid-opt");
+    std::exit(0);
+  }
+  if (list) {
+    for (const toroid::PassInfo& p : toroid::registered_passes()) std::cout << p.name << "\t" << p.summary << "\n";
+    std::exit(0);
+  }
+  o.verify = !no_verify;
+  if (o.input.empty()) usage_error("no input file (use '-' for standard input)");
   try {
     toroid::parse_pass_list(o.passes);  // an unknown pass is a command-line mistake
   } catch (const toroid::UserError& e) {
