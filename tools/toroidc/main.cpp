@@ -26,6 +26,7 @@
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
+#include "toroid/support/cli.h"
 #include "toroid/support/tool.h"
 #include "toroid/support/file.h"
 
@@ -119,100 +120,84 @@ Options parse_command_line(int argc, char** argv) {
   Options o;
   if (argc < 2) usage_error("no command (try 'toroidc run FILE --reference')");
   std::string cmd = argv[1];
-  if (cmd == "-h" || cmd == "--help") {
+  if (cmd[0] != '-' && cmd != "run" && cmd != "cache") usage_error("unknown command '" + cmd + "'");
+  bool help = false, version = false, no_check = false;
+  std::vector<std::string> inputs;
+  std::string seed, cuda_arch, tf32, cache_what;
+  CLI::App app{"", "toroidc"};
+  app.set_help_flag();  // the help is kUsage, printed below
+  app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
+  app.require_subcommand(0, 1);
+  CLI::App* run = app.add_subcommand("run");
+  run->set_help_flag();
+  run->add_flag("-h,--help", help);
+  run->add_flag("--version", version);
+  run->add_option("FILE", o.file);
+  run->add_flag("--reference", o.reference);
+  run->add_option("--input", inputs)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  run->add_flag("--random-inputs", o.random);
+  run->add_flag("--normal", o.normal);
+  run->add_option("--seed", seed);
+  run->add_option("-o", o.output);
+  run->add_option("--output-dir", o.output_dir);
+  run->add_flag("--json", o.json);
+  run->add_flag("--no-check", no_check);
+  run->add_flag("--check", o.compare);
+  run->add_flag("--verify-each", o.verify_each);
+  run->add_flag("--deterministic", o.deterministic);
+  run->add_option("--allow-tf32", tf32);
+  run->add_option("--emit", o.emit);
+  run->add_option("--device", o.device);
+  run->add_flag("--compile-only", o.compile_only);
+  run->add_option("--cuda-arch", cuda_arch);
+  CLI::App* cache = app.add_subcommand("cache");
+  cache->add_option("WHAT", cache_what);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    usage_error(toroid::cli_message(e));
+  }
+  if (help) {
     std::cout << kUsage;
     std::exit(0);
   }
-  if (cmd == "--version") {
+  if (version) {
     toroid::print_version("toroidc");
     std::exit(0);
   }
-  if (cmd == "cache") {
-    std::string what = argc == 3 ? argv[2] : "";
-    if (what != "info" && what != "clear") usage_error("'cache' takes one of info, clear");
-    o.cache = what;
+  if (cache->parsed()) {
+    if (cache_what != "info" && cache_what != "clear") usage_error("'cache' takes one of info, clear");
+    o.cache = cache_what;
     return o;
   }
-  if (cmd != "run") usage_error("unknown command '" + cmd + "'");
-  auto value_of = [&](int& i, const std::string& arg, const std::string& opt) -> std::string {
-    if (arg.size() > opt.size() && arg[opt.size()] == '=') return arg.substr(opt.size() + 1);
-    if (i + 1 >= argc) usage_error(opt + " needs a value");
-    return argv[++i];
-  };
-  auto is_opt = [](const std::string& arg, const std::string& opt) {
-    return arg == opt || (arg.rfind(opt + "=", 0) == 0);
-  };
-  bool have_file = false;
-  for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::cout << kUsage;
-      std::exit(0);
-    } else if (arg == "--version") {
-      toroid::print_version("toroidc");
-      std::exit(0);
-    } else if (arg == "--reference") {
-      o.reference = true;
-    } else if (is_opt(arg, "--input")) {
-      std::string v = value_of(i, arg, "--input");
-      size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0) usage_error("--input needs NAME=VALUE, got '" + v + "'");
-      o.inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else if (arg == "--random-inputs") {
-      o.random = true;
-    } else if (arg == "--normal") {
-      o.normal = true;
-    } else if (is_opt(arg, "--seed")) {
-      o.seed = parse_count(value_of(i, arg, "--seed"), "--seed");
-    } else if (arg == "-o") {
-      if (i + 1 >= argc) usage_error("-o needs a file name");
-      o.output = argv[++i];
-    } else if (is_opt(arg, "--output-dir")) {
-      o.output_dir = value_of(i, arg, "--output-dir");
-    } else if (arg == "--json") {
-      o.json = true;
-    } else if (arg == "--no-check") {
-      o.check = false;
-    } else if (arg == "--check") {
-      o.compare = true;
-    } else if (arg == "--verify-each") {
-      o.verify_each = true;
-    } else if (arg == "--deterministic") {
-      o.deterministic = true;
-    } else if (is_opt(arg, "--allow-tf32")) {
-      std::string what = value_of(i, arg, "--allow-tf32");
-      size_t start = 0;
-      while (start <= what.size()) {
-        size_t comma = std::min(what.find(',', start), what.size());
-        std::string item = what.substr(start, comma - start);
-        if (item == "conv") o.tf32_convolutions = true;
-        else if (item == "matmul") o.tf32_matmuls = true;
-        else usage_error("--allow-tf32 takes conv, matmul or conv,matmul, got '" + what + "'");
-        start = comma + 1;
-      }
-    } else if (is_opt(arg, "--emit")) {
-      o.emit = value_of(i, arg, "--emit");
-      if (o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "provenance" && o.emit != "cpp" &&
-          o.emit != "cuda")
-        usage_error("--emit takes graph, loop, wrapper, provenance, cpp or cuda, got '" + o.emit + "'");
-    } else if (is_opt(arg, "--device")) {
-      o.device = value_of(i, arg, "--device");
-      if (o.device != "cpu" && o.device != "cuda") usage_error("--device takes cpu or cuda, got '" + o.device + "'");
-    } else if (arg == "--compile-only") {
-      o.compile_only = true;
-    } else if (is_opt(arg, "--cuda-arch")) {
-      std::string v = value_of(i, arg, "--cuda-arch");
-      uint64_t arch = parse_count(v, "--cuda-arch");
-      o.cuda_arch = arch > 1000 ? 0 : static_cast<int>(arch);
-      if (o.cuda_arch < 50 || o.cuda_arch > 200) usage_error("--cuda-arch takes a compute capability such as 90, got '" + v + "'");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      usage_error("unknown option '" + arg + "'");
-    } else {
-      if (have_file) usage_error("more than one input file ('" + o.file + "' and '" + arg + "')");
-      o.file = arg;
-      have_file = true;
-    }
+  if (!run->parsed()) usage_error("no command (try 'toroidc run FILE --reference')");
+  o.check = !no_check;
+  for (const std::string& v : inputs) {
+    size_t eq = v.find('=');
+    if (eq == std::string::npos || eq == 0) usage_error("--input needs NAME=VALUE, got '" + v + "'");
+    o.inputs.emplace_back(v.substr(0, eq), v.substr(eq + 1));
   }
+  if (!seed.empty()) o.seed = parse_count(seed, "--seed");
+  for (size_t start = 0; !tf32.empty() && start <= tf32.size();) {
+    size_t comma = std::min(tf32.find(',', start), tf32.size());
+    std::string item = tf32.substr(start, comma - start);
+    if (item == "conv") o.tf32_convolutions = true;
+    else if (item == "matmul") o.tf32_matmuls = true;
+    else usage_error("--allow-tf32 takes conv, matmul or conv,matmul, got '" + tf32 + "'");
+    start = comma + 1;
+  }
+  if (!o.emit.empty() && o.emit != "graph" && o.emit != "loop" && o.emit != "wrapper" && o.emit != "provenance" &&
+      o.emit != "cpp" && o.emit != "cuda")
+    usage_error("--emit takes graph, loop, wrapper, provenance, cpp or cuda, got '" + o.emit + "'");
+  if (o.device != "cpu" && o.device != "cuda") usage_error("--device takes cpu or cuda, got '" + o.device + "'");
+  if (!cuda_arch.empty()) {
+    uint64_t arch = parse_count(cuda_arch, "--cuda-arch");
+    o.cuda_arch = arch > 1000 ? 0 : static_cast<int>(arch);
+    if (o.cuda_arch < 50 || o.cuda_arch > 200)
+      usage_error("--cuda-arch takes a compute capability such as 90, got '" + cuda_arch + "'");
+  }
+  bool have_file = !o.file.empty();
   if (!have_file) usage_error("no input file (use '-' for standard input)");
   if (o.reference && o.compare) usage_error("--check runs both backends; leave out --reference");
   if (o.reference && !o.emit.empty()) usage_error("--emit shows the compiler's stages; leave out --reference");
