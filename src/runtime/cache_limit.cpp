@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "toroid/runtime/so_cache.h"
@@ -101,12 +103,18 @@ CacheUsage clear_cache() {
   return u;
 }
 
-int trim_cache() {
+namespace {
+std::mutex estimate_mu;
+std::optional<uint64_t> estimate;  // the cache's bytes as this process last saw them, plus its additions
+
+// trim_cache, leaving the bytes it left in `left`.
+int trim(uint64_t& left) {
   uint64_t limit = cache_limit_bytes();
   std::string dir = cache_dir();
   std::vector<Entry> all = entries(dir);
   uint64_t total = 0;
   for (const Entry& e : all) total += e.bytes;
+  left = total;
   if (total <= limit) return 0;
   std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
   int removed = 0;
@@ -118,9 +126,30 @@ int trim_cache() {
     total -= std::min(total, e.bytes);
     ++removed;
   }
+  left = total;
   TOROID_LOG("cache", "evicted " + std::to_string(removed) + " least recently used entries from " + dir + " (limit " +
                           std::to_string(limit >> 20) + " MiB)");
   return removed;
+}
+}  // namespace
+
+int trim_cache() {
+  uint64_t left = 0;
+  int removed = trim(left);
+  std::lock_guard<std::mutex> lock(estimate_mu);
+  estimate = left;
+  return removed;
+}
+
+int note_cache_growth(uint64_t bytes) {
+  {
+    std::lock_guard<std::mutex> lock(estimate_mu);
+    if (estimate && *estimate + bytes <= cache_limit_bytes()) {
+      *estimate += bytes;
+      return 0;
+    }
+  }
+  return trim_cache();
 }
 
 }  // namespace toroid::runtime

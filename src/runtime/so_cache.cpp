@@ -210,7 +210,8 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
   detail::write_entry_dir_sum(tmp, "kernels.so", key);
   detail::publish_entry_dir(tmp, entry, "kernels.so", key);
   if (!try_load(entry, key, out)) TOROID_INTERNAL_ERROR("cannot load the freshly compiled " + entry + "/kernels.so");
-  trim_cache();
+  std::error_code sec;
+  note_cache_growth(fs::file_size(entry + "/kernels.so", sec));
   return out;
 }
 

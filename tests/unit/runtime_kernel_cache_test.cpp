@@ -60,6 +60,18 @@ TEST_F(KernelCacheLimit, AnEntryUsedNowIsKept) {
   EXPECT_FALSE(fs::exists(c));
 }
 
+TEST_F(KernelCacheLimit, GrowthTrimsOnceItsEstimatePassesTheLimit) {
+  fs::path a = entry("so-a", 300, 300), b = entry("so-b", 300, 200);
+  EXPECT_EQ(trim_cache(), 0);  // a scan: 600 KiB, the estimate from now on
+  fs::path c = entry("so-c", 600, 100);  // another process's entry: not in the estimate
+  EXPECT_EQ(note_cache_growth(100 * 1024), 0);  // 700 KiB by the estimate: no scan, though 1.2 MiB are there
+  EXPECT_TRUE(fs::exists(a));
+  EXPECT_EQ(note_cache_growth(400 * 1024), 1);  // past the limit by the estimate: scanned, the oldest evicted
+  EXPECT_FALSE(fs::exists(a));
+  EXPECT_TRUE(fs::exists(b));
+  EXPECT_TRUE(fs::exists(c));
+}
+
 TEST_F(KernelCacheLimit, UnderTheLimitNothingGoes) {
   entry("so-a", 300, 300);
   entry("b.cubin", 300, 100);

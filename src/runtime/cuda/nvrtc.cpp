@@ -252,7 +252,11 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
     for (std::thread& t : pool) t.join();
   }
   if (first_error) std::rethrow_exception(first_error);
-  if (!misses.empty() && options.use_cache) runtime::trim_cache();
+  if (!misses.empty() && options.use_cache) {
+    uint64_t added = 0;
+    for (size_t i : misses) added += out[i].image.size();
+    runtime::note_cache_growth(added);
+  }
   return out;
 }
 
