@@ -51,27 +51,11 @@ struct Options {
 Options parse_command_line(int argc, char** argv) {
   Options o;
   std::string emit;
-  bool help = false, version = false;
   CLI::App app{"", "toroid-kernel-ir"};
-  app.set_help_flag();  // the help is kUsage, printed below
-  app.add_flag("-h,--help", help);
-  app.add_flag("--version", version);
   app.add_option("FILE", o.input);
   app.add_option("--arch", o.arch);
   app.add_option("--emit", emit);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    usage_error(toroid::cli_message(e));
-  }
-  if (help) {
-    std::cout << kUsage;
-    std::exit(0);
-  }
-  if (version) {
-    toroid::print_version("toroid-kernel-ir");
-    std::exit(0);
-  }
+  toroid::parse_command_line_or_exit(app, argc, argv, "toroid-kernel-ir", kUsage);
   if (o.arch < 50 || o.arch > 200) usage_error("--arch takes a compute capability such as 90");
   if (!emit.empty() && emit != "ptx") usage_error("--emit takes ptx, got '" + emit + "'");
   o.emit_ptx = emit == "ptx";

@@ -56,30 +56,15 @@ Options parse_command_line(int argc, char** argv) {
   Options o;
   bool no_verify = false;
   CLI::App app{"", "toroid-opt"};
-  app.set_help_flag();  // the help is kUsage, printed below
   app.add_option("FILE", o.input);
   app.add_option("--passes", o.passes);
   app.add_flag("--verify-each", o.verify_each);
   app.add_flag("--no-verify", no_verify);
   app.add_flag("--print-after-all", o.print_after_all);
   app.add_option("-o", o.output);
-  bool help = false, version = false, list = false;
-  app.add_flag("-h,--help", help);
-  app.add_flag("--version", version);
+  bool list = false;
   app.add_flag("--list-passes", list);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    usage_error(toroid::cli_message(e));
-  }
-  if (help) {
-    std::cout << kUsage;
-    std::exit(0);
-  }
-  if (version) {
-    toroid::print_version("toroid-opt");
-    std::exit(0);
-  }
+  toroid::parse_command_line_or_exit(app, argc, argv, "toroid-opt", kUsage);
   if (list) {
     for (const toroid::PassInfo& p : toroid::registered_passes()) std::cout << p.name << "\t" << p.summary << "\n";
     std::exit(0);

@@ -121,18 +121,12 @@ Options parse_command_line(int argc, char** argv) {
   if (argc < 2) usage_error("no command (try 'toroidc run FILE --reference')");
   std::string cmd = argv[1];
   if (cmd[0] != '-' && cmd != "run" && cmd != "cache") usage_error("unknown command '" + cmd + "'");
-  bool help = false, version = false, no_check = false;
+  bool no_check = false;
   std::vector<std::string> inputs;
   std::string seed, cuda_arch, tf32, cache_what;
   CLI::App app{"", "toroidc"};
-  app.set_help_flag();  // the help is kUsage, printed below
-  app.add_flag("-h,--help", help);
-  app.add_flag("--version", version);
   app.require_subcommand(0, 1);
   CLI::App* run = app.add_subcommand("run");
-  run->set_help_flag();
-  run->add_flag("-h,--help", help);
-  run->add_flag("--version", version);
   run->add_option("FILE", o.file);
   run->add_flag("--reference", o.reference);
   run->add_option("--input", inputs)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -153,19 +147,7 @@ Options parse_command_line(int argc, char** argv) {
   run->add_option("--cuda-arch", cuda_arch);
   CLI::App* cache = app.add_subcommand("cache");
   cache->add_option("WHAT", cache_what);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    usage_error(toroid::cli_message(e));
-  }
-  if (help) {
-    std::cout << kUsage;
-    std::exit(0);
-  }
-  if (version) {
-    toroid::print_version("toroidc");
-    std::exit(0);
-  }
+  toroid::parse_command_line_or_exit(app, argc, argv, "toroidc", kUsage);
   if (cache->parsed()) {
     if (cache_what != "info" && cache_what != "clear") usage_error("'cache' takes one of info, clear");
     o.cache = cache_what;
