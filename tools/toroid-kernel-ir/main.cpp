@@ -9,6 +9,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli.h"
 #include "toroid/codegen/cuda/kernel_ir_analysis.h"
 #include "toroid/driver/user_kernels.h"
 #include "toroid/graph/graph.h"
@@ -17,7 +18,6 @@
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 #include "toroid/support/file.h"
-#include "toroid/support/cli.h"
 #include "toroid/support/tool.h"
 #ifdef TOROID_WITH_CUDA
 #include "toroid/runtime/cuda/nvrtc.h"
@@ -51,11 +51,11 @@ struct Options {
 Options parse_command_line(int argc, char** argv) {
   Options o;
   std::string emit;
-  CLI::App app{"", "toroid-kernel-ir"};
-  app.add_option("FILE", o.input);
-  app.add_option("--arch", o.arch);
-  app.add_option("--emit", emit);
-  toroid::parse_command_line_or_exit(app, argc, argv, "toroid-kernel-ir", kUsage);
+  toroid::CommandLine app{"toroid-kernel-ir", kUsage};
+  app.option("FILE", o.input);
+  app.option("--arch", o.arch);
+  app.option("--emit", emit);
+  app.parse_or_exit(argc, argv);
   if (o.arch < 50 || o.arch > 200) usage_error("--arch takes a compute capability such as 90");
   if (!emit.empty() && emit != "ptx") usage_error("--emit takes ptx, got '" + emit + "'");
   o.emit_ptx = emit == "ptx";

@@ -11,15 +11,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
+#include "cli.h"
 #include "toroid/graph/graph.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
 #include "toroid/ops/registry.h"
 #include "toroid/passes/pass_manager.h"
 #include "toroid/support/error.h"
-#include "toroid/support/cli.h"
 #include "toroid/support/tool.h"
 #include "toroid/support/file.h"
 
@@ -55,16 +53,16 @@ struct Options {
 Options parse_command_line(int argc, char** argv) {
   Options o;
   bool no_verify = false;
-  CLI::App app{"", "toroid-opt"};
-  app.add_option("FILE", o.input);
-  app.add_option("--passes", o.passes);
-  app.add_flag("--verify-each", o.verify_each);
-  app.add_flag("--no-verify", no_verify);
-  app.add_flag("--print-after-all", o.print_after_all);
-  app.add_option("-o", o.output);
+  toroid::CommandLine app{"toroid-opt", kUsage};
+  app.option("FILE", o.input);
+  app.option("--passes", o.passes);
+  app.flag("--verify-each", o.verify_each);
+  app.flag("--no-verify", no_verify);
+  app.flag("--print-after-all", o.print_after_all);
+  app.option("-o", o.output);
   bool list = false;
-  app.add_flag("--list-passes", list);
-  toroid::parse_command_line_or_exit(app, argc, argv, "toroid-opt", kUsage);
+  app.flag("--list-passes", list);
+  app.parse_or_exit(argc, argv);
   if (list) {
     for (const toroid::PassInfo& p : toroid::registered_passes()) std::cout << p.name << "\t" << p.summary << "\n";
     std::exit(0);

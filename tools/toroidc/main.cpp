@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "compare.h"
 #include "summary.h"
 #include "toroid/bind/inputs.h"
@@ -26,7 +27,6 @@
 #include "toroid/ops/registry.h"
 #include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
-#include "toroid/support/cli.h"
 #include "toroid/support/tool.h"
 #include "toroid/support/file.h"
 
@@ -124,36 +124,35 @@ Options parse_command_line(int argc, char** argv) {
   bool no_check = false;
   std::vector<std::string> inputs;
   std::string seed, cuda_arch, tf32, cache_what;
-  CLI::App app{"", "toroidc"};
-  app.require_subcommand(0, 1);
-  CLI::App* run = app.add_subcommand("run");
-  run->add_option("FILE", o.file);
-  run->add_flag("--reference", o.reference);
-  run->add_option("--input", inputs)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  run->add_flag("--random-inputs", o.random);
-  run->add_flag("--normal", o.normal);
-  run->add_option("--seed", seed);
-  run->add_option("-o", o.output);
-  run->add_option("--output-dir", o.output_dir);
-  run->add_flag("--json", o.json);
-  run->add_flag("--no-check", no_check);
-  run->add_flag("--check", o.compare);
-  run->add_flag("--verify-each", o.verify_each);
-  run->add_flag("--deterministic", o.deterministic);
-  run->add_option("--allow-tf32", tf32);
-  run->add_option("--emit", o.emit);
-  run->add_option("--device", o.device);
-  run->add_flag("--compile-only", o.compile_only);
-  run->add_option("--cuda-arch", cuda_arch);
-  CLI::App* cache = app.add_subcommand("cache");
-  cache->add_option("WHAT", cache_what);
-  toroid::parse_command_line_or_exit(app, argc, argv, "toroidc", kUsage);
-  if (cache->parsed()) {
+  toroid::CommandLine app{"toroidc", kUsage};
+  toroid::CommandLine& run = app.subcommand("run");
+  run.option("FILE", o.file);
+  run.flag("--reference", o.reference);
+  run.repeated_option("--input", inputs);
+  run.flag("--random-inputs", o.random);
+  run.flag("--normal", o.normal);
+  run.option("--seed", seed);
+  run.option("-o", o.output);
+  run.option("--output-dir", o.output_dir);
+  run.flag("--json", o.json);
+  run.flag("--no-check", no_check);
+  run.flag("--check", o.compare);
+  run.flag("--verify-each", o.verify_each);
+  run.flag("--deterministic", o.deterministic);
+  run.option("--allow-tf32", tf32);
+  run.option("--emit", o.emit);
+  run.option("--device", o.device);
+  run.flag("--compile-only", o.compile_only);
+  run.option("--cuda-arch", cuda_arch);
+  toroid::CommandLine& cache = app.subcommand("cache");
+  cache.option("WHAT", cache_what);
+  app.parse_or_exit(argc, argv);
+  if (cache.given()) {
     if (cache_what != "info" && cache_what != "clear") usage_error("'cache' takes one of info, clear");
     o.cache = cache_what;
     return o;
   }
-  if (!run->parsed()) usage_error("no command (try 'toroidc run FILE --reference')");
+  if (!run.given()) usage_error("no command (try 'toroidc run FILE --reference')");
   o.check = !no_check;
   for (const std::string& v : inputs) {
     size_t eq = v.find('=');
