@@ -63,4 +63,13 @@ std::string KernelEmitter::header_comment(const std::string& detail) const {
   return s;
 }
 
+loop::Expr KernelEmitter::stored_body(const sched::Member& m) {
+  loop::Expr body = sched::member_body(m);
+  DType stored = m.buffer->storage->dtype;
+  bool half = stored == DType::BFloat16 || stored == DType::Float16;
+  if (half && body.op() == loop::Op::Cast && body.dtype() == stored && body.operand(0).dtype() == DType::Float32)
+    return body.operand(0);
+  return body;
+}
+
 }  // namespace toroid::codegen

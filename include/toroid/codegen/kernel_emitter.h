@@ -33,6 +33,10 @@ class KernelEmitter : public ScalarDialect {
   // "// kernel0: outer [..], inner [..]<detail>" and a line per member: its kind and origins.
   std::string header_comment(const std::string& detail) const;
   static std::string sizes_str(const std::vector<SymExpr>& v);
+  // The value a pointwise member stores: its body, without a final Cast to the stored 16-bit
+  // float type (the store converts with the same rounding; rounding twice costs a conversion
+  // per element).
+  static loop::Expr stored_body(const sched::Member& m);
 
   const sched::Kernel& k_;
   const SymbolSlots& slots_;

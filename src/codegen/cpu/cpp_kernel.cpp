@@ -263,7 +263,7 @@ class CppEmitter : public KernelEmitter {
       inner_loop_header(os, ind, pragma);
     }
     for (const sched::Member& m : group) {
-      std::string v = value(os, ind + "  ", sched::member_body(m), names);
+      std::string v = value(os, ind + "  ", stored_body(m), names);
       os << ind << "  " << store(m.buffer, index(sched::member_store_position(m)), v);
     }
     os << ind << "}\n";
@@ -271,7 +271,7 @@ class CppEmitter : public KernelEmitter {
 
   void emit_outer_pointwise(std::ostream& os, const std::string& ind, const sched::Member& m) {
     std::unordered_map<Expr, std::string> names;
-    std::string v = value(os, ind, sched::member_body(m), names);
+    std::string v = value(os, ind, stored_body(m), names);
     os << ind << store(m.buffer, index(sched::member_store_position(m)), v);
   }
 
