@@ -62,7 +62,7 @@ std::string mask_others(const std::string& text) {
 }  // namespace
 
 TEST(OpsDoc, TableIsCurrent) {
-  const std::string path = std::string(TOROID_SOURCE_DIR) + "/docs/ops.md";
+  const std::string path = std::string(TOROID_SOURCE_DIR "/docs/ops.md");
   std::string want = render();
   std::ifstream in(path);
   std::stringstream have;

@@ -32,7 +32,7 @@ std::string check(const Node& n) {
 }  // namespace
 
 TEST(Registry, HoldsEveryCoreOpOfTheTsvInOrder) {
-  std::ifstream in(std::string(TOROID_SOURCE_DIR) + "/data/core_aten_ops.tsv");
+  std::ifstream in(std::string(TOROID_SOURCE_DIR "/data/core_aten_ops.tsv"));
   std::string line;
   size_t core = 0;
   while (std::getline(in, line)) {

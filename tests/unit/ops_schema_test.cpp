@@ -16,7 +16,7 @@ struct TsvRow {
 };
 
 std::vector<TsvRow> core_ops() {
-  std::ifstream in(std::string(TOROID_SOURCE_DIR) + "/data/core_aten_ops.tsv");
+  std::ifstream in(std::string(TOROID_SOURCE_DIR "/data/core_aten_ops.tsv"));
   std::vector<TsvRow> rows;
   std::string line;
   while (std::getline(in, line)) {
