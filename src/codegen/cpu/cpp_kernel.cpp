@@ -24,6 +24,8 @@ namespace {
 constexpr int64_t kParallelThreshold = 32768;
 // Ops in one loop body that several pointwise members share.
 constexpr int kMaxLoopOps = 256;
+// Row buffers a kernel may keep (t_row_cache's slots in the prelude).
+constexpr size_t kRowCaches = 4;
 // Elements per Welford block of a var reduction (4 KiB of f32: stays in L1 for the second pass).
 constexpr int64_t kWelfordBlock = 1024;
 
@@ -41,6 +43,20 @@ std::string float_literal(double v, DType d) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.17g", v);
   return std::string(t) + "(" + buf + ")";
+}
+
+// Ops that cost tens of instructions per element: a reduction's per-element value made of one
+// of them is kept for the pointwise member that computes it again (CppEmitter::plan_row_caches).
+bool transcendental(Op op) {
+  switch (op) {
+    case Op::Exp: case Op::Expm1: case Op::Log: case Op::Log1p: case Op::Log2: case Op::Log10: case Op::Sin:
+    case Op::Cos: case Op::Tan: case Op::Tanh: case Op::Asin: case Op::Acos: case Op::Atan: case Op::Sinh:
+    case Op::Cosh: case Op::Asinh: case Op::Acosh: case Op::Atanh: case Op::Sigmoid: case Op::Erf: case Op::Pow:
+    case Op::Atan2:
+      return true;
+    default:
+      return false;
+  }
 }
 
 }  // namespace
@@ -80,6 +96,7 @@ class CppEmitter : public KernelEmitter {
   }
 
  private:
+  std::unordered_map<Expr, std::string> row_caches_;  // reduction value -> its row buffer (plan_row_caches)
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -190,6 +207,7 @@ class CppEmitter : public KernelEmitter {
       os << ind << "for (int64_t o_flat = 0; o_flat < n_outer; ++o_flat) {\n";
       unravel(os, ind + "  ", k_.outer, sched::outer_var, "o_flat");
       ind += "  ";
+      plan_row_caches(os, ind);
     } else {
       os << ind << "const int64_t n_inner = " << n_inner << ";\n";
     }
@@ -217,6 +235,35 @@ class CppEmitter : public KernelEmitter {
       i = end;
     }
     if (has_outer) os << "  }\n";
+  }
+
+  // A row's reduction whose per-element value is expensive (softmax's exp(x - max)) and that a
+  // later pointwise member of the row computes again keeps the values in a per-thread row buffer
+  // (t_row_cache: the row stays in L1) for that member to read: one exp per element, not two.
+  void plan_row_caches(std::ostream& os, const std::string& ind) {
+    if (k_.inner.empty()) return;
+    const std::vector<sched::Member>& ms = k_.members;
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const Buffer* b = ms[i].buffer;
+      bool plain = b->kind == BufferKind::Reduction && b->reduce != ReduceOp::ArgMax && b->reduce != ReduceOp::ArgMin &&
+                   b->reduce != ReduceOp::Var && b->reduce != ReduceOp::Any && b->reduce != ReduceOp::All;
+      if (!plain) continue;
+      Expr body = sched::member_body(ms[i]);
+      if (!transcendental(body.op()) || body.dtype() != DType::Float32 || row_caches_.count(body)) continue;
+      // Reused by a later member, with nothing it reads stored in between (or by that member).
+      std::unordered_set<const Buffer*> reads;
+      loop::visit(body, [&](Expr e) {
+        if (e.op() == Op::Load || e.op() == Op::IndirectLoad) reads.insert(e.buffer()->storage);
+      });
+      bool reused = false;
+      for (size_t j = i + 1; j < ms.size() && !reused && !reads.count(ms[j].buffer->storage); ++j)
+        if (inner_pointwise(ms[j]))
+          loop::visit(stored_body(ms[j]), [&](Expr e) { reused = reused || e == body; });
+      if (!reused || row_caches_.size() >= kRowCaches) continue;
+      std::string name = "row" + std::to_string(row_caches_.size());
+      os << ind << "float* const " << name << " = t_row_cache(" << row_caches_.size() << ", n_inner);\n";
+      row_caches_[body] = name;
+    }
   }
 
   void inner_loop_header(std::ostream& os, const std::string& ind, const std::string& pragma,
@@ -257,6 +304,7 @@ class CppEmitter : public KernelEmitter {
     std::unordered_set<const Buffer*> stored;  // loads of these stay in the loop
     for (const sched::Member& m : group) stored.insert(m.buffer->storage);
     for (const sched::Member& m : group) hoist_invariant_loads(os, ind, sched::member_body(m), stored, names);
+    for (const auto& [cached, row] : row_caches_) names[cached] = row + "[q_flat]";
     if (k_.inner.empty()) {
       os << ind << "for (int64_t q_flat = 0; q_flat < 1; ++q_flat) {\n";
     } else {
@@ -399,6 +447,8 @@ class CppEmitter : public KernelEmitter {
     hoist_invariant_loads(os, ind, body, {b->storage}, names);
     inner_loop_header(os, ind, pragma);
     std::string v = value(os, ind + "  ", body, names);
+    if (auto cached = row_caches_.find(body); cached != row_caches_.end())
+      os << ind << "  " << cached->second << "[q_flat] = " << v << ";\n";
     std::string u = update;
     u.replace(u.find('V'), 1, v);
     os << ind << "  " << u << "\n";

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 // glibc declares the vector variants of its float math (libmvec) only under -ffast-math; declare
 // the ones kernels use so `#pragma omp simd` loops call _ZGV*_expf etc. instead of scalar expf.
@@ -60,6 +61,14 @@ inline int64_t t_mod(int64_t a, int64_t b) {
 }
 inline int64_t t_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t t_imax(int64_t a, int64_t b) { return a > b ? a : b; }
+// A row of n floats this thread may write and read back (a reduction's per-element values that a
+// later loop of the same row reads instead of computing them again); slot < 4.
+inline float* t_row_cache(int slot, int64_t n) {
+  static thread_local std::vector<float> rows[4];
+  std::vector<float>& r = rows[slot];
+  if (static_cast<int64_t>(r.size()) < n) r.resize(static_cast<size_t>(n));
+  return r.data();
+}
 inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? t_neg_wrap(a) : a / b; }
 inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
 template <class T> inline T t_floordiv_f(T a, T b) {
