@@ -13,6 +13,7 @@ namespace toroid::runtime {
 using codegen::wrapper::Line;
 
 int64_t eval_int(const sym::ShapeEnv& env, const sym::Binding& binding, SymExpr e) {
+  if (e.kind() == sym::Kind::IntConst) return e.int_value();  // a static graph's sizes: every call
   std::optional<sym::Scalar> v = env.evaluate(e, binding);
   if (!v) user_error("cannot evaluate " + e.str() + " for this call (unbound symbol)");
   return v->i;
