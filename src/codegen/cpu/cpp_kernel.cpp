@@ -96,7 +96,14 @@ class CppEmitter : public KernelEmitter {
   }
 
  private:
-  std::unordered_map<Expr, std::string> row_caches_;  // reduction value -> its row buffer (plan_row_caches)
+  // A reduction's per-element values kept in a row buffer (plan_row_caches): the member that
+  // fills it, and the first member that stores something they read (the cache is stale from
+  // there).
+  struct RowCache {
+    std::string name;
+    size_t filled_by = 0, valid_until = 0;
+  };
+  std::unordered_map<Expr, RowCache> row_caches_;
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -250,21 +257,26 @@ class CppEmitter : public KernelEmitter {
       if (!plain) continue;
       Expr body = sched::member_body(ms[i]);
       if (!transcendental(body.op()) || body.dtype() != DType::Float32 || row_caches_.count(body)) continue;
-      // Reused by a later member, with nothing it reads stored in between (or by that member).
+      // Reused by a later member before anything it reads is stored again.
       std::unordered_set<const Buffer*> reads;
       loop::visit(body, [&](Expr e) {
         if (e.op() == Op::Load || e.op() == Op::IndirectLoad) reads.insert(e.buffer()->storage);
       });
+      size_t valid_until = i + 1;
+      while (valid_until < ms.size() && !reads.count(ms[valid_until].buffer->storage)) ++valid_until;
       bool reused = false;
-      for (size_t j = i + 1; j < ms.size() && !reused && !reads.count(ms[j].buffer->storage); ++j)
+      for (size_t j = i + 1; j < valid_until && !reused; ++j)
         if (inner_pointwise(ms[j]))
           loop::visit(stored_body(ms[j]), [&](Expr e) { reused = reused || e == body; });
       if (!reused || row_caches_.size() >= kRowCaches) continue;
       std::string name = "row" + std::to_string(row_caches_.size());
       os << ind << "float* const " << name << " = t_row_cache(" << row_caches_.size() << ", n_inner);\n";
-      row_caches_[body] = name;
+      row_caches_[body] = {name, i, valid_until};
     }
   }
+
+  // Index of a member of this kernel (a reference into k_.members).
+  size_t member_index(const sched::Member& m) const { return static_cast<size_t>(&m - k_.members.data()); }
 
   void inner_loop_header(std::ostream& os, const std::string& ind, const std::string& pragma,
                          const std::string& begin = "0", const std::string& end = "n_inner") {
@@ -304,7 +316,10 @@ class CppEmitter : public KernelEmitter {
     std::unordered_set<const Buffer*> stored;  // loads of these stay in the loop
     for (const sched::Member& m : group) stored.insert(m.buffer->storage);
     for (const sched::Member& m : group) hoist_invariant_loads(os, ind, sched::member_body(m), stored, names);
-    for (const auto& [cached, row] : row_caches_) names[cached] = row + "[q_flat]";
+    // Row buffers filled before this loop and still valid through its last member.
+    size_t first = member_index(group.front()), last = first + group.size();
+    for (const auto& [cached, row] : row_caches_)
+      if (row.filled_by < first && last <= row.valid_until) names[cached] = row.name + "[q_flat]";
     if (k_.inner.empty()) {
       os << ind << "for (int64_t q_flat = 0; q_flat < 1; ++q_flat) {\n";
     } else {
@@ -447,8 +462,8 @@ class CppEmitter : public KernelEmitter {
     hoist_invariant_loads(os, ind, body, {b->storage}, names);
     inner_loop_header(os, ind, pragma);
     std::string v = value(os, ind + "  ", body, names);
-    if (auto cached = row_caches_.find(body); cached != row_caches_.end())
-      os << ind << "  " << cached->second << "[q_flat] = " << v << ";\n";
+    if (auto cached = row_caches_.find(body); cached != row_caches_.end() && cached->second.filled_by == member_index(m))
+      os << ind << "  " << cached->second.name << "[q_flat] = " << v << ";\n";
     std::string u = update;
     u.replace(u.find('V'), 1, v);
     os << ind << "  " << u << "\n";
