@@ -9,11 +9,6 @@
 
 namespace toroid {
 
-struct CommandLine::App {
-  CLI::App* app;
-  std::unique_ptr<CLI::App> root;  // set on the tool's own command line
-};
-
 namespace {
 
 // CLI11's parse errors in the tools' words ("unknown option '--x'", "-o needs a value").
@@ -37,45 +32,42 @@ std::string cli_message(const CLI::ParseError& e) {
 }  // namespace
 
 CommandLine::CommandLine(const char* tool, const char* usage)
-    : owned_(new App{nullptr, std::make_unique<CLI::App>("", tool)}), app_(owned_.get()), tool_(tool), usage_(usage) {
-  app_->app = app_->root.get();
-}
+    : root_(std::make_unique<CLI::App>("", tool)), app_(root_.get()), tool_(tool), usage_(usage) {}
 
-CommandLine::CommandLine(const char* tool, const char* usage, App* app)
-    : owned_(app), app_(app), tool_(tool), usage_(usage) {}
+CommandLine::CommandLine(const char* tool, const char* usage, CLI::App* sub) : app_(sub), tool_(tool), usage_(usage) {}
 
 CommandLine::~CommandLine() = default;
 
-void CommandLine::option(const std::string& name, std::string& value) { app_->app->add_option(name, value); }
+void CommandLine::option(const std::string& name, std::string& value) { app_->add_option(name, value); }
 
-void CommandLine::option(const std::string& name, int& value) { app_->app->add_option(name, value); }
+void CommandLine::option(const std::string& name, int& value) { app_->add_option(name, value); }
 
 void CommandLine::repeated_option(const std::string& name, std::vector<std::string>& values) {
-  app_->app->add_option(name, values)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app_->add_option(name, values)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
 }
 
-void CommandLine::flag(const std::string& name, bool& value) { app_->app->add_flag(name, value); }
+void CommandLine::flag(const std::string& name, bool& value) { app_->add_flag(name, value); }
 
 CommandLine& CommandLine::subcommand(const std::string& name) {
-  app_->app->require_subcommand(0, 1);
-  CLI::App* sub = app_->app->add_subcommand(name);
-  subcommands_.push_back(std::unique_ptr<CommandLine>(new CommandLine(tool_, usage_, new App{sub, nullptr})));
+  app_->require_subcommand(0, 1);
+  CLI::App* sub = app_->add_subcommand(name);
+  subcommands_.push_back(std::unique_ptr<CommandLine>(new CommandLine(tool_, usage_, sub)));
   return *subcommands_.back();
 }
 
-bool CommandLine::given() const { return app_->app->parsed(); }
+bool CommandLine::given() const { return app_->parsed(); }
 
 void CommandLine::parse_or_exit(int argc, char** argv) {
   bool help = false, version = false;
-  std::vector<CLI::App*> apps = app_->app->get_subcommands([](CLI::App*) { return true; });
-  apps.push_back(app_->app);
+  std::vector<CLI::App*> apps = app_->get_subcommands([](CLI::App*) { return true; });
+  apps.push_back(app_);
   for (CLI::App* a : apps) {
     a->set_help_flag();
     a->add_flag("-h,--help", help);
     a->add_flag("--version", version);
   }
   try {
-    app_->app->parse(argc, argv);
+    app_->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     usage_error(tool_, cli_message(e), usage_);
   }

@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace toroid {
 
 class CommandLine {
@@ -33,10 +37,9 @@ class CommandLine {
   void parse_or_exit(int argc, char** argv);
 
  private:
-  struct App;
-  CommandLine(const char* tool, const char* usage, App* app);
-  std::unique_ptr<App> owned_;
-  App* app_;
+  CommandLine(const char* tool, const char* usage, CLI::App* sub);
+  std::unique_ptr<CLI::App> root_;  // the tool's own; a subcommand's belongs to it
+  CLI::App* app_;
   const char* tool_;
   const char* usage_;
   std::vector<std::unique_ptr<CommandLine>> subcommands_;
