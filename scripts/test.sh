@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${TOROID_JOBS:-$(nproc)}
 # python3-torch (1.13): the PyTorch frontend's tests (tests/python) run on the CPU with it.
-"$root/scripts/setup.sh" python3-torch
+"$root/scripts/setup.sh" python3-torch chromium
 
 echo "== build (clang++ 14, -Werror, ThreadSanitizer) and the C ABI's tests (8 threads, mixed sizes)"
 # The C ABI's tests and the library they link (every layer): clang's warnings and TSan's race

@@ -100,17 +100,21 @@ Target resolve(Target t, bool loads) {
   return t;
 }
 
-// TOROID_LOG=time: each compile phase's milliseconds ("time: lower 12.5 ms").
+// TOROID_LOG=time: each compile phase's milliseconds ("time: lower 12.5 ms"); a debug
+// directory's trace keeps them too.
 class PhaseClock {
  public:
+  explicit PhaseClock(CompileTrace* trace) : trace_(trace) {}
   void lap(const char* phase) {
     auto now = std::chrono::steady_clock::now();
     double ms = std::chrono::duration<double, std::milli>(now - last_).count();
     TOROID_LOG("time", std::string(phase) + " " + std::to_string(ms) + " ms");
+    if (trace_) trace_->phases.emplace_back(phase, ms);
     last_ = now;
   }
 
  private:
+  CompileTrace* trace_;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
@@ -126,19 +130,28 @@ void pin_symbols(ShapeEnv& env) {
   }
 }
 
-void dump(const Specialization& s, const std::string& dir, size_t index) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) user_error("debug dump directory '" + dir + "': " + ec.message());
-  std::string base = dir + "/" + s.graph->name() + "." + std::to_string(index) + ".";
-  bool cuda = s.wrapper.target.is_cuda();
-  for (const char* what : {"graph", "loop", "wrapper", "provenance", cuda ? "cuda" : "cpp"}) {
-    std::string w = what;
-    std::string ext = w == "graph" ? "graph.tir" : w == "cuda" ? "cu" : w == "provenance" ? "provenance.json" : w;
-    std::ofstream f(base + ext);
-    f << emit(s, what);
-    if (!f) user_error("cannot write the debug dump " + base + ext);
+// "s0=8, s1=64": the backed symbols' values this compile is for.
+std::string sizes_of(const ShapeEnv& env) {
+  std::string out;
+  for (const sym::SymbolInfo& info : env.symbols())
+    if (info.hint) out += (out.empty() ? "" : ", ") + info.symbol.str() + "=" + std::to_string(*info.hint);
+  return out;
+}
+
+// Why none of `specs` runs `binding`: each one's first failing guard.
+std::string why_recompiled(const std::vector<std::shared_ptr<Specialization>>& specs, const sym::Binding& binding) {
+  std::string out;
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const ShapeEnv& env = specs[k]->graph->shape_env();
+    sym::Binding b = rekey(binding, env);
+    std::optional<size_t> g = env.first_failing_guard(b);
+    if (!g) continue;
+    std::string what = *g < env.guards().size() ? "guard " + env.guards()[*g].condition.str() + " fails"
+                                                : "a size lies outside its symbol's range";
+    if (*g < env.guards().size() && env.guards()[*g].loc.known()) what += " (" + env.guards()[*g].loc.str() + ")";
+    out += (out.empty() ? "" : "; ") + ("specialization " + std::to_string(k) + ": " + what);
   }
+  return out;
 }
 
 }  // namespace
@@ -148,8 +161,9 @@ Specialization::~Specialization() = default;
 
 std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes) const {
   auto start = std::chrono::steady_clock::now();
-  PhaseClock clock;
   auto s = std::make_unique<Specialization>();
+  if (!options_.dump_dir.empty()) s->trace = std::make_unique<CompileTrace>();
+  PhaseClock clock(s->trace.get());
   s->graph = parse_graph(text_, filename_);
   clock.lap("parse");
   verify_or_throw(*s->graph);
@@ -164,6 +178,10 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   if (!options_.dynamic) pin_symbols(s->graph->shape_env());
   PassManagerOptions po;
   po.verify_each = options_.verify_each;
+  if (CompileTrace* trace = s->trace.get()) {
+    trace->passes.push_back({"input", print_graph(*s->graph)});
+    po.after_each = [trace](const char* pass, const Graph& g) { trace->passes.push_back({pass, print_graph(g)}); };
+  }
   run_compile_pipeline(*s->graph, po, options_.target);
   clock.lap("passes");
   // User kernels write what their IR says, not only what the call declares.
@@ -221,8 +239,19 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   s->stats.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   TOROID_LOG("driver", "compiled " + s->graph->name() + " in " + std::to_string(s->stats.compile_ms) + " ms (" +
                            (s->stats.cache_hit ? "cache hit" : "cache miss") + ")");
-  if (!options_.dump_dir.empty()) dump(*s, options_.dump_dir, specs_.size());
   return s;
+}
+
+void CompiledModule::record_compile(const Specialization& s, std::string reason) {
+  if (!s.trace) return;
+  CompileEvent e;
+  e.index = history_.empty() ? 0 : history_.back().index + 1;
+  e.sizes = sizes_of(s.graph->shape_env());
+  e.reason = std::move(reason);
+  e.compile_ms = s.stats.compile_ms;
+  history_.push_back(std::move(e));
+  std::string dir = write_debug_dir(s, *s.trace, history_, options_.dump_dir);
+  TOROID_LOG("driver", "debug directory " + dir);
 }
 
 namespace {
@@ -285,9 +314,10 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
   m->filename_ = filename;
   m->options_ = options;
   m->options_.target = resolve(options.target, options.compile && options.load);
+  m->options_.dump_dir = debug_root(options.dump_dir);
   // Only runnable modules are cached: the others are for their text forms and compile checks.
   bool cacheable = options.compile && options.load && ModuleCache::global().enabled();
-  std::string key = cacheable ? cache_key(text, filename, options) : std::string();
+  std::string key = cacheable ? cache_key(text, filename, m->options_) : std::string();
   if (std::optional<CachedModule> hit = cacheable ? ModuleCache::global().find(key) : std::nullopt) {
     m->source_graph_ = hit->source;
     m->specs_ = hit->specs;
@@ -298,6 +328,7 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
     verify_or_throw(*g);
     m->source_graph_ = std::move(g);
     m->specs_.push_back(m->build(nullptr));
+    m->record_compile(*m->specs_.back(), "");
     if (cacheable) ModuleCache::global().store(key, m->source_graph_, m->specs_);
   }
   m->input_values_ = graph_inputs(*m->source_graph_);
@@ -337,8 +368,10 @@ Specialization& CompiledModule::specialization_for(const sym::Binding& binding, 
   // One compile at a time per module: a thread that waited finds what the other compiled.
   std::lock_guard<std::mutex> building(build_mutex_);
   if (Specialization* s = find_specialization(binding, rekeyed)) return *s;
-  TOROID_LOG("driver", "a guard of every compiled specialization fails for these sizes: compiling again");
+  std::string why = why_recompiled(specializations(), binding);
+  TOROID_LOG("driver", "compiling again: " + why);
   std::shared_ptr<Specialization> fresh = build(&binding);
+  record_compile(*fresh, why);
   {
     std::lock_guard<std::mutex> lock(specs_mutex_);
     specs_.push_back(fresh);

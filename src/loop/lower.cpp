@@ -229,6 +229,7 @@ void Lowering::fallback(const Node* n, const std::string& why) {
     std::unique_ptr<Buffer> b = new_buffer(r, BufferKind::Fallback);
     b->node = n;
     b->result_index = r->index();
+    b->fallback_reason = why;
     if (device_kernel) {
       b->library = device_kernel->call;
       b->on_device = true;

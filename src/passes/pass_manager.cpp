@@ -79,6 +79,7 @@ void run_passes(Graph& g, std::span<const PassInfo* const> passes, const PassMan
     if (options.print_after_all) {
       out << "// ----- IR after " << pass->name << " ----- //\n" << print_graph(g);
     }
+    if (options.after_each) options.after_each(pass->name, g);
   }
 }
 

@@ -360,8 +360,13 @@ class Frontend(unittest.TestCase):
         gm = make_fx(lambda x: torch.softmax(x, -1))(torch.randn(2, 3))
         with tempfile.TemporaryDirectory() as d:
             compile_graph(gm, [torch.randn(2, 3)], dump_dir=d, name="dumped")
-            self.assertEqual(sorted(os.listdir(d)), ["dumped_p0.0.cpp", "dumped_p0.0.graph.tir", "dumped_p0.0.loop",
-                                                     "dumped_p0.0.provenance.json", "dumped_p0.0.wrapper"])
+            # Another graph of the same name: a directory of its own (the old layout overwrote).
+            other = make_fx(lambda x: torch.softmax(x, 0))(torch.randn(2, 3))
+            compile_graph(other, [torch.randn(2, 3)], dump_dir=d, name="dumped")
+            self.assertEqual(sorted(os.listdir(d)), ["dumped_p0.0", "dumped_p0.1"])
+            self.assertEqual(sorted(os.listdir(os.path.join(d, "dumped_p0.0"))),
+                             ["compile.json", "graph.tir", "kernels.cpp", "loop.txt", "memory.json", "passes",
+                              "provenance.json", "report.html", "wrapper.txt"])
 
     def test_provenance_names_fx_nodes_and_user_stack_lines(self):
         import json
@@ -374,7 +379,7 @@ class Frontend(unittest.TestCase):
                                      '  File "/home/u/model.py", line %d, in forward\n    y = step_%d(x)\n' % (10 + i, i))
         with tempfile.TemporaryDirectory() as d:
             compile_graph(gm, [torch.randn(2, 3)], dump_dir=d, name="prov")
-            with open(os.path.join(d, "prov_p0.0.provenance.json")) as f:
+            with open(os.path.join(d, "prov_p0.0", "provenance.json")) as f:
                 prov = json.load(f)
         by_origin = {}
         for n in prov["nodes"]:

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -256,12 +257,31 @@ TEST_F(CApi, DataPointersApartFromHeaders) {
   toroid_module_free(m);
 }
 
-TEST_F(CApi, DebugDumps) {
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A directory per compile: a static module run at a second size compiles again, into g.1,
+// whose record says which guard of g.0 failed; neither overwrites the other.
+TEST_F(CApi, DebugDirectoryPerCompile) {
   std::filesystem::path dump = cache_->dir() / "dumps";
-  toroid_module* m = compile(kGraph, 1, dump.c_str());
+  std::filesystem::remove_all(dump);
+  toroid_module* m = compile(kGraph, 0, dump.c_str());
   ASSERT_NE(m, nullptr);
-  for (const char* f : {"g.0.graph.tir", "g.0.loop", "g.0.wrapper", "g.0.cpp"})
-    EXPECT_TRUE(std::filesystem::exists(dump / f)) << f;
+  for (const char* f : {"graph.tir", "loop.txt", "wrapper.txt", "kernels.cpp", "provenance.json", "memory.json",
+                        "compile.json", "report.html", "passes/00-input.tir"})
+    EXPECT_TRUE(std::filesystem::exists(dump / "g.0" / f)) << f;
+  std::vector<float> x(24, 1.0f), y(24, 2.0f);
+  toroid_tensor in[2] = {tensor(x.data(), {3, 8}), tensor(y.data(), {3, 8})};
+  toroid_tensor own[3];
+  ASSERT_EQ(toroid_run(m, in, 2, own, 3, nullptr), 0) << error();
+  for (toroid_tensor& t : own) toroid_tensor_release(&t);
+  std::string first = read_text(dump / "g.0" / "compile.json"), second = read_text(dump / "g.1" / "compile.json");
+  EXPECT_NE(first.find("\"sizes\": \"s0=4\""), std::string::npos) << first;
+  EXPECT_NE(second.find("\"sizes\": \"s0=3\""), std::string::npos) << second;
+  EXPECT_NE(second.find("specialization 0: guard s0 == 4 fails"), std::string::npos) << second;
+  EXPECT_NE(read_text(dump / "g.1" / "report.html").find("specialization 0: guard s0 == 4 fails"), std::string::npos);
   toroid_module_free(m);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/driver/debug.h"
 #include "toroid/graph/graph.h"
 #include "toroid/ops/rt_value.h"
 #include "toroid/runtime/executor.h"
@@ -31,9 +32,10 @@ struct CompileOptions {
   // guards allow. Off: each specialization pins every backed symbol to its value (range and
   // guard), so new sizes compile again, with the sizes as constants.
   bool dynamic = true;
-  // Debug dumps: each specialization writes its graph after the passes, loop IR, Wrapper IR
-  // provenance map and kernel source here (created if missing) as
-  // <graph>.<n>.{graph.tir,loop,wrapper,provenance.json,cpp|cu}.
+  // Debug directories (driver/debug.h): each compile writes <dump_dir>/<graph>.<n>/ (n the first
+  // number free) with the graph after each pass, loop IR, Wrapper IR, kernels, memory plan,
+  // provenance map, compile record and report.html. Empty: $TOROID_DEBUG=1 puts them in
+  // $TOROID_DEBUG_DIR (default ./toroid_debug); otherwise none are written.
   std::string dump_dir;
   // Calls with no compiled kernel or library call may run their op's reference kernel; off, they
   // are compile errors at their node (loop::LowerOptions::reference_kernels).
@@ -80,6 +82,7 @@ struct Specialization {
   runtime::SharedObject so;
   std::unique_ptr<runtime::Executor> executor;  // when loaded: the target's
   CompileStats stats;
+  std::unique_ptr<CompileTrace> trace;  // with a debug directory only
 
   // What a run with these symbol values (from specialize()) returns: each output's sizes,
   // strides and aliasing, from the program's output plan.
@@ -138,6 +141,8 @@ class CompiledModule {
  private:
   CompiledModule() = default;
   std::unique_ptr<Specialization> build(const sym::Binding* sizes) const;
+  // The debug directory of a fresh specialization (history_'s new entry), when there is one.
+  void record_compile(const Specialization& s, std::string reason);
   Specialization& specialization_for(const sym::Binding& binding, sym::Binding* rekeyed);
   // run_device's body; run() checks its own run's gather and division records before returning.
   std::vector<ops::RtValue> run_on_device(const std::vector<ops::RtValue>& inputs, runtime::RunStats* stats,
@@ -156,6 +161,7 @@ class CompiledModule {
   std::mutex build_mutex_;
   double compile_ms_ = 0;
   bool reused_ = false;
+  std::vector<CompileEvent> history_;  // this module's compiles (under build_mutex_)
 };
 
 // Whether a CUDA module can run here (a GPU and its driver); `why` says why not.

@@ -72,6 +72,8 @@ struct Buffer {
   bool on_device = false;
   // ... in its form whose results never vary between runs (the deterministic compile option).
   bool deterministic = false;
+  // Fallback: why no compiled kernel or library call computes it (debug reports, provenance).
+  std::string fallback_reason;
 
   // Input: the position among the graph inputs (Input nodes, then Param nodes).
   int input_index = -1;

@@ -1,6 +1,7 @@
 // The pass registry and the pass manager behind toroid-opt and the compiler pipeline.
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -30,6 +31,8 @@ struct PassManagerOptions {
   // Print the graph after each pass to `print_stream`.
   bool print_after_all = false;
   std::ostream* print_stream = nullptr;  // defaults to std::cerr
+  // Called with each pass's name and the graph after it (debug directories keep the text).
+  std::function<void(const char* pass, const Graph& g)> after_each;
 };
 
 // Runs the passes in order. A verification failure is a UserError naming the pass.

@@ -158,6 +158,9 @@ class SourceTable {
       s.origin = n->origin().name;
       s.stack = n->origin().stack;
       s.line = n->loc().known() ? static_cast<int>(n->loc().line) : 0;
+      for (const Value* in : n->inputs())
+        if (auto it = index_.find(in->node()); it != index_.end() && !std::count(s.inputs.begin(), s.inputs.end(), it->second))
+          s.inputs.push_back(it->second);
       index_[n] = static_cast<int>(w.sources.size());
       w.sources.push_back(std::move(s));
     }
@@ -478,6 +481,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     call.deterministic = b->deterministic;
     call.library = b->library;
     call.sources = sources.of({results.begin(), results.end()});
+    for (int k : call.sources) w.sources[static_cast<size_t>(k)].why = b->fallback_reason;
     w.lines.push_back(call);
     if (Line defs = symbol_defs(call.call, env, bound); !defs.defs.empty()) w.lines.push_back(std::move(defs));
   }

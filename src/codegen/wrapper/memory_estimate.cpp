@@ -27,11 +27,15 @@ class Maximum {
   std::vector<SymExpr> candidates_;
 };
 
-}  // namespace
+struct Replay {
+  std::vector<SymExpr> live_after;  // per line
+  SymExpr peak;
+};
 
 // A Cond or While line's programs are planned before it (plan_memory), so their estimates are set.
-SymExpr estimate_peak_bytes(const WrapperProgram& w) {
+Replay replay(const WrapperProgram& w) {
   const ShapeEnv& env = *w.env;
+  Replay out;
   std::unordered_set<int> taken_later;  // a Reuse line takes its block
   for (const Line& l : w.lines)
     if (l.kind == Line::Kind::Reuse) taken_later.insert(l.from);
@@ -77,8 +81,16 @@ SymExpr estimate_peak_bytes(const WrapperProgram& w) {
       default: break;
     }
     peak.add(live);
+    out.live_after.push_back(live);
   }
-  return peak.value();
+  out.peak = peak.value();
+  return out;
 }
+
+}  // namespace
+
+SymExpr estimate_peak_bytes(const WrapperProgram& w) { return replay(w).peak; }
+
+std::vector<SymExpr> live_bytes_by_line(const WrapperProgram& w) { return replay(w).live_after; }
 
 }  // namespace toroid::codegen::wrapper

@@ -71,7 +71,9 @@ std::string print_provenance(const WrapperProgram& w) {
     if (n.line) os << ", \"tir_line\": " << n.line;
     if (!n.origin.empty()) os << ", \"origin\": " << json_quote(n.origin);
     if (!n.stack.empty()) os << ", \"stack\": " << json_quote(n.stack);
-    os << ", \"runs_as\": " << json_quote(n.runs_as) << ", \"lines\": [";
+    os << ", \"runs_as\": " << json_quote(n.runs_as);
+    if (!n.why.empty()) os << ", \"why\": " << json_quote(n.why);
+    os << ", \"lines\": [";
     for (size_t k = 0; k < lines_of[s].size(); ++k) os << (k ? ", " : "") << lines_of[s][k];
     os << "]}";
   }

@@ -107,6 +107,8 @@ struct SourceNode {
   // What runs it: "kernel", "library" or "fallback" (the lines that name it), else "input",
   // "param", "constant", "view" (index arithmetic in its readers) or "scalar".
   std::string runs_as;
+  std::string why;          // "fallback": why no compiled kernel or library call runs it
+  std::vector<int> inputs;  // the sources whose results it reads (indices into `sources`)
 };
 
 struct WrapperProgram;

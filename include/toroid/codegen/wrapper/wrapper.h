@@ -43,6 +43,9 @@ void partition_program(WrapperProgram& w);
 // Inputs and constants are not counted. Symbolic where sizes are, simplified under the
 // graph's ShapeEnv; executors measure the same quantity (RunStats::peak_bytes).
 SymExpr estimate_peak_bytes(const WrapperProgram& w);
+// The bytes held after each line of `w`, as estimate_peak_bytes counts them (entry i: after
+// line i; a nested program's own peak is not in its line's entry).
+std::vector<SymExpr> live_bytes_by_line(const WrapperProgram& w);
 
 // The lifecycle verifier: replays the lines and checks that every buffer is allocated (or
 // reused) once before any call touches it, never touched after its Free, freed at most once,
