@@ -77,8 +77,10 @@ typedef struct {
   int32_t dynamic;       /* 1 (default): symbolic sizes stay symbolic, one compile serves every
                           * size the guards allow; 0: each new set of sizes compiles again, with
                           * the sizes as constants */
-  const char* dump_dir;  /* NULL (default) or a directory: each compile writes its graph after
-                          * the passes, loop IR, Wrapper IR and kernel source there */
+  const char* dump_dir;  /* NULL (default; then TOROID_DEBUG=1 decides) or a directory: each
+                          * compile writes a debug directory <dump_dir>/<graph>.<n>/ there
+                          * (graph after each pass, loop IR, Wrapper IR, kernels, memory plan,
+                          * provenance, compile record, report.html; docs/debugging.md) */
   int32_t reference_kernels; /* 1 (default): a call with no compiled kernel or library call runs
                               * its op's exact reference kernel (slow; on CUDA on host copies);
                               * 0: compiling such a call fails, with the error located at its

@@ -174,7 +174,9 @@ class Module:
 
     def __init__(self, text, device="cpu", dynamic=True, dump_dir=None, filename="<python>", reference_kernels=True,
                  deterministic=False, cuda_graphs=True, tf32_convolutions=False, tf32_matmuls=False):
+        from . import config
         L = lib()
+        dump_dir = config.debug_root(dump_dir)
         o = CompileOptions(ctypes.sizeof(CompileOptions), device.encode(), 1 if dynamic else 0,
                            dump_dir.encode() if dump_dir else None, 1 if reference_kernels else 0,
                            1 if deterministic else 0, 1 if cuda_graphs else 0,

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toroid")
 _counter = itertools.count()
+# Called as listener(name, compiled_graph, backward) for each graph the backend compiles
+# (toroid.explain listens).
+listeners: list[Callable[[str, Any, bool], None]] = []
 
 
 # torch.compile's modes: toroid has one compile path, so each is accepted and means the same
@@ -25,7 +28,7 @@ _counter = itertools.count()
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 # torch.compile(..., options={...}) keys toroid takes, with what each does.
 OPTIONS = {
-    "dump_dir": "a directory: each compiled partition writes its .tir, loop IR, Wrapper IR and kernels there",
+    "dump_dir": "a directory: each compile of a partition writes a debug directory there (docs/debugging.md)",
     "device": "'cpu' or 'cuda': the device to compile for (default: the inputs')",
 }
 
@@ -48,6 +51,8 @@ def _compiler(device=None, dump_dir=None, backward=False):
                                      free_inputs=segments)
         log.info("toroid: compiled %s (%d steps, %s shapes, %d fallbacks)", name, len(compiled.steps),
                  "dynamic" if dynamic else "static", len(compiled.fallbacks))
+        for listener in list(listeners):
+            listener(name, compiled, backward)
         return boxed(compiled)
     return compile_fn
 

@@ -368,6 +368,41 @@ class Frontend(unittest.TestCase):
                              ["compile.json", "graph.tir", "kernels.cpp", "loop.txt", "memory.json", "passes",
                               "provenance.json", "report.html", "wrapper.txt"])
 
+    def test_config_debug_writes_a_directory_per_compile(self):
+        import tempfile
+        gm = make_fx(lambda x: torch.relu(x) * 3)(torch.randn(4, 5))
+        with tempfile.TemporaryDirectory() as d:
+            toroid.config.debug, toroid.config.debug_dir = True, d
+            try:
+                compile_graph(gm, [torch.randn(4, 5)], name="cfg")
+            finally:
+                toroid.config.debug, toroid.config.debug_dir = False, None
+            self.assertEqual(os.listdir(d), ["cfg_p0.0"])
+            with open(os.path.join(d, "cfg_p0.0", "report.html")) as f:
+                self.assertIn('<svg id="graph"', f.read())
+        toroid.config.debug = "yes"
+        try:
+            with self.assertRaisesRegex(TypeError, "toroid.config.debug must be True or False"):
+                compile_graph(gm, [torch.randn(4, 5)], name="cfg2")
+        finally:
+            toroid.config.debug = False
+
+    def test_explain_tells_what_ran_each_op(self):
+        import io
+        def f(x, w):
+            return torch.softmax(torch.relu(x @ w) + 1, -1).cumsum(-1)
+        out = io.StringIO()
+        e = toroid.explain(f, torch.randn(8, 16), torch.randn(16, 32), file=out)
+        runs = {r["op"].split("::")[-1].split(".")[0].replace("aten.", ""): r for r in e.rows}
+        self.assertEqual(runs["mm"]["runs"], "library")
+        self.assertEqual(runs["relu"]["runs"], "kernel")
+        self.assertIn("fused with", runs["relu"]["detail"])  # relu, add and the softmax: one kernel
+        self.assertIn("decomposed into", runs["_softmax"]["detail"])
+        self.assertEqual(runs["cumsum"]["runs"], "reference kernel")
+        self.assertIn("why: ", runs["cumsum"]["detail"])
+        self.assertIn("toroid.explain: 1 graph(s) compiled", out.getvalue())
+        self.assertIn("relu", out.getvalue())
+
     def test_provenance_names_fx_nodes_and_user_stack_lines(self):
         import json
         import tempfile
