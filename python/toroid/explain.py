@@ -90,7 +90,7 @@ def _rows_of(name: str, compiled: Any, backward: bool, dump_dir: str) -> list[di
             continue
         mine = by_origin.get(node.name, [])
         if not mine:
-            row["runs"], row["detail"] = "removed", "folded, merged or unused after the passes"
+            row["runs"], row["detail"] = "removed", "folded, merged into another op's call, or unused after the passes"
             continue
         kinds, names, whys, fused = [], [], [], set()
         for n, calls, k in mine:
