@@ -199,6 +199,25 @@ double toroid_compile_ms(const toroid_module* m);
 int toroid_cache_hit(const toroid_module* m);
 int toroid_num_specializations(const toroid_module* m);
 
+/* AOT packages (docs/aot.md): a graph with its parameters and compiled kernels in one file, run
+ * with no compiler. toroid_package_write compiles `text` with `options` (device, dynamic, numerics
+ * flags; nothing is loaded, so a CUDA package needs NVRTC but no GPU) and writes it with
+ * `params`, the graph's `param` nodes' values in their order (host memory, copied). */
+typedef struct toroid_package toroid_package;
+int toroid_package_write(const char* text, const char* filename, const toroid_compile_options* options,
+                         const toroid_tensor* params, int num_params, const char* path);
+/* Loads a package: its kernels must fit this toroid version and, for CPU kernels (built with
+ * -march=native), this CPU's instruction set; a CUDA package's parameters go to the GPU once. */
+int toroid_package_load(const char* path, toroid_package** out);
+void toroid_package_free(toroid_package* p);
+/* The graph's `input` nodes (its parameters come from the package), and its outputs. */
+int toroid_package_num_inputs(const toroid_package* p);
+int toroid_package_num_outputs(const toroid_package* p);
+/* Host tensors in; host tensors out, owned as toroid_run's (release each with
+ * toroid_tensor_release). A CUDA package copies inputs to the GPU and the outputs back. */
+int toroid_package_run(toroid_package* p, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
+                       int num_outputs);
+
 #ifdef __cplusplus
 }
 #endif

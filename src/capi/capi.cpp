@@ -17,8 +17,14 @@
 
 #include "toroid/driver/compile.h"
 #include "toroid/driver/user_kernels.h"
+#include "toroid/driver/package.h"
 #include "toroid/graph/inputs.h"
 #include "toroid/support/error.h"
+
+struct toroid_package {
+  std::unique_ptr<toroid::driver::Package> package;
+  int num_outputs = 0;
+};
 
 struct toroid_module {
   std::unique_ptr<toroid::driver::CompiledModule> module;
@@ -220,6 +226,7 @@ struct Handles {
   std::unordered_set<const toroid_module*> live;
   std::vector<std::unique_ptr<toroid_module>> freed;
   std::unordered_set<const void*> owners;  // toroid_tensor.owner of outputs not yet released
+  std::unordered_set<const toroid_package*> packages;  // live ones (freed ones are deleted)
 };
 Handles& handles() {
   static Handles* h = new Handles();  // never destroyed: calls may come from exit handlers
@@ -532,10 +539,10 @@ void toroid_compile_options_init(toroid_compile_options* options) {
   options->cuda_graphs = 1;
 }
 
-int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
-                                toroid_module** out) {
-  return guarded([&] {
-    if (!text || !out) user_error("toroid_compile: null text or result pointer");
+namespace {
+
+// The driver's options for a caller's (checked: size, device).
+toroid::driver::CompileOptions driver_options(const toroid_compile_options* options) {
     if (!options) user_error("toroid_compile_with_options: null options (use toroid_compile_options_init)");
     if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(toroid_compile_options))
       user_error("toroid_compile_with_options: struct_size " + std::to_string(options->struct_size) +
@@ -556,6 +563,16 @@ int toroid_compile_with_options(const char* text, const char* filename, const to
     co.tf32_convolutions = o.tf32_convolutions != 0;
     co.tf32_matmuls = o.tf32_matmuls != 0;
     if (o.dump_dir) co.dump_dir = o.dump_dir;
+    return co;
+}
+
+}  // namespace
+
+int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
+                                toroid_module** out) {
+  return guarded([&] {
+    if (!text || !out) user_error("toroid_compile: null text or result pointer");
+    toroid::driver::CompileOptions co = driver_options(options);
     auto m = std::make_unique<toroid_module>();
     m->module = toroid::driver::CompiledModule::compile(text, filename ? filename : "<toroid_compile>", co);
     m->num_inputs = static_cast<int>(toroid::graph_inputs(m->module->graph()).size());
@@ -681,6 +698,89 @@ void toroid_tensor_release(toroid_tensor* t) {
   delete static_cast<std::shared_ptr<HostStorage>*>(t->owner);
   t->owner = nullptr;
   t->data = nullptr;
+}
+
+int toroid_package_write(const char* text, const char* filename, const toroid_compile_options* options,
+                         const toroid_tensor* params, int num_params, const char* path) {
+  return guarded([&] {
+    if (!text || !path) user_error("toroid_package_write: null text or path");
+    if (num_params < 0 || (num_params > 0 && !params)) user_error("toroid_package_write: null params array");
+    toroid::driver::CompileOptions co = driver_options(options);
+    std::vector<HostTensor> ps;
+    for (int i = 0; i < num_params; ++i) {
+      const toroid_tensor& t = params[i];
+      if (t.ndim < 0) user_error("toroid_package_write: parameter " + std::to_string(i) + " is a scalar, not a tensor");
+      check_tensor(t, t.data, Naming{"toroid_package_write", "parameter", i}, true);
+      auto dtype = static_cast<toroid::DType>(t.dtype);
+      size_t es = static_cast<size_t>(toroid::dtype_size(dtype));
+      size_t nbytes = extent_bytes(t, es, "parameter " + std::to_string(i));
+      size_t offset = offset_bytes(t, es, "parameter " + std::to_string(i));
+      auto storage = std::make_shared<HostStorage>(static_cast<std::byte*>(t.data) + offset, nbytes, NotOwned::shared());
+      ps.push_back(HostTensor::from_storage(std::move(storage), dtype, {t.sizes, t.sizes + t.ndim},
+                                            {t.strides, t.strides + t.ndim}, 0));
+    }
+    toroid::driver::write_package(path, text, filename ? filename : "<toroid_package_write>", co, ps);
+  });
+}
+
+int toroid_package_load(const char* path, toroid_package** out) {
+  return guarded([&] {
+    if (!path || !out) user_error("toroid_package_load: null path or result pointer");
+    auto p = std::make_unique<toroid_package>();
+    p->package = toroid::driver::Package::load(path);
+    const toroid::Node* output = p->package->module().graph().output_node();
+    p->num_outputs = output ? count_outputs(output->args()) : 0;
+    std::lock_guard<std::mutex> lock(handles().mu);
+    handles().packages.insert(p.get());
+    *out = p.release();
+  });
+}
+
+void toroid_package_free(toroid_package* p) {
+  if (!p) return;
+  {
+    std::lock_guard<std::mutex> lock(handles().mu);
+    if (!handles().packages.erase(p)) {
+      last_error = "toroid_package_free: not a live package (freed already, or not from toroid_package_load)";
+      return;
+    }
+  }
+  delete p;
+}
+
+namespace {
+bool is_live(const toroid_package* p) {
+  std::lock_guard<std::mutex> lock(handles().mu);
+  return handles().packages.count(p) != 0;
+}
+}  // namespace
+
+int toroid_package_num_inputs(const toroid_package* p) {
+  return is_live(p) ? static_cast<int>(p->package->num_inputs()) : -1;
+}
+int toroid_package_num_outputs(const toroid_package* p) { return is_live(p) ? p->num_outputs : -1; }
+
+int toroid_package_run(toroid_package* p, const toroid_tensor* inputs, int num_inputs, toroid_tensor* outputs,
+                       int num_outputs) {
+  return guarded([&] {
+    if (!p || !is_live(p)) user_error("toroid_package_run: not a live package (freed already, or NULL)");
+    auto n = static_cast<int>(p->package->num_inputs());
+    if (num_inputs != n)
+      user_error("toroid_package_run: the package takes " + std::to_string(n) + " inputs (its parameters are packaged), got " +
+                 std::to_string(num_inputs));
+    if (num_inputs > 0 && !inputs) user_error("toroid_package_run: null inputs array");
+    if (num_outputs != p->num_outputs)
+      user_error("toroid_package_run: the graph has " + std::to_string(p->num_outputs) + " outputs, got room for " +
+                 std::to_string(num_outputs));
+    if (num_outputs > 0 && !outputs) user_error("toroid_package_run: null outputs array");
+    const std::vector<const toroid::Value*>& values = p->package->module().input_values();
+    std::vector<RtValue> in;
+    for (int i = 0; i < num_inputs; ++i)
+      in.push_back(wrap_input(inputs[i], inputs[i].data, values[static_cast<size_t>(i)], {"toroid_package_run", "input", i},
+                              true));
+    std::vector<RtValue> out = p->package->run(in);
+    for (int i = 0; i < num_outputs; ++i) fill_output(out.at(static_cast<size_t>(i)), &outputs[i]);
+  });
 }
 
 }  // extern "C"

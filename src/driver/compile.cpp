@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
@@ -20,7 +21,10 @@
 #include "toroid/passes/decompose.h"
 #include "toroid/passes/pipeline.h"
 #include "toroid/sched/schedule.h"
+#include "toroid/runtime/so_cache.h"
 #include "toroid/support/env.h"
+#include "toroid/support/file.h"
+#include "toroid/support/hash.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 #ifdef TOROID_WITH_CUDA
@@ -53,16 +57,45 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
   std::string why;
   if (o.load && !cu::available(&why)) user_error("--device cuda needs a GPU: " + why);
   no.arch = o.target.cuda_arch;
+  if (o.prebuilt) {
+    if (!o.prebuilt->cuda) user_error("the package holds no CUDA kernels");
+    no.prebuilt = o.prebuilt->cuda;
+  }
   auto start = std::chrono::steady_clock::now();
   // A module that will not run gets both entry points of every kernel compiled (a check);
   // one that runs gets the 32-bit ones, and 64-bit ones when a launch needs them.
-  std::vector<cu::Cubin> cubins = cu::compile_cubins(cu::cubin_requests(s.wrapper, !o.load), no);
+  std::vector<cu::CubinRequest> requests = cu::cubin_requests(s.wrapper, !o.load || o.keep_kernels);
+  std::vector<cu::Cubin> cubins = cu::compile_cubins(requests, no);
+  if (o.keep_kernels) {
+    for (size_t i = 0; i < requests.size(); ++i)
+      s.kernel_images.emplace_back(cu::prebuilt_key(requests[i].source, no.arch), cubins[i].image);
+    // The executor takes the ones a run loads (cubin_requests without both widths).
+    std::vector<cu::CubinRequest> loaded = cu::cubin_requests(s.wrapper, false);
+    std::vector<cu::Cubin> picked;
+    for (const cu::CubinRequest& r : loaded)
+      for (size_t i = 0; i < requests.size(); ++i)
+        if (requests[i].name == r.name) picked.push_back(cubins[i]);
+    cubins = std::move(picked);
+  }
   s.stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.stats.cache_hit = true;
   for (const cu::Cubin& c : cubins) s.stats.cache_hit = s.stats.cache_hit && c.cache_hit;
   if (o.load) s.executor = std::make_unique<cu::CudaExecutor>(s.wrapper, cubins, no);
 }
 #endif
+
+// The package's shared object for `source`, loaded; a UserError when it has none or was built for
+// another CPU.
+runtime::SharedObject load_prebuilt(const PrebuiltKernels& p, const std::string& source, const std::string& graph) {
+  auto it = p.cpu.find(kernels_key(source));
+  if (it == p.cpu.end())
+    user_error("the package has no CPU kernels for " + graph +
+               " at these sizes (it was compiled for others, or by another toroid version)");
+  if (p.cpu_isa != runtime::host_isa())
+    user_error("the package's CPU kernels were built for another instruction set (-march=native on a CPU with \"" +
+               p.cpu_isa + "\"); this CPU has \"" + runtime::host_isa() + "\": package it on this kind of CPU");
+  return runtime::load_shared_object(it->second, "the package's " + graph);
+}
 
 // An output computed elsewhere than the caller's memory for it (a view into a larger buffer, a
 // constant, a fallback's result) is copied there: that memory has the output's strides, so the
@@ -211,10 +244,15 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   clock.lap("codegen");
   if (options_.compile && !options_.target.is_cuda()) {
     auto kstart = std::chrono::steady_clock::now();
-    // Large modules compile in parts, one g++ per core (at most 8), linked into one object.
-    size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores),
-                                      runtime::compile_flags_for(options_.target));
+    if (options_.prebuilt) {
+      s->so = load_prebuilt(*options_.prebuilt, s->source, s->graph->name());
+    } else {
+      // Large modules compile in parts, one g++ per core (at most 8), linked into one object.
+      size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+      s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores),
+                                        runtime::compile_flags_for(options_.target));
+    }
+    if (options_.keep_kernels) s->kernel_images.emplace_back(kernels_key(s->source), read_file(s->so.path));
     s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();
     s->stats.cache_hit = s->so.cache_hit;
     clock.lap("cxx");
@@ -519,6 +557,12 @@ bool is_decomposed(const std::string& op) {
   return std::binary_search(decomposed.begin(), decomposed.end(), op);
 }
 }  // namespace
+
+std::string kernels_key(const std::string& source) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(source)));
+  return hex;
+}
 
 bool op_supported(const std::string& op) {
   ops::install_schema_op_info();

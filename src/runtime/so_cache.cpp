@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -47,26 +48,6 @@ std::string compiler_identity(const std::string& compiler) {
   struct stat st {};
   if (::stat(resolved.c_str(), &st) != 0) user_error("cannot stat the C++ compiler " + resolved.string());
   return resolved.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
-}
-
-// What -march=native compiles for: the host CPU's instruction set extensions (/proc/cpuinfo's
-// flags, or Features on ARM), so that a cache shared between machines never hands one of them a
-// kernel built for extensions it lacks.
-const std::string& host_isa() {
-  static const std::string isa = [] {
-    std::string info;
-    try {
-      info = read_file("/proc/cpuinfo");
-    } catch (const UserError&) {
-      return std::string("unknown");
-    }
-    std::stringstream lines(info);
-    std::string line;
-    while (std::getline(lines, line))
-      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) return line;
-    return std::string("unknown");
-  }();
-  return isa;
 }
 
 // The entry directory's shared object, loaded when the entry is intact (a published entry never
@@ -140,6 +121,54 @@ std::string cache_dir() {
   fs::create_directories(dir, ec);
   if (ec) user_error("cannot create the kernel cache directory " + dir + ": " + ec.message());
   return dir;
+}
+
+// What -march=native compiles for: the host CPU's instruction set extensions (/proc/cpuinfo's
+// flags, or Features on ARM), so that a cache shared between machines never hands one of them a
+// kernel built for extensions it lacks.
+const std::string& host_isa() {
+  static const std::string isa = [] {
+    std::string info;
+    try {
+      info = read_file("/proc/cpuinfo");
+    } catch (const UserError&) {
+      return std::string("unknown");
+    }
+    std::stringstream lines(info);
+    std::string line;
+    while (std::getline(lines, line))
+      if (line.rfind("flags", 0) == 0 || line.rfind("Features", 0) == 0) return line;
+    return std::string("unknown");
+  }();
+  return isa;
+}
+
+SharedObject load_shared_object(const std::string& bytes, const std::string& name) {
+  std::string dir = cache_dir();
+  std::string path = dir + "/package-XXXXXX.so";
+  int fd = ::mkstemps(path.data(), 3);
+  if (fd < 0) user_error("cannot create a file for " + name + "'s kernels in " + dir + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(path.c_str());
+      user_error("cannot write " + name + "'s kernels to " + path);
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string why = h ? "" : ::dlerror();
+  ::unlink(path.c_str());  // the mapping stays
+  if (!h) user_error("cannot load " + name + "'s kernels: " + why);
+  SharedObject out;
+  out.handle = h;
+  out.path = name;
+  out.cache_hit = true;
+  return out;
 }
 
 SharedObject compile_and_load(const std::string& source, const CompileFlags& f) {

@@ -31,6 +31,8 @@ int run_tool(const char* tool_name, const std::function<int()>& body) {
   }
 }
 
+const char* version_string() { return TOROID_VERSION_STRING; }
+
 void print_version(const char* tool_name) { std::cout << tool_name << " " << TOROID_VERSION_STRING << "\n"; }
 
 void usage_error(const char* tool_name, const std::string& message, const char* usage) {

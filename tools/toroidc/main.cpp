@@ -25,6 +25,7 @@
 #include "toroid/interp/interpreter.h"
 #include "toroid/ops/npy.h"
 #include "toroid/ops/registry.h"
+#include "toroid/driver/package.h"
 #include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
 #include "toroid/support/tool.h"
@@ -37,11 +38,13 @@ using toroid::ops::RtValue;
 
 constexpr const char* kUsage =
     "usage: toroidc run FILE [options]\n"
+    "       toroidc aot FILE -o PACKAGE [options]\n"
     "       toroidc cache info|clear\n"
     "       toroidc --help | --version\n"
     "\n"
     "Compiles a .tir graph (FILE '-' reads standard input) into CPU or CUDA kernels, runs it and\n"
-    "prints one summary line per output.\n"
+    "prints one summary line per output. FILE may also be an AOT package (.toroidpkg): its\n"
+    "packaged kernels and parameters run, with no compiler.\n"
     "\n"
     "options of 'run':\n"
     "  --reference          run with the reference interpreter instead of compiling\n"
@@ -77,6 +80,12 @@ constexpr const char* kUsage =
     "  --version            print toroidc's version\n"
     "  -h, --help           show this help\n"
     "\n"
+    "'aot' writes an AOT package (docs/aot.md): the graph, its parameters' values (from --input,\n"
+    "or --random-inputs) and its compiled kernels for --device, in one file that\n"
+    "toroid_package_load runs with no compiler; it takes --device, --cuda-arch, --allow-tf32,\n"
+    "--deterministic, --input, --random-inputs, --seed, --normal, and --static (compile for the\n"
+    "graph's size hints only).\n"
+    "\n"
     "'cache info' prints the kernel cache's directory, entries, bytes and limit\n"
     "(TOROID_CACHE_MAX_MB); 'cache clear' removes its entries.\n";
 
@@ -84,6 +93,8 @@ constexpr const char* kUsage =
 
 struct Options {
   std::string cache;  // "info" or "clear": the cache command instead of run
+  bool aot = false;   // toroidc aot: write a package to `output`
+  bool static_shapes = false;
   std::string file;
   bool reference = false;
   std::vector<std::pair<std::string, std::string>> inputs;  // NAME, VALUE
@@ -120,7 +131,7 @@ Options parse_command_line(int argc, char** argv) {
   Options o;
   if (argc < 2) usage_error("no command (try 'toroidc run FILE --reference')");
   std::string cmd = argv[1];
-  if (cmd[0] != '-' && cmd != "run" && cmd != "cache") usage_error("unknown command '" + cmd + "'");
+  if (cmd[0] != '-' && cmd != "run" && cmd != "cache" && cmd != "aot") usage_error("unknown command '" + cmd + "'");
   bool no_check = false;
   std::vector<std::string> inputs;
   std::string seed, cuda_arch, tf32, cache_what;
@@ -144,6 +155,20 @@ Options parse_command_line(int argc, char** argv) {
   run.option("--device", o.device);
   run.flag("--compile-only", o.compile_only);
   run.option("--cuda-arch", cuda_arch);
+  std::vector<std::string> aot_inputs;
+  std::string aot_seed, aot_tf32;
+  toroid::CommandLine& aot = app.subcommand("aot");
+  aot.option("FILE", o.file);
+  aot.option("-o", o.output);
+  aot.repeated_option("--input", aot_inputs);
+  aot.flag("--random-inputs", o.random);
+  aot.flag("--normal", o.normal);
+  aot.option("--seed", aot_seed);
+  aot.flag("--deterministic", o.deterministic);
+  aot.option("--allow-tf32", aot_tf32);
+  aot.option("--device", o.device);
+  aot.option("--cuda-arch", cuda_arch);
+  aot.flag("--static", o.static_shapes);
   toroid::CommandLine& cache = app.subcommand("cache");
   cache.option("WHAT", cache_what);
   app.parse_or_exit(argc, argv);
@@ -152,7 +177,14 @@ Options parse_command_line(int argc, char** argv) {
     o.cache = cache_what;
     return o;
   }
-  if (!run.given()) usage_error("no command (try 'toroidc run FILE --reference')");
+  if (aot.given()) {
+    if (o.output.empty()) usage_error("'aot' needs -o PACKAGE");
+    o.aot = true;
+    inputs = aot_inputs;
+    seed = aot_seed;
+    tf32 = aot_tf32;
+  }
+  if (!run.given() && !aot.given()) usage_error("no command (try 'toroidc run FILE --reference')");
   o.check = !no_check;
   for (const std::string& v : inputs) {
     size_t eq = v.find('=');
@@ -296,24 +328,49 @@ int run_cache(const std::string& what) {
   return 0;
 }
 
+toroid::driver::CompileOptions compile_options(const Options& o) {
+  toroid::driver::CompileOptions co;
+  co.verify_each = o.verify_each;
+  co.deterministic = o.deterministic;
+  co.tf32_convolutions = o.tf32_convolutions;
+  co.tf32_matmuls = o.tf32_matmuls;
+  co.dynamic = !o.static_shapes;
+  co.target = o.device == "cuda" ? toroid::Target::cuda(o.cuda_arch) : toroid::Target::cpu();
+  co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)
+  co.load = !o.compile_only;
+  return co;
+}
+
+// `toroidc aot`: the graph's parameters (given, or random), compiled and packaged.
+int write_aot(const Options& o, const std::string& text, const std::string& name, const toroid::Graph& graph,
+              const std::vector<RtValue>& inputs) {
+  std::vector<HostTensor> params;
+  std::vector<const toroid::Value*> values = toroid::graph_inputs(graph);
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i]->node()->kind() == toroid::NodeKind::Param) params.push_back(inputs[i].tensor());
+  toroid::driver::write_package(o.output, text, name, compile_options(o), params);
+  std::cout << "wrote " << o.output << ": " << params.size() << " parameter" << (params.size() == 1 ? "" : "s") << ", "
+            << std::filesystem::file_size(o.output) << " bytes, for " << o.device << "\n";
+  return 0;
+}
+
 int run(const Options& o) {
   if (!o.cache.empty()) return run_cache(o.cache);
   toroid::ops::install_schema_op_info();
-  std::string text = toroid::read_file(o.file);
+  std::unique_ptr<toroid::driver::Package> package;
+  if (!o.aot && o.file != "-" && toroid::driver::Package::is_package(o.file)) {
+    if (o.reference || !o.emit.empty() || o.compile_only)
+      usage_error("a package runs its packaged kernels: --reference, --emit and --compile-only take a .tir file");
+    package = toroid::driver::Package::load(o.file);
+  }
+  std::string text = package ? package->text() : toroid::read_file(o.file);
   std::string name = o.file == "-" ? "<stdin>" : o.file;
   std::unique_ptr<toroid::Graph> graph = toroid::parse_graph(text, name);
   toroid::verify_or_throw(*graph);
 
   std::unique_ptr<toroid::driver::CompiledModule> module;
-  if (!o.reference) {
-    toroid::driver::CompileOptions co;
-    co.verify_each = o.verify_each;
-    co.deterministic = o.deterministic;
-    co.tf32_convolutions = o.tf32_convolutions;
-    co.tf32_matmuls = o.tf32_matmuls;
-    co.target = o.device == "cuda" ? toroid::Target::cuda(o.cuda_arch) : toroid::Target::cpu();
-    co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)
-    co.load = !o.compile_only;
+  if (!o.reference && !o.aot && !package) {
+    toroid::driver::CompileOptions co = compile_options(o);
     module = toroid::driver::CompiledModule::compile(text, name, co);
     if (o.compile_only) {
       const toroid::driver::CompileStats& cs = module->current().stats;
@@ -334,6 +391,9 @@ int run(const Options& o) {
 
   std::vector<const toroid::Value*> values = toroid::graph_inputs(*graph);
   std::vector<RtValue> given(values.size());
+  if (package)  // the parameters are the package's
+    for (size_t i = 0; i < package->host_params().size(); ++i)
+      given[package->num_inputs() + i] = package->host_params()[i];
   for (const auto& [input_name, value] : o.inputs) {
     std::optional<size_t> i = find_input(values, input_name);
     if (!i) usage_error("the graph has no input named '" + input_name + "'");
@@ -347,13 +407,14 @@ int run(const Options& o) {
     }
   }
   for (size_t i = 0; i < values.size(); ++i)
-    if (given[i].is_none() && !o.random)
+    if (given[i].is_none() && !o.random && (!o.aot || values[i]->node()->kind() == toroid::NodeKind::Param))
       toroid::user_error("no value for input " + toroid::describe_input(values[i]) + " (give --input " +
                              values[i]->name() + "=FILE.npy or --random-inputs)",
                          values[i]->node()->loc());
   std::vector<RtValue> inputs = toroid::bind::random_inputs(
       *graph, o.seed, o.normal ? toroid::bind::RandomDist::Normal : toroid::bind::RandomDist::Uniform, given);
   inputs = toroid::bind::materialize_inputs(*graph, inputs);
+  if (o.aot) return write_aot(o, text, name, *graph, inputs);
 
   toroid::interp::InterpreterOptions io;
   io.seed = o.seed;
@@ -372,15 +433,19 @@ int run(const Options& o) {
     auto start = std::chrono::steady_clock::now();
     outputs = module->run(run_inputs, &stats);
     run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  } else if (package) {
+    auto start = std::chrono::steady_clock::now();
+    outputs = package->run({run_inputs.begin(), run_inputs.begin() + static_cast<std::ptrdiff_t>(package->num_inputs())});
+    run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   // The reference run's binding has the unbacked symbols its results bound (nonzero's count).
   std::optional<toroid::sym::Binding> reference_binding;
-  if (!module || o.compare) {
+  if ((!module && !package) || o.compare) {
     toroid::interp::Interpreter interpreter(*graph, io);
     reference = interpreter.run(inputs);
     reference_binding = interpreter.binding();
   }
-  if (!module) outputs = reference;
+  if (!module && !package) outputs = reference;
 
   std::vector<std::string> names;
   if (const toroid::Node* out = graph->output_node())
@@ -417,10 +482,10 @@ int run(const Options& o) {
       cmp.first_mismatch = "input " + written.first_mismatch.substr(3) + " (written by the graph)";  // "out2[5]: ..."
     }
   }
-  if (o.json && !module) {
+  if (o.json && !module && !package) {
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"outputs\": [" << outputs_json << "]}\n";
   } else if (o.json) {
-    const toroid::driver::CompileStats& cs = module->current().stats;
+    const toroid::driver::CompileStats& cs = (module ? *module : package->module()).current().stats;
     std::optional<int64_t> reference_peak = reference_peak_bytes(
         *graph, reference_binding ? *reference_binding : toroid::bind::bind_inputs(*graph, inputs));
     std::cout << "{\"graph\": \"" << graph->name() << "\", \"ops\": " << cs.ops << ", \"kernels\": " << cs.kernels
@@ -448,7 +513,7 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options options = parse_command_line(argc, argv);
-  if (options.output.empty()) return toroid::run_tool("toroidc", [&] { return run(options); });
+  if (options.output.empty() || options.aot) return toroid::run_tool("toroidc", [&] { return run(options); });
   // -o: standard output goes to the file, written whole (atomically) only when the run succeeds.
   std::ostringstream out;
   std::streambuf* terminal = std::cout.rdbuf(out.rdbuf());

@@ -7,6 +7,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "toroid/codegen/wrapper/wrapper.h"
@@ -17,6 +19,17 @@
 #include "toroid/runtime/output_binding.h"
 
 namespace toroid::driver {
+
+// Kernels compiled ahead of time (an AOT package's, driver/package.h), by the key of the source
+// they were compiled from: a compile given them loads these and runs no compiler.
+struct PrebuiltKernels {
+  std::unordered_map<std::string, std::string> cpu;  // kernels_key(source) -> the shared object
+  std::string cpu_isa;  // the host_isa() they were built for (-march=native)
+  std::shared_ptr<const std::unordered_map<std::string, std::string>> cuda;  // cuda::prebuilt_key -> cubin
+};
+
+// The key of a CPU module's kernels among PrebuiltKernels::cpu (its kernels_source's hash).
+std::string kernels_key(const std::string& source);
 
 struct CompileOptions {
   bool verify_each = false;  // verify the graph after every pass
@@ -54,6 +67,11 @@ struct CompileOptions {
   // (loop::LowerOptions). Off: f32 products are exact, as the reference kernels'.
   bool tf32_convolutions = false;
   bool tf32_matmuls = false;
+  // Load the kernels from here instead of compiling them (a UserError when one is missing).
+  std::shared_ptr<const PrebuiltKernels> prebuilt;
+  // Keep each specialization's compiled kernels (Specialization::kernel_images), to package them;
+  // on CUDA, both entry points of every kernel are compiled.
+  bool keep_kernels = false;
 };
 
 struct CompileStats {
@@ -83,6 +101,9 @@ struct Specialization {
   std::unique_ptr<runtime::Executor> executor;  // when loaded: the target's
   CompileStats stats;
   std::unique_ptr<CompileTrace> trace;  // with a debug directory only
+  // With CompileOptions::keep_kernels: (key, bytes) of the compiled kernels, keyed as
+  // PrebuiltKernels is (one shared object on the CPU, every cubin on CUDA).
+  std::vector<std::pair<std::string, std::string>> kernel_images;
 
   // What a run with these symbol values (from specialize()) returns: each output's sizes,
   // strides and aliasing, from the program's output plan.

@@ -35,6 +35,14 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& fla
 // linked into one shared object; one cache entry keyed by all of them.
 SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& flags = {});
 
+// A shared object's bytes (an AOT package's kernels) loaded without a compiler: written to a
+// private temporary file, opened, and the file removed. `name` is for messages.
+SharedObject load_shared_object(const std::string& bytes, const std::string& name);
+
+// What -march=native compiles for here: the CPU's instruction set extensions, as /proc/cpuinfo
+// lists them ("unknown" where it cannot be read).
+const std::string& host_isa();
+
 // The cache directory in use (created on demand).
 std::string cache_dir();
 

@@ -11,6 +11,9 @@ namespace toroid {
 // 3 for internal errors (a bug), otherwise the body's own status.
 int run_tool(const char* tool_name, const std::function<int()>& body);
 
+// The project's version ("0.2.0").
+const char* version_string();
+
 // "NAME VERSION" (the project's version) on standard output, for --version.
 void print_version(const char* tool_name);
 

@@ -185,9 +185,23 @@ bool nvrtc_available(std::string* why) {
 
 std::string nvrtc_version() { return loaded_nvrtc().version_string; }
 
+std::string prebuilt_key(const std::string& source, int arch) {
+  return "sm_" + std::to_string(arch) + "-" + runtime::detail::hex64(fnv1a64(source));
+}
+
 std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, const NvrtcOptions& options) {
   std::vector<Cubin> out(requests.size());
   if (requests.empty()) return out;
+  if (options.prebuilt) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+      auto it = options.prebuilt->find(prebuilt_key(requests[i].source, options.arch));
+      if (it == options.prebuilt->end())
+        user_error("the package has no sm_" + std::to_string(options.arch) + " cubin for " + requests[i].name +
+                   " (packaged for other sizes or another architecture?)");
+      out[i] = Cubin{it->second, true};
+    }
+    return out;
+  }
   const Nvrtc& api = loaded_nvrtc();
   std::vector<std::string> argv = {"-std=c++17", "--gpu-architecture=sm_" + std::to_string(options.arch),
                                    "-default-device"};

@@ -8,7 +8,9 @@
 // corrupt entry is detected and rebuilt).
 #pragma once
 
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace toroid::runtime::cuda {
@@ -32,7 +34,13 @@ struct NvrtcOptions {
   // and the include path of the toolkit's headers when NVRTC needs it).
   std::vector<std::string> options;
   bool use_cache = true;
+  // Cubins compiled ahead of time (an AOT package's), by prebuilt_key: when set, every request
+  // must be among them and NVRTC is never loaded (a missing one is a UserError).
+  std::shared_ptr<const std::unordered_map<std::string, std::string>> prebuilt;
 };
+
+// The key of a translation unit's cubin for sm_<arch> among NvrtcOptions::prebuilt.
+std::string prebuilt_key(const std::string& source, int arch);
 
 // Compiles each request (in parallel on up to hardware_concurrency threads when there are
 // several). A compile error is an InternalError (generated code is toroid's responsibility)
