@@ -30,3 +30,31 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 [ "$(pkg-config --modversion toroid)" = "$version" ] || { echo "toroid.pc says $(pkg-config --modversion toroid)"; exit 1; }
 cc -std=c11 -Wall -Werror "$src/tests/install/consumer.c" -o "$work/consumer_c" $(pkg-config --cflags --libs toroid)
 LD_LIBRARY_PATH="$libdir" TOROID_CACHE_DIR="$work/cache" "$work/consumer_c"
+# The AOT example (examples/aot) built against the install: it runs a package of the MLP example
+# with no compiler (CXX points nowhere, empty kernel cache), and its output is the bytes of
+# toroidc's run of the same package on the same input, which --check compares with the
+# reference interpreter.
+cmake -S "$src/examples/aot" -B "$work/aot" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/aot" >/dev/null
+TOROID_CACHE_DIR="$work/cache" "$prefix/bin/toroidc" aot "$src/examples/mlp.tir" -o "$work/mlp.toroidpkg" --random-inputs --seed 7
+python3 - "$work" <<'PY'
+import struct, sys
+values = [((i * 37) % 101) / 50.0 - 1.0 for i in range(8 * 64)]
+open(sys.argv[1] + "/x.bin", "wb").write(struct.pack("<%df" % len(values), *values))
+header = "{'descr': '<f4', 'fortran_order': False, 'shape': (8, 64), }"
+header += " " * (63 - (10 + len(header)) % 64) + "\n"
+with open(sys.argv[1] + "/x.npy", "wb") as f:
+    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+    f.write(struct.pack("<%df" % len(values), *values))
+PY
+LD_LIBRARY_PATH="$libdir" CXX=/nonexistent/c++ TOROID_CACHE_DIR="$work/cache-aot" \
+  "$work/aot/aot_run" "$work/mlp.toroidpkg" "$work/x.bin" 8,64 "$work/y.bin"
+TOROID_CACHE_DIR="$work/cache" "$prefix/bin/toroidc" run "$work/mlp.toroidpkg" --input "x=$work/x.npy" --check \
+  --output-dir "$work/ref" | tail -1
+python3 - "$work" <<'PY'
+import sys
+got = open(sys.argv[1] + "/y.bin", "rb").read()
+ref = open(sys.argv[1] + "/ref/out0.npy", "rb").read()
+assert len(got) == 8 * 10 * 4 and ref.endswith(got), "aot_run's output differs from toroidc's run of the package"
+print("aot_run: output matches toroidc run of the package (checked against the reference interpreter)")
+PY

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from ._capi import ToroidError, analyze_kernel, device_memory, op_supported  # noqa: F401
-from . import config, export  # noqa: F401  (toroid.export.load; imports torch only when called)
+from . import aot, config, export  # noqa: F401  (toroid.export.load; imports torch only when called)
 from .explain import Explanation, explain  # noqa: F401
 
 __version__ = "0.2.0"

@@ -104,8 +104,9 @@ def lib():
         "toroid_compile_ms": ([vp], ctypes.c_double), "toroid_num_specializations": ([vp], i),
         "toroid_analyze_kernel": ([cp, cp, i, P(cp)], i),
         "toroid_device_memory_stats": ([P(DeviceMemory), i], i),
+        "toroid_package_write": ([cp, cp, P(CompileOptions), P(Tensor), i, cp], i),
     }
-    optional = {"toroid_analyze_kernel", "toroid_device_memory_stats"}  # newer than some libraries of this ABI version
+    optional = {"toroid_analyze_kernel", "toroid_device_memory_stats", "toroid_package_write"}  # newer than some libraries of this ABI version
     for name, (args, res) in sigs.items():
         try:
             fn = getattr(L, name)
@@ -167,6 +168,19 @@ def op_supported(name: str, device: Optional[str] = None) -> bool:
             raise ToroidError(lib().toroid_last_error().decode())
         _supported[key] = bool(r)
     return _supported[key]
+
+
+def write_package(text, path, params, device="cpu", dynamic=False, filename="<python>", tf32_convolutions=False,
+                  tf32_matmuls=False):
+    """toroid_package_write: `params` are toroid_tensor headers of host tensors, in the order of
+    the graph's param nodes."""
+    L = lib()
+    if not hasattr(L, "toroid_package_write"):
+        raise ToroidError("this libtoroid.so predates AOT packages: rebuild it")
+    o = CompileOptions(ctypes.sizeof(CompileOptions), device.encode(), 1 if dynamic else 0, None, 1, 0, 1,
+                       1 if tf32_convolutions else 0, 1 if tf32_matmuls else 0)
+    arr = (Tensor * max(len(params), 1))(*params)
+    check(L.toroid_package_write(text.encode(), filename.encode(), ctypes.byref(o), arr, len(params), path.encode()))
 
 
 class Module:
