@@ -13,6 +13,33 @@ from typing import Any, Optional
 from ._capi import ToroidError
 
 
+def _params_as_attributes(ep):
+    """ep's graph with its lifted parameters, buffers and constant tensors as get_attr nodes of
+    their qualified names (which fx_to_tir writes as `param` nodes) and only the user inputs as
+    placeholders."""
+    import copy
+    import torch
+    state = dict(ep.state_dict)
+    state.update(getattr(ep, "constants", {}) or {})
+    graph = copy.deepcopy(ep.graph_module.graph)
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    kinds = [(spec.kind.name, spec.target) for spec in ep.graph_signature.input_specs]
+    attrs = {}
+    first = next(n for n in graph.nodes if n.op != "placeholder")
+    for node, (kind, target) in zip(placeholders, kinds):
+        if kind == "USER_INPUT":
+            continue
+        if kind not in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR") or target not in state:
+            raise ToroidError("toroid.aot.package: input %s of kind %s is not supported" % (node.name, kind))
+        attrs[target] = state[target]
+        with graph.inserting_before(first):
+            a = graph.get_attr(target)
+        a.meta = dict(node.meta)
+        node.replace_all_uses_with(a)
+        graph.erase_node(node)
+    return torch.fx.GraphModule(attrs, graph)
+
+
 def package(exported_program: Any, path: str, device: Optional[str] = None, dynamic: bool = False,
             tf32: bool = False) -> str:
     """Writes `exported_program` (torch.export.export's) to `path` as an AOT package for `device`
@@ -30,14 +57,12 @@ def package(exported_program: Any, path: str, device: Optional[str] = None, dyna
     if any(s.kind.name != "USER_OUTPUT" for s in specs):
         raise ToroidError("toroid.aot.package: the program mutates buffers (%s); export the model in eval mode" %
                           ", ".join(str(s.target) for s in specs if s.kind.name != "USER_OUTPUT"))
-    gm = ep.module()  # parameters and buffers as attributes (get_attr nodes), user inputs as placeholders
-    examples = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder" and "val" in n.meta]
-    params = dict(exported_program.state_dict)
+    gm = _params_as_attributes(ep)
     if device is None:
-        devices = {t.device.type for t in params.values()}
+        devices = {t.device.type for t in dict(ep.state_dict).values()}
         device = "cuda" if "cuda" in devices else "cpu"
     with real_mode():
-        text = graph_to_tir(gm, examples or None, name="aot")
+        text = graph_to_tir(gm, None, name="aot")  # sizes and dtypes from the nodes' meta
         attrs = get_attrs(gm)
         order = re.findall(r'^\s*%\S+ = param "([^"]+)"', text, flags=re.M)
         tensors = []
