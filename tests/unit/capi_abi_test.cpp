@@ -285,6 +285,51 @@ TEST_F(CApi, DebugDirectoryPerCompile) {
   toroid_module_free(m);
 }
 
+// An AOT package of a graph with a parameter: written, loaded and run with the parameter
+// baked in, equal to the module run with the parameter passed; bad packages and calls are errors.
+TEST_F(CApi, AotPackageRunsWithItsParameters) {
+  constexpr const char* kAffine = R"(graph @affine functional {
+  %x = input : f32[2, 4]
+  %w = param "weight" : f32[4]
+  %y = aten.mul.Tensor(%x, %w) : f32[2, 4]
+  %z = aten.relu.default(%y) : f32[2, 4]
+  output %z
+})";
+  std::vector<float> x = {1, -2, 3, -4, 5, -6, 7, -8}, w = {0.5f, -1, 2, 0.25f};
+  std::string path = (cache_->dir() / "affine.toroidpkg").string();
+  toroid_compile_options o;
+  toroid_compile_options_init(&o);
+  toroid_tensor param = tensor(w.data(), {4});
+  ASSERT_EQ(toroid_package_write(kAffine, "affine.tir", &o, &param, 1, path.c_str()), 0) << error();
+  toroid_package* p = nullptr;
+  ASSERT_EQ(toroid_package_load(path.c_str(), &p), 0) << error();
+  EXPECT_EQ(toroid_package_num_inputs(p), 1);
+  EXPECT_EQ(toroid_package_num_outputs(p), 1);
+  toroid_tensor in = tensor(x.data(), {2, 4});
+  toroid_tensor out;
+  ASSERT_EQ(toroid_package_run(p, &in, 1, &out, 1), 0) << error();
+  const auto* y = static_cast<const float*>(out.data) + out.offset;
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(y[i], std::max(0.0f, x[i] * w[i % 4])) << i;
+  toroid_tensor_release(&out);
+  toroid_tensor two[2] = {in, in};
+  EXPECT_NE(toroid_package_run(p, two, 2, &out, 1), 0);
+  EXPECT_NE(error().find("takes 1 inputs (its parameters are packaged), got 2"), std::string::npos) << error();
+  toroid_package_free(p);
+  toroid_package_free(p);
+  EXPECT_NE(error().find("not a live package"), std::string::npos) << error();
+  EXPECT_EQ(toroid_package_num_inputs(p), -1);
+  // A parameter of the wrong sizes, a file that is not a package.
+  toroid_tensor wrong = tensor(w.data(), {2, 2});
+  EXPECT_NE(toroid_package_write(kAffine, "affine.tir", &o, &wrong, 1, path.c_str()), 0);
+  EXPECT_NE(error().find("parameter 0 (w): expected f32"), std::string::npos) << error();
+  EXPECT_NE(toroid_package_write(kAffine, "affine.tir", &o, &param, 0, path.c_str()), 0);
+  EXPECT_NE(error().find("the graph has 1 parameters, got 0"), std::string::npos) << error();
+  std::string junk = (cache_->dir() / "junk.toroidpkg").string();
+  std::ofstream(junk) << "graph @g functional {}\n";
+  EXPECT_NE(toroid_package_load(junk.c_str(), &p), 0);
+  EXPECT_NE(error().find("not a toroid package"), std::string::npos) << error();
+}
+
 TEST_F(CApi, BadOptions) {
   toroid_module* m = nullptr;
   EXPECT_NE(toroid_compile_with_options(kGraph, nullptr, nullptr, &m), 0);
