@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 ALLOWED = {"toroid/graph/types.h", "toroid/graph/target.h", "toroid/loop/library.h"}
-CAPI_ALLOWED = {"toroid/c_api.h", "toroid/driver/compile.h", "toroid/driver/user_kernels.h", "toroid/graph/inputs.h",
+CAPI_ALLOWED = {"toroid/c_api.h", "toroid/driver/compile.h", "toroid/driver/package.h", "toroid/driver/user_kernels.h", "toroid/graph/inputs.h",
                 "toroid/support/error.h"}
 
 
