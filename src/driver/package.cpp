@@ -124,6 +124,7 @@ void write_package(const std::string& path, const std::string& text, const std::
   w.line("flags " + std::to_string(co.dynamic) + " " + std::to_string(co.deterministic) + " " +
          std::to_string(co.tf32_convolutions) + " " + std::to_string(co.tf32_matmuls));
   w.line("text " + w.add(text));
+  w.line("wrapper " + w.add(codegen::wrapper::print_wrapper(s.wrapper)));
   for (size_t i = 0; i < values.size(); ++i) {
     const Value* v = values[i];
     std::vector<int64_t> sizes = static_sizes(v);
@@ -142,7 +143,7 @@ void write_package(const std::string& path, const std::string& text, const std::
 
 std::unique_ptr<Package> Package::load(const std::string& path) {
   Reader r(read_file(path), path);
-  std::string text, device = "cpu", isa, version;
+  std::string text, wrapper, device = "cpu", isa, version;
   int arch = 0;
   bool dynamic = true, deterministic = false, tf32c = false, tf32m = false;
   auto prebuilt = std::make_shared<PrebuiltKernels>();
@@ -159,6 +160,7 @@ std::unique_ptr<Package> Package::load(const std::string& path) {
     else if (word == "isa") isa = line.size() > 4 ? line.substr(4) : "";
     else if (word == "flags") in >> dynamic >> deterministic >> tf32c >> tf32m;
     else if (word == "text") text = r.blob(in, "text");
+    else if (word == "wrapper") wrapper = r.blob(in, "wrapper");
     else if (word == "param") {
       size_t index = 0;
       in >> index;
@@ -188,6 +190,9 @@ std::unique_ptr<Package> Package::load(const std::string& path) {
   p->device_ = device;
   p->text_ = text;
   p->module_ = CompiledModule::compile(text, path, co);
+  // The program this toroid builds from the graph is the one packaged, line for line.
+  if (codegen::wrapper::print_wrapper(p->module_->current().wrapper) != wrapper)
+    r.fail("this toroid builds another Wrapper IR program from its graph than the packaged one: package it again");
   std::vector<const Value*> values = param_values(p->module_->graph());
   if (values.size() != param_bytes.size())
     r.fail("its graph has " + std::to_string(values.size()) + " parameters, the file " + std::to_string(param_bytes.size()));

@@ -1,9 +1,10 @@
-// AOT packages (.toroidpkg): a graph with its weights and compiled kernels in one file, run with
-// no Python and no compiler. Writing one compiles the graph (kernels kept: the CPU's shared
-// object, built with -march=native, and every CUDA cubin, both entry points); loading one runs
-// the pipeline up to the Wrapper IR again (milliseconds) and takes the kernels from the file,
-// checked by the hash of the source they were built from, so a package from another toroid
-// version or for other sizes is refused, not run wrongly.
+// AOT packages (.toroidpkg): a graph with its Wrapper IR, weights and compiled kernels in one
+// file, run with no Python and no compiler. Writing one compiles the graph (kernels kept: the
+// CPU's shared object, built with -march=native, and every CUDA cubin, both entry points);
+// loading one runs the pipeline up to the Wrapper IR again (milliseconds), checks that it is the
+// packaged program line for line, and takes the kernels from the file by the hash of the source
+// they were built from, so a package from another toroid version or for other sizes is
+// refused, not run wrongly.
 //
 // The file: a text manifest ("toroidpkg 1" ... "end"), then the blobs it names by offset and
 // size (the graph's text, each parameter's bytes, each kernel image), 64-byte aligned.
