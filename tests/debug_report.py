@@ -62,7 +62,7 @@ def chromium():
 
 def browser_args(browser, extra):
     # As root (CI containers) Chromium needs --no-sandbox; no GPU here.
-    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"] + extra
+    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars"] + extra
 
 
 def operand_edges(graph_text):
