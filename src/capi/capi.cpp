@@ -479,6 +479,42 @@ void* cu_stream(void* stream) { return stream ? stream : reinterpret_cast<void*>
 
 }  // namespace
 
+namespace {
+
+// The driver's options for a caller's (checked: size, device).
+toroid::driver::CompileOptions driver_options(const toroid_compile_options* options) {
+    if (!options) user_error("toroid_compile_with_options: null options (use toroid_compile_options_init)");
+    if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(toroid_compile_options))
+      user_error("toroid_compile_with_options: struct_size " + std::to_string(options->struct_size) +
+                 " is not a toroid_compile_options of this library (at most " +
+                 std::to_string(sizeof(toroid_compile_options)) + " bytes; set it to sizeof)");
+    // Fields past the caller's struct_size keep their defaults.
+    toroid_compile_options o;
+    toroid_compile_options_init(&o);
+    std::memcpy(&o, options, options->struct_size);
+    std::string dev = o.device ? o.device : "cpu";
+    toroid::driver::CompileOptions co;
+    if (dev == "cuda") co.target = toroid::Target::cuda();
+    else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
+    co.dynamic = o.dynamic != 0;
+    co.reference_kernels = o.reference_kernels != 0;
+    co.deterministic = o.deterministic != 0;
+    co.cuda_graphs = o.cuda_graphs != 0;
+    co.tf32_convolutions = o.tf32_convolutions != 0;
+    co.tf32_matmuls = o.tf32_matmuls != 0;
+    if (o.dump_dir) co.dump_dir = o.dump_dir;
+    return co;
+}
+
+}  // namespace
+
+namespace {
+bool is_live(const toroid_package* p) {
+  std::lock_guard<std::mutex> lock(handles().mu);
+  return handles().packages.count(p) != 0;
+}
+}  // namespace
+
 extern "C" {
 
 const char* toroid_last_error(void) { return last_error.c_str(); }
@@ -539,34 +575,6 @@ void toroid_compile_options_init(toroid_compile_options* options) {
   options->cuda_graphs = 1;
 }
 
-namespace {
-
-// The driver's options for a caller's (checked: size, device).
-toroid::driver::CompileOptions driver_options(const toroid_compile_options* options) {
-    if (!options) user_error("toroid_compile_with_options: null options (use toroid_compile_options_init)");
-    if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(toroid_compile_options))
-      user_error("toroid_compile_with_options: struct_size " + std::to_string(options->struct_size) +
-                 " is not a toroid_compile_options of this library (at most " +
-                 std::to_string(sizeof(toroid_compile_options)) + " bytes; set it to sizeof)");
-    // Fields past the caller's struct_size keep their defaults.
-    toroid_compile_options o;
-    toroid_compile_options_init(&o);
-    std::memcpy(&o, options, options->struct_size);
-    std::string dev = o.device ? o.device : "cpu";
-    toroid::driver::CompileOptions co;
-    if (dev == "cuda") co.target = toroid::Target::cuda();
-    else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
-    co.dynamic = o.dynamic != 0;
-    co.reference_kernels = o.reference_kernels != 0;
-    co.deterministic = o.deterministic != 0;
-    co.cuda_graphs = o.cuda_graphs != 0;
-    co.tf32_convolutions = o.tf32_convolutions != 0;
-    co.tf32_matmuls = o.tf32_matmuls != 0;
-    if (o.dump_dir) co.dump_dir = o.dump_dir;
-    return co;
-}
-
-}  // namespace
 
 int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
                                 toroid_module** out) {
@@ -748,12 +756,6 @@ void toroid_package_free(toroid_package* p) {
   delete p;
 }
 
-namespace {
-bool is_live(const toroid_package* p) {
-  std::lock_guard<std::mutex> lock(handles().mu);
-  return handles().packages.count(p) != 0;
-}
-}  // namespace
 
 int toroid_package_num_inputs(const toroid_package* p) {
   return is_live(p) ? static_cast<int>(p->package->num_inputs()) : -1;
