@@ -226,7 +226,9 @@ struct Handles {
   std::unordered_set<const toroid_module*> live;
   std::vector<std::unique_ptr<toroid_module>> freed;
   std::unordered_set<const void*> owners;  // toroid_tensor.owner of outputs not yet released
-  std::unordered_set<const toroid_package*> packages;  // live ones (freed ones are deleted)
+  // Packages as modules: a freed one's shell stays, so a stale handle is never a new package.
+  std::unordered_set<const toroid_package*> packages;
+  std::vector<std::unique_ptr<toroid_package>> freed_packages;
 };
 Handles& handles() {
   static Handles* h = new Handles();  // never destroyed: calls may come from exit handlers
@@ -477,38 +479,31 @@ Call prepare(toroid_module* m, const char* fn, const toroid_tensor* inputs, cons
 // driver API names CU_STREAM_LEGACY; the driver layer's nullptr means toroid's own.
 void* cu_stream(void* stream) { return stream ? stream : reinterpret_cast<void*>(uintptr_t{1}); }
 
-}  // namespace
-
-namespace {
-
 // The driver's options for a caller's (checked: size, device).
 toroid::driver::CompileOptions driver_options(const toroid_compile_options* options) {
-    if (!options) user_error("toroid_compile_with_options: null options (use toroid_compile_options_init)");
-    if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(toroid_compile_options))
-      user_error("toroid_compile_with_options: struct_size " + std::to_string(options->struct_size) +
-                 " is not a toroid_compile_options of this library (at most " +
-                 std::to_string(sizeof(toroid_compile_options)) + " bytes; set it to sizeof)");
-    // Fields past the caller's struct_size keep their defaults.
-    toroid_compile_options o;
-    toroid_compile_options_init(&o);
-    std::memcpy(&o, options, options->struct_size);
-    std::string dev = o.device ? o.device : "cpu";
-    toroid::driver::CompileOptions co;
-    if (dev == "cuda") co.target = toroid::Target::cuda();
-    else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
-    co.dynamic = o.dynamic != 0;
-    co.reference_kernels = o.reference_kernels != 0;
-    co.deterministic = o.deterministic != 0;
-    co.cuda_graphs = o.cuda_graphs != 0;
-    co.tf32_convolutions = o.tf32_convolutions != 0;
-    co.tf32_matmuls = o.tf32_matmuls != 0;
-    if (o.dump_dir) co.dump_dir = o.dump_dir;
-    return co;
+  if (!options) user_error("toroid_compile_with_options: null options (use toroid_compile_options_init)");
+  if (options->struct_size < sizeof(size_t) || options->struct_size > sizeof(toroid_compile_options))
+    user_error("toroid_compile_with_options: struct_size " + std::to_string(options->struct_size) +
+               " is not a toroid_compile_options of this library (at most " +
+               std::to_string(sizeof(toroid_compile_options)) + " bytes; set it to sizeof)");
+  // Fields past the caller's struct_size keep their defaults.
+  toroid_compile_options o;
+  toroid_compile_options_init(&o);
+  std::memcpy(&o, options, options->struct_size);
+  std::string dev = o.device ? o.device : "cpu";
+  toroid::driver::CompileOptions co;
+  if (dev == "cuda") co.target = toroid::Target::cuda();
+  else if (dev != "cpu") user_error("toroid_compile: device must be \"cpu\" or \"cuda\", got \"" + dev + "\"");
+  co.dynamic = o.dynamic != 0;
+  co.reference_kernels = o.reference_kernels != 0;
+  co.deterministic = o.deterministic != 0;
+  co.cuda_graphs = o.cuda_graphs != 0;
+  co.tf32_convolutions = o.tf32_convolutions != 0;
+  co.tf32_matmuls = o.tf32_matmuls != 0;
+  if (o.dump_dir) co.dump_dir = o.dump_dir;
+  return co;
 }
 
-}  // namespace
-
-namespace {
 bool is_live(const toroid_package* p) {
   std::lock_guard<std::mutex> lock(handles().mu);
   return handles().packages.count(p) != 0;
@@ -574,7 +569,6 @@ void toroid_compile_options_init(toroid_compile_options* options) {
   options->reference_kernels = 1;
   options->cuda_graphs = 1;
 }
-
 
 int toroid_compile_with_options(const char* text, const char* filename, const toroid_compile_options* options,
                                 toroid_module** out) {
@@ -718,14 +712,8 @@ int toroid_package_write(const char* text, const char* filename, const toroid_co
     for (int i = 0; i < num_params; ++i) {
       const toroid_tensor& t = params[i];
       if (t.ndim < 0) user_error("toroid_package_write: parameter " + std::to_string(i) + " is a scalar, not a tensor");
-      check_tensor(t, t.data, Naming{"toroid_package_write", "parameter", i}, true);
-      auto dtype = static_cast<toroid::DType>(t.dtype);
-      size_t es = static_cast<size_t>(toroid::dtype_size(dtype));
-      size_t nbytes = extent_bytes(t, es, "parameter " + std::to_string(i));
-      size_t offset = offset_bytes(t, es, "parameter " + std::to_string(i));
-      auto storage = std::make_shared<HostStorage>(static_cast<std::byte*>(t.data) + offset, nbytes, NotOwned::shared());
-      ps.push_back(HostTensor::from_storage(std::move(storage), dtype, {t.sizes, t.sizes + t.ndim},
-                                            {t.strides, t.strides + t.ndim}, 0));
+      // A tensor's wrapping reads no graph value (only a scalar's does).
+      ps.push_back(wrap_input(t, t.data, nullptr, {"toroid_package_write", "parameter", i}, true).tensor());
     }
     toroid::driver::write_package(path, text, filename ? filename : "<toroid_package_write>", co, ps);
   });
@@ -746,16 +734,15 @@ int toroid_package_load(const char* path, toroid_package** out) {
 
 void toroid_package_free(toroid_package* p) {
   if (!p) return;
-  {
-    std::lock_guard<std::mutex> lock(handles().mu);
-    if (!handles().packages.erase(p)) {
-      last_error = "toroid_package_free: not a live package (freed already, or not from toroid_package_load)";
-      return;
-    }
+  std::unique_ptr<toroid::driver::Package> state;
+  std::lock_guard<std::mutex> lock(handles().mu);
+  if (!handles().packages.erase(p)) {
+    last_error = "toroid_package_free: not a live package (freed already, or not from toroid_package_load)";
+    return;
   }
-  delete p;
+  state = std::move(p->package);
+  handles().freed_packages.emplace_back(p);
 }
-
 
 int toroid_package_num_inputs(const toroid_package* p) {
   return is_live(p) ? static_cast<int>(p->package->num_inputs()) : -1;

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
@@ -24,7 +23,6 @@
 #include "toroid/runtime/so_cache.h"
 #include "toroid/support/env.h"
 #include "toroid/support/file.h"
-#include "toroid/support/hash.h"
 #include "toroid/support/error.h"
 #include "toroid/support/log.h"
 #ifdef TOROID_WITH_CUDA
@@ -64,19 +62,11 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
   auto start = std::chrono::steady_clock::now();
   // A module that will not run gets both entry points of every kernel compiled (a check);
   // one that runs gets the 32-bit ones, and 64-bit ones when a launch needs them.
-  std::vector<cu::CubinRequest> requests = cu::cubin_requests(s.wrapper, !o.load || o.keep_kernels);
+  std::vector<cu::CubinRequest> requests = cu::cubin_requests(s.wrapper, !o.load);
   std::vector<cu::Cubin> cubins = cu::compile_cubins(requests, no);
-  if (o.keep_kernels) {
+  if (o.keep_kernels)
     for (size_t i = 0; i < requests.size(); ++i)
       s.kernel_images.emplace_back(cu::prebuilt_key(requests[i].source, no.arch), cubins[i].image);
-    // The executor takes the ones a run loads (cubin_requests without both widths).
-    std::vector<cu::CubinRequest> loaded = cu::cubin_requests(s.wrapper, false);
-    std::vector<cu::Cubin> picked;
-    for (const cu::CubinRequest& r : loaded)
-      for (size_t i = 0; i < requests.size(); ++i)
-        if (requests[i].name == r.name) picked.push_back(cubins[i]);
-    cubins = std::move(picked);
-  }
   s.stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.stats.cache_hit = true;
   for (const cu::Cubin& c : cubins) s.stats.cache_hit = s.stats.cache_hit && c.cache_hit;
@@ -87,7 +77,7 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
 // The package's shared object for `source`, loaded; a UserError when it has none or was built for
 // another CPU.
 runtime::SharedObject load_prebuilt(const PrebuiltKernels& p, const std::string& source, const std::string& graph) {
-  auto it = p.cpu.find(kernels_key(source));
+  auto it = p.cpu.find(runtime::content_key(source));
   if (it == p.cpu.end())
     user_error("the package has no CPU kernels for " + graph +
                " at these sizes (it was compiled for others, or by another toroid version)");
@@ -252,7 +242,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
       s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores),
                                         runtime::compile_flags_for(options_.target));
     }
-    if (options_.keep_kernels) s->kernel_images.emplace_back(kernels_key(s->source), read_file(s->so.path));
+    if (options_.keep_kernels) s->kernel_images.emplace_back(runtime::content_key(s->source), read_file(s->so.path));
     s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();
     s->stats.cache_hit = s->so.cache_hit;
     clock.lap("cxx");
@@ -557,12 +547,6 @@ bool is_decomposed(const std::string& op) {
   return std::binary_search(decomposed.begin(), decomposed.end(), op);
 }
 }  // namespace
-
-std::string kernels_key(const std::string& source) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(source)));
-  return hex;
-}
 
 bool op_supported(const std::string& op) {
   ops::install_schema_op_info();

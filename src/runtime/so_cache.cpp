@@ -143,6 +143,8 @@ const std::string& host_isa() {
   return isa;
 }
 
+std::string content_key(std::string_view source) { return detail::hex64(fnv1a64(source)); }
+
 SharedObject load_shared_object(const std::string& bytes, const std::string& name) {
   std::string dir = cache_dir();
   std::string path = dir + "/package-XXXXXX.so";

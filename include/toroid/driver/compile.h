@@ -23,13 +23,10 @@ namespace toroid::driver {
 // Kernels compiled ahead of time (an AOT package's, driver/package.h), by the key of the source
 // they were compiled from: a compile given them loads these and runs no compiler.
 struct PrebuiltKernels {
-  std::unordered_map<std::string, std::string> cpu;  // kernels_key(source) -> the shared object
+  std::unordered_map<std::string, std::string> cpu;  // runtime::content_key(source) -> the shared object
   std::string cpu_isa;  // the host_isa() they were built for (-march=native)
   std::shared_ptr<const std::unordered_map<std::string, std::string>> cuda;  // cuda::prebuilt_key -> cubin
 };
-
-// The key of a CPU module's kernels among PrebuiltKernels::cpu (its kernels_source's hash).
-std::string kernels_key(const std::string& source);
 
 struct CompileOptions {
   bool verify_each = false;  // verify the graph after every pass
@@ -69,8 +66,8 @@ struct CompileOptions {
   bool tf32_matmuls = false;
   // Load the kernels from here instead of compiling them (a UserError when one is missing).
   std::shared_ptr<const PrebuiltKernels> prebuilt;
-  // Keep each specialization's compiled kernels (Specialization::kernel_images), to package them;
-  // on CUDA, both entry points of every kernel are compiled.
+  // Keep each specialization's compiled kernels (Specialization::kernel_images), to package them
+  // (a CUDA module that does not load has both entry points of every kernel compiled).
   bool keep_kernels = false;
 };
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "toroid/graph/target.h"
@@ -34,6 +35,10 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& fla
 // Several translation units (codegen::wrapper::kernels_sources), compiled in parallel and
 // linked into one shared object; one cache entry keyed by all of them.
 SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& flags = {});
+
+// A source's content key (16 hex digits of its FNV-1a hash): how AOT packages name the kernels
+// compiled from it.
+std::string content_key(std::string_view source);
 
 // A shared object's bytes (an AOT package's kernels) loaded without a compiler: written to a
 // private temporary file, opened, and the file removed. `name` is for messages.

@@ -186,7 +186,7 @@ bool nvrtc_available(std::string* why) {
 std::string nvrtc_version() { return loaded_nvrtc().version_string; }
 
 std::string prebuilt_key(const std::string& source, int arch) {
-  return "sm_" + std::to_string(arch) + "-" + runtime::detail::hex64(fnv1a64(source));
+  return "sm_" + std::to_string(arch) + "-" + runtime::content_key(source);
 }
 
 std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, const NvrtcOptions& options) {
