@@ -48,7 +48,6 @@ def package(exported_program: Any, path: str, device: Optional[str] = None, dyna
     package's inputs (in order). `dynamic` keeps the inputs' sizes symbolic (default: the
     example's sizes only); `tf32` lets f32 convolutions and matmuls on CUDA use TF32 as PyTorch's
     defaults do for cuDNN. Returns the .tir text that was packaged."""
-    import torch
     from . import _capi
     from .fx_to_tir import get_attrs, graph_to_tir, real_mode
     from .runtime import _header
@@ -74,5 +73,4 @@ def package(exported_program: Any, path: str, device: Optional[str] = None, dyna
         headers = [_header(t) for t in tensors]
         _capi.write_package(text, path, headers, device=device, dynamic=dynamic, filename="<toroid.aot>",
                             tf32_convolutions=tf32 and device == "cuda", tf32_matmuls=False)
-    del torch
     return text

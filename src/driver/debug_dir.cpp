@@ -40,10 +40,9 @@ std::filesystem::path fresh_directory(const std::string& root, const std::string
 
 std::string optional_json(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
-std::string memory_json(const Specialization& s) {
+std::string memory_json(const Specialization& s, const std::vector<MemoryPoint>& points) {
   std::ostringstream os;
   os << "{\n  \"planned_peak_bytes\": " << optional_json(planned_peak_at_hints(s)) << ",\n  \"lines\": [";
-  std::vector<MemoryPoint> points = memory_timeline(s);
   for (size_t i = 0; i < points.size(); ++i)
     os << (i ? ",\n" : "\n") << "    {\"line\": " << points[i].line << ", \"what\": " << json_quote(points[i].what)
        << ", \"live_bytes\": " << optional_json(points[i].bytes) << "}";
@@ -145,9 +144,10 @@ std::string write_debug_dir(const Specialization& s, const CompileTrace& trace, 
   write_file(dir / "wrapper.txt", emit(s, "wrapper"));
   write_file(dir / (cuda ? "kernels.cu" : "kernels.cpp"), s.source);
   write_file(dir / "provenance.json", emit(s, "provenance"));
-  write_file(dir / "memory.json", memory_json(s));
+  std::vector<MemoryPoint> memory = memory_timeline(s);
+  write_file(dir / "memory.json", memory_json(s, memory));
   write_file(dir / "compile.json", compile_json(s, trace, history, pass_files));
-  write_file(dir / "report.html", render_report(s, trace, history));
+  write_file(dir / "report.html", render_report(s, trace, history, memory));
   return dir.string();
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "toroid/codegen/wrapper/ir.h"
+#include "toroid/driver/debug.h"
 
 namespace toroid::driver {
 
@@ -30,6 +31,13 @@ struct Fallback {
   std::string why;
 };
 std::vector<Fallback> fallbacks_of(const codegen::wrapper::WrapperProgram& w);
+
+// report.html: a self-contained page (inline SVG, CSS and script; nothing fetched) with the
+// graph coloured by what runs each node, every kernel's source and launch, live memory over
+// the program's lines (`memory`, memory_timeline's), fallbacks, the recompile history and the
+// time of each phase.
+std::string render_report(const Specialization& s, const CompileTrace& trace, const std::vector<CompileEvent>& history,
+                          const std::vector<MemoryPoint>& memory);
 
 // The file of the graph after pass `index` ("passes/02-cse.tir"), relative to the directory.
 std::string pass_file(size_t index, const std::string& pass);

@@ -216,8 +216,7 @@ std::string graph_svg(const cw::WrapperProgram& w, const std::vector<Call>& call
 }
 
 // Live bytes over the lines as a step plot, with each call's line marked in its colour.
-std::string memory_svg(const Specialization& s, const std::vector<Call>& calls) {
-  std::vector<MemoryPoint> points = memory_timeline(s);
+std::string memory_svg(const Specialization& s, const std::vector<Call>& calls, const std::vector<MemoryPoint>& points) {
   int64_t top = 1;
   for (const MemoryPoint& p : points) top = std::max(top, p.bytes.value_or(0));
   if (std::optional<int64_t> planned = planned_peak_at_hints(s)) top = std::max(top, *planned);
@@ -305,7 +304,8 @@ document.querySelectorAll('#graph .node').forEach(function (n) {
 
 }  // namespace
 
-std::string render_report(const Specialization& s, const CompileTrace& trace, const std::vector<CompileEvent>& history) {
+std::string render_report(const Specialization& s, const CompileTrace& trace, const std::vector<CompileEvent>& history,
+                          const std::vector<MemoryPoint>& memory) {
   const cw::WrapperProgram& w = s.wrapper;
   std::vector<Call> calls = calls_of(w);
   std::ostringstream os;
@@ -338,7 +338,7 @@ std::string render_report(const Specialization& s, const CompileTrace& trace, co
   os << "<h2 id=\"sec-memory\">Live memory over the program</h2>\n<p class=\"muted\">Bytes of intermediate buffers "
         "held after each Wrapper IR line at this compile's sizes (inputs and constants not counted); the dashed "
         "line is the plan's peak; the marks under the axis are the calls.</p>\n"
-     << memory_svg(s, calls);
+     << memory_svg(s, calls, memory);
 
   os << "<h2 id=\"sec-kernels\">Calls</h2>\n";
   for (size_t c = 0; c < calls.size(); ++c) {

@@ -136,38 +136,31 @@ Options parse_command_line(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string seed, cuda_arch, tf32, cache_what;
   toroid::CommandLine app{"toroidc", kUsage};
+  // What 'run' and 'aot' both take (one of them parses, into the same variables).
+  auto common = [&](toroid::CommandLine& c) {
+    c.option("FILE", o.file);
+    c.option("-o", o.output);
+    c.repeated_option("--input", inputs);
+    c.flag("--random-inputs", o.random);
+    c.flag("--normal", o.normal);
+    c.option("--seed", seed);
+    c.flag("--deterministic", o.deterministic);
+    c.option("--allow-tf32", tf32);
+    c.option("--device", o.device);
+    c.option("--cuda-arch", cuda_arch);
+  };
   toroid::CommandLine& run = app.subcommand("run");
-  run.option("FILE", o.file);
+  common(run);
   run.flag("--reference", o.reference);
-  run.repeated_option("--input", inputs);
-  run.flag("--random-inputs", o.random);
-  run.flag("--normal", o.normal);
-  run.option("--seed", seed);
-  run.option("-o", o.output);
   run.option("--output-dir", o.output_dir);
   run.flag("--json", o.json);
   run.flag("--no-check", no_check);
   run.flag("--check", o.compare);
   run.flag("--verify-each", o.verify_each);
-  run.flag("--deterministic", o.deterministic);
-  run.option("--allow-tf32", tf32);
   run.option("--emit", o.emit);
-  run.option("--device", o.device);
   run.flag("--compile-only", o.compile_only);
-  run.option("--cuda-arch", cuda_arch);
-  std::vector<std::string> aot_inputs;
-  std::string aot_seed, aot_tf32;
   toroid::CommandLine& aot = app.subcommand("aot");
-  aot.option("FILE", o.file);
-  aot.option("-o", o.output);
-  aot.repeated_option("--input", aot_inputs);
-  aot.flag("--random-inputs", o.random);
-  aot.flag("--normal", o.normal);
-  aot.option("--seed", aot_seed);
-  aot.flag("--deterministic", o.deterministic);
-  aot.option("--allow-tf32", aot_tf32);
-  aot.option("--device", o.device);
-  aot.option("--cuda-arch", cuda_arch);
+  common(aot);
   aot.flag("--static", o.static_shapes);
   toroid::CommandLine& cache = app.subcommand("cache");
   cache.option("WHAT", cache_what);
@@ -180,9 +173,6 @@ Options parse_command_line(int argc, char** argv) {
   if (aot.given()) {
     if (o.output.empty()) usage_error("'aot' needs -o PACKAGE");
     o.aot = true;
-    inputs = aot_inputs;
-    seed = aot_seed;
-    tf32 = aot_tf32;
   }
   if (!run.given() && !aot.given()) usage_error("no command (try 'toroidc run FILE --reference')");
   o.check = !no_check;

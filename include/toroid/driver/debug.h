@@ -41,9 +41,4 @@ std::string debug_root(const std::string& dump_dir);
 std::string write_debug_dir(const Specialization& s, const CompileTrace& trace, std::vector<CompileEvent>& history,
                             const std::string& root);
 
-// report.html: a self-contained page (inline SVG, CSS and script; nothing fetched) with the
-// graph coloured by what runs each node, every kernel's source and launch, live memory over
-// the program's lines, fallbacks, the recompile history and the time of each phase.
-std::string render_report(const Specialization& s, const CompileTrace& trace, const std::vector<CompileEvent>& history);
-
 }  // namespace toroid::driver
