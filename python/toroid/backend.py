@@ -77,7 +77,10 @@ def toroid_backend(gm: "torch.fx.GraphModule", example_inputs: Sequence[Any], du
     torch.compile passes `mode=` or `options=` through (see MODES and OPTIONS)."""
     from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
+    from .attention import decompose_attention
     options = _check_options(mode, options)
+    for line in decompose_attention(gm):
+        log.info("toroid: attention left to PyTorch: %s", line)
     device, dump_dir = options.get("device"), options.get("dump_dir", dump_dir)
     compiler = _compiler(device=device, dump_dir=dump_dir)
     # keep_inference_input_mutations: an inference graph that writes its inputs (an optimizer

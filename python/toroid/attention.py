@@ -1,0 +1,142 @@
+"""scaled_dot_product_attention as ops toroid compiles: two batched matmuls (cuBLASLt / the CPU's
+GEMM) around one fused scale + mask + softmax kernel, instead of the eager kernel that would
+split the graph at every attention layer.
+
+dynamo hands the backend `torch._C._nn.scaled_dot_product_attention` calls; `decompose_attention`
+replaces each by `sdpa_math`, which AOTAutograd then traces (and differentiates) like any other
+code. The score matrix (batch x heads x queries x keys, fp32) is materialized, so a call whose
+scores would exceed `config.attention_max_score_bytes` is left to PyTorch's fused kernels: at
+GPT-2's and BERT's sizes (128 tokens: 0.75 MiB per layer and sequence) the matmuls are the fast
+path, and at long sequences a flash kernel's memory use is what matters.
+
+Numerics follow PyTorch's fused kernels rather than its math fallback: fp16/bf16 inputs are
+multiplied and normalized in fp32 (rounded once, at the output; the CPU has no bf16 matmul
+library in toroid either), and a row whose keys are all masked gives zeros, not NaN.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+_KEYWORDS = ("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+_DEFAULTS = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
+
+
+def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """F.scaled_dot_product_attention's result from matmul, softmax and pointwise ops."""
+    import torch
+    if is_causal and attn_mask is not None:
+        raise ValueError("scaled_dot_product_attention: attn_mask and is_causal=True are exclusive")
+    L, S, E = query.size(-2), key.size(-2), query.size(-1)
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        groups = query.size(-3) // key.size(-3)
+        key = key.repeat_interleave(groups, -3)
+        value = value.repeat_interleave(groups, -3)
+    out_dtype = query.dtype
+    low = out_dtype in (torch.float16, torch.bfloat16)
+    q, k = (query.float(), key.float()) if low else (query, key)
+    factor = 1.0 / math.sqrt(E) if scale is None else scale
+    scores = torch.matmul(q, k.transpose(-2, -1)) * factor
+    masked = False
+    if is_causal:
+        rows = torch.arange(L, device=query.device).unsqueeze(-1)
+        cols = torch.arange(S, device=query.device)
+        scores = scores.masked_fill(cols > rows, float("-inf"))
+    elif attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+            masked = True
+        else:
+            scores = scores + attn_mask.to(scores.dtype)
+            masked = True
+    probs = torch.softmax(scores, dim=-1)
+    if masked:  # a row with every key masked: zeros, as the fused kernels give (softmax: NaN)
+        empty = scores.amax(dim=-1, keepdim=True) == float("-inf")
+        probs = probs.masked_fill(empty, 0.0)
+    if dropout_p > 0.0:
+        probs = torch.dropout(probs, dropout_p, True)
+    return torch.matmul(probs, value.float() if low else value).to(out_dtype)
+
+
+def _targets():
+    import torch
+    found = []
+    for owner, name in ((torch.nn.functional, "scaled_dot_product_attention"),
+                        (torch._C._nn, "scaled_dot_product_attention")):
+        f = getattr(owner, name, None)
+        if f is not None and f not in found:
+            found.append(f)
+    op = getattr(torch.ops.aten, "scaled_dot_product_attention", None)
+    if op is not None:
+        found.append(op.default)
+    return tuple(found)
+
+
+def _size_hint(s) -> Optional[int]:
+    if isinstance(s, int):
+        return s
+    node = getattr(s, "node", None)
+    hint = getattr(node, "hint", None)
+    return int(hint) if hint is not None else None
+
+
+def _example(n) -> Any:
+    """The node's example value (dynamo: example_value; make_fx: val; ShapeProp: tensor_meta)."""
+    meta = getattr(n, "meta", None) or {}
+    for key in ("example_value", "val", "tensor_meta"):
+        if meta.get(key) is not None:
+            return meta[key]
+    return None
+
+
+def score_bytes(query, key) -> Optional[int]:
+    """Bytes of the fp32 score matrix a call with these (example) tensors materializes; None when
+    a size has no hint."""
+    sizes = [_size_hint(s) for s in list(query.shape[:-1]) + [key.shape[-2]]]
+    if any(s is None for s in sizes):
+        return None
+    return 4 * math.prod(sizes)
+
+
+def _arguments(n):
+    """(query, key, value, keyword values) of an attention node, or None when its arguments are
+    not the documented ones."""
+    args, kwargs = list(n.args), dict(n.kwargs)
+    if len(args) < 3 or len(args) > 3 + len(_KEYWORDS) or set(kwargs) - set(_KEYWORDS):
+        return None
+    values = dict(_DEFAULTS)
+    for name, a in zip(_KEYWORDS, args[3:]):
+        values[name] = a
+    values.update(kwargs)
+    return args[0], args[1], args[2], values
+
+
+def decompose_attention(gm, max_score_bytes: Optional[int] = None) -> list[str]:
+    """Replaces gm's attention calls by sdpa_math where the scores fit `max_score_bytes`
+    (default: config.attention_max_score_bytes). Returns a line per call left alone, saying why."""
+    from . import config
+    limit = config.attention_max_score_bytes if max_score_bytes is None else max_score_bytes
+    targets = _targets()
+    kept = []
+    changed = False
+    for n in list(gm.graph.nodes):
+        if n.op != "call_function" or n.target not in targets:
+            continue
+        parsed = _arguments(n)
+        if parsed is None:
+            kept.append("%s: arguments not understood" % n.name)
+            continue
+        q, k, v, kw = parsed
+        qv, kv = _example(q), _example(k)
+        nbytes = score_bytes(qv, kv) if qv is not None and kv is not None else None
+        if nbytes is None or nbytes > limit:
+            kept.append("%s: scores of %s bytes over toroid.config.attention_max_score_bytes (%d): PyTorch's "
+                        "fused kernel" % (n.name, "unknown" if nbytes is None else nbytes, limit))
+            continue
+        n.target = sdpa_math
+        n.args, n.kwargs = (q, k, v), kw
+        changed = True
+    if changed:
+        gm.graph.lint()
+        gm.recompile()
+    return kept

@@ -1,0 +1,154 @@
+"""Attention as toroid compiles it (python/toroid/attention.py): sdpa_math against a float64
+reference written per (batch, head) row, toroid's compile of it (every op compiled, none left to
+eager) on the CPU, and the graph rewrite of dynamo's scaled_dot_product_attention calls where
+torch has them (>= 2.0). Exits 77 (skip) without torch.
+"""
+import math
+import os
+import sys
+import unittest
+
+try:
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+except ImportError:
+    print("torch is not installed: skipping")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from toroid import attention  # noqa: E402
+from toroid.runtime import compile_graph  # noqa: E402
+
+
+def reference(q, k, v, mask=None, causal=False, scale=None, groups=1):
+    """Row by row in float64: scores, masking, softmax (zeros for a row with no key), weights."""
+    q, k, v = q.double(), k.double(), v.double()
+    B, H, L, E = q.shape
+    S = k.shape[-2]
+    out = torch.zeros(B, H, L, v.shape[-1], dtype=torch.float64)
+    factor = 1 / math.sqrt(E) if scale is None else scale
+    for b in range(B):
+        for h in range(H):
+            kh, vh = k[b, h // groups], v[b, h // groups]
+            for i in range(L):
+                s = (kh @ q[b, h, i]) * factor
+                allowed = torch.ones(S, dtype=torch.bool)
+                if causal:
+                    allowed = torch.arange(S) <= i
+                elif mask is not None and mask.dtype == torch.bool:
+                    allowed = mask.expand(B, H, L, S)[b, h, i]
+                elif mask is not None:
+                    s = s + mask.expand(B, H, L, S)[b, h, i].double()
+                if not allowed.any():
+                    continue
+                s = s.masked_fill(~allowed, float("-inf"))
+                w = torch.exp(s - s.max())
+                out[b, h, i] = (w / w.sum()) @ vh
+    return out
+
+
+def inputs(dtype=torch.float32, B=2, H=4, L=5, S=7, E=8, KH=None):
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(B, H, L, E, generator=g).to(dtype)
+    k = torch.randn(B, KH or H, S, E, generator=g).to(dtype)
+    v = torch.randn(B, KH or H, S, E, generator=g).to(dtype)
+    return q, k, v
+
+
+class SdpaMath(unittest.TestCase):
+    def check(self, got, want, tol):
+        self.assertEqual(got.shape, want.shape)
+        self.assertFalse(torch.isnan(got).any().item())
+        err = (got.double() - want).abs().max().item()
+        self.assertLess(err, tol, "max abs error %g" % err)
+
+    def test_plain_causal_scale(self):
+        q, k, v = inputs()
+        self.check(attention.sdpa_math(q, k, v), reference(q, k, v), 1e-5)
+        q, k, v = inputs(L=7, S=7)
+        self.check(attention.sdpa_math(q, k, v, is_causal=True), reference(q, k, v, causal=True), 1e-5)
+        self.check(attention.sdpa_math(q, k, v, scale=0.3), reference(q, k, v, scale=0.3), 1e-5)
+
+    def test_masks(self):
+        q, k, v = inputs()
+        g = torch.Generator().manual_seed(1)
+        keep = torch.rand(2, 1, 5, 7, generator=g) > 0.4
+        keep[0, 0, 2] = False  # a query that sees no key: zeros, not NaN
+        self.check(attention.sdpa_math(q, k, v, attn_mask=keep), reference(q, k, v, mask=keep), 1e-5)
+        bias = torch.randn(5, 7, generator=g)
+        self.check(attention.sdpa_math(q, k, v, attn_mask=bias), reference(q, k, v, mask=bias), 1e-5)
+        with self.assertRaises(ValueError):
+            attention.sdpa_math(q, k, v, attn_mask=keep, is_causal=True)
+
+    def test_grouped_query(self):
+        q, k, v = inputs(H=4, KH=2)
+        self.check(attention.sdpa_math(q, k, v, enable_gqa=True), reference(q, k, v, groups=2), 1e-5)
+
+    def test_bf16_in_fp32(self):
+        q, k, v = inputs(torch.bfloat16)
+        got = attention.sdpa_math(q, k, v, is_causal=False)
+        self.assertEqual(got.dtype, torch.bfloat16)
+        self.check(got, reference(q, k, v), 2e-2)
+
+    def test_score_bytes(self):
+        q, k, _ = inputs(B=2, H=12, L=128, S=64)
+        self.assertEqual(attention.score_bytes(q, k), 4 * 2 * 12 * 128 * 64)
+
+
+class Compiled(unittest.TestCase):
+    """toroid compiles the math form on the CPU: no op is left to eager."""
+
+    def run_compiled(self, fn, args, tol):
+        gm = make_fx(fn)(*args)
+        compiled = compile_graph(gm, list(args), device="cpu")
+        self.assertEqual(compiled.fallbacks, [], "ops left to eager")
+        got = compiled(*args)
+        got = got[0] if isinstance(got, (list, tuple)) else got
+        want = fn(*args)
+        err = (got.double() - want.double()).abs().max().item()
+        self.assertLess(err, tol, "max abs error %g" % err)
+
+    def test_causal(self):
+        self.run_compiled(lambda q, k, v: attention.sdpa_math(q, k, v, is_causal=True), inputs(L=6, S=6), 1e-5)
+
+    def test_bool_mask_with_empty_row(self):
+        q, k, v = inputs()
+        keep = torch.rand(2, 1, 5, 7) > 0.3
+        keep[1, 0, 4] = False
+        self.run_compiled(lambda q, k, v, m: attention.sdpa_math(q, k, v, attn_mask=m), (q, k, v, keep), 1e-5)
+
+    def test_bf16(self):
+        self.run_compiled(lambda q, k, v: attention.sdpa_math(q, k, v), inputs(torch.bfloat16), 2e-2)
+
+
+@unittest.skipUnless(hasattr(torch.nn.functional, "scaled_dot_product_attention"), "torch < 2.0: no SDPA")
+class Rewrite(unittest.TestCase):
+    def traced(self, L, S, **kw):
+        import torch.fx
+        from torch.fx.passes.shape_prop import ShapeProp
+
+        class M(torch.nn.Module):
+            def forward(self, q, k, v):
+                return torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+        gm = torch.fx.symbolic_trace(M())
+        args = inputs(L=L, S=S)
+        ShapeProp(gm).propagate(*args)
+        return gm, args
+
+    def test_small_rewritten_and_equal(self):
+        gm, args = self.traced(6, 6, is_causal=True)
+        want = torch.nn.functional.scaled_dot_product_attention(*args, is_causal=True)
+        self.assertEqual(attention.decompose_attention(gm), [])
+        self.assertIn(attention.sdpa_math, [n.target for n in gm.graph.nodes])
+        self.assertLess((gm(*args) - want).abs().max().item(), 1e-5)
+
+    def test_large_left_to_pytorch(self):
+        gm, _ = self.traced(5, 7)
+        kept = attention.decompose_attention(gm, max_score_bytes=64)
+        self.assertEqual(len(kept), 1)
+        self.assertIn("attention_max_score_bytes", kept[0])
+        self.assertNotIn(attention.sdpa_math, [n.target for n in gm.graph.nodes])
+
+
+if __name__ == "__main__":
+    unittest.main()
