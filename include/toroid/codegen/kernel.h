@@ -45,6 +45,10 @@ struct CppKernel {
 struct CudaKernel {
   enum class Shape { Flat, Rows };
   std::string name;
+  // What NVRTC compiles it as (SYMBOL_i32 / SYMBOL_i64): its kind and a hash of its code, comments
+  // and name left out, so kernels alike (a layer's, repeated in every layer) are compiled once and
+  // share the cubin cache's entry. Set by assign_symbol; empty means `name`.
+  std::string symbol;
   std::string source;              // the kernel's definitions and both entry points (after cuda_prelude())
   std::string definitions;         // `comment`, then the body template NAME_body<I>`body`
   std::string comment;             // what it computes: its domain, members and their graph nodes
@@ -75,9 +79,14 @@ namespace cuda {
 const std::string& cuda_prelude();
 // A complete translation unit for one kernel: the prelude and its definitions.
 std::string cuda_translation_unit(const CudaKernel& k);
-// The same with only one entry point, NAME_i32 or NAME_i64: the 64-bit one is compiled only when
-// a launch needs it (ptxas optimizes each instantiation, so two cost about twice one).
+// What NVRTC compiles: one entry point, SYMBOL_i32 or SYMBOL_i64 (the 64-bit one is compiled only
+// when a launch needs it: ptxas optimizes each instantiation, so two cost about twice one), the
+// kernel's name spelled as its symbol, and no comment lines.
 std::string cuda_translation_unit(const CudaKernel& k, bool i64);
+// Sets k.symbol from k's definitions and entry points (call once they are final).
+void assign_symbol(CudaKernel& k);
+// The name of k's compiled entry point for 32- or 64-bit indexing.
+std::string entry_symbol(const CudaKernel& k, bool i64);
 }  // namespace cuda
 
 }  // namespace toroid::codegen

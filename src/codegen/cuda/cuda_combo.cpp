@@ -113,6 +113,7 @@ CudaKernel combine_cuda_kernels(const std::vector<const CudaKernel*>& parts, con
   out.rows = out.elements = SymExpr::integer(0);  // the executor sizes a combo by its parts
   out.vector_width = 1;
   for (const CudaKernel* k : parts) out.vector_width = std::max(out.vector_width, k->vector_width);
+  assign_symbol(out);
   return out;
 }
 

@@ -248,8 +248,8 @@ struct CudaExecutor::Impl {
     for (size_t i = 0; i < w.cuda_kernels.size(); ++i) {
       const CudaKernel& k = w.cuda_kernels[i];
       modules.push_back(std::make_unique<Module>(cubins[next++].image, k.name));
-      fn_i32.push_back(k.has_i32 ? modules.back()->function(k.name + "_i32") : nullptr);
-      fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(k.name + "_i64"));
+      fn_i32.push_back(k.has_i32 ? modules.back()->function(codegen::cuda::entry_symbol(k, false)) : nullptr);
+      fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(codegen::cuda::entry_symbol(k, true)));
       if (!k.index_sites.empty()) error_records.push_back({i, modules.back()->global("t_index_error")});
     }
     for (const codegen::wrapper::UserKernel& k : w.user_kernels) {
@@ -1046,7 +1046,7 @@ struct CudaExecutor::Impl {
     const CudaKernel& k = w.cuda_kernels[ki];
     std::vector<Cubin> c = compile_cubins({{codegen::cuda::cuda_translation_unit(k, true), k.name + "_i64"}}, nvrtc);
     modules.push_back(std::make_unique<Module>(c.at(0).image, k.name + "_i64"));
-    fn_i64[ki] = modules.back()->function(k.name + "_i64");
+    fn_i64[ki] = modules.back()->function(codegen::cuda::entry_symbol(k, true));
     if (!k.index_sites.empty()) {
       error_records.push_back({ki, modules.back()->global("t_index_error")});
       spare_checks.clear();  // sized for fewer records

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "../cache_entry.h"
 #include "toolkit_library.h"
@@ -221,8 +222,17 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
 
   std::vector<std::string> keys(requests.size());
   std::vector<size_t> misses;
+  // Requests with the same source (kernels alike, by their symbols) are compiled once: each
+  // later one copies the first's image.
+  std::unordered_map<std::string, size_t> first_with_key;
+  std::vector<std::pair<size_t, size_t>> copies;  // (request, the earlier one with its source)
   for (size_t i = 0; i < requests.size(); ++i) {
     keys[i] = runtime::detail::hex64(fnv1a64(requests[i].source, seed));
+    auto [it, fresh] = first_with_key.emplace(keys[i], i);
+    if (!fresh) {
+      copies.emplace_back(i, it->second);
+      continue;
+    }
     if (options.use_cache) {
       if (auto image = runtime::detail::read_entry_file(dir + "/" + keys[i] + ".cubin", keys[i])) {
         runtime::touch_cache_entry(dir + "/" + keys[i] + ".cubin");
@@ -266,6 +276,7 @@ std::vector<Cubin> compile_cubins(const std::vector<CubinRequest>& requests, con
     for (std::thread& t : pool) t.join();
   }
   if (first_error) std::rethrow_exception(first_error);
+  for (auto [i, earlier] : copies) out[i] = out[earlier];
   if (!misses.empty() && options.use_cache) {
     uint64_t added = 0;
     for (size_t i : misses) added += out[i].image.size();
