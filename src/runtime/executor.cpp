@@ -77,7 +77,7 @@ class CpuExecutor final : public Executor {
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<CpuExecutor>(*p, so));
     }
     for (const codegen::CppKernel& k : w.kernels) {
-      kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.name)));
+      kernels.push_back(reinterpret_cast<KernelFn>(find_symbol(so, k.symbol.empty() ? k.name : k.symbol)));
       if (!k.index_sites.empty() && !take_index_error)
         take_index_error = reinterpret_cast<TakeIndexErrorFn>(find_symbol(so, "toroid_take_index_error"));
     }

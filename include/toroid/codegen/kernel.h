@@ -32,7 +32,8 @@ std::string site_error(const IndexSite& site, int64_t size, int64_t value);
 // A C++ kernel. Signature: extern "C" void NAME(char* const* bufs, const int64_t* syms).
 struct CppKernel {
   std::string name;
-  std::string source;     // the function definition
+  std::string symbol;     // the function's name in the shared object (see CudaKernel::symbol)
+  std::string source;     // the function definition, named `name` (kernels.cpp, the debug view)
   std::vector<int> args;  // storage slots, in the order of the `bufs` argument
   std::vector<int> sources;  // the graph nodes it computes (WrapperProgram::sources)
   // The checks the kernel records: toroid_take_index_error() returns k + 1 after
@@ -73,6 +74,12 @@ struct CudaKernel {
   };
   std::vector<Part> parts;
 };
+
+// `code` without its comments (and lines left empty), and with `name` spelled `symbol` wherever it starts an
+// identifier (kernel3, kernel3_body, kernel3_i32; not kernel31).
+std::string renamed_code(const std::string& code, const std::string& name, const std::string& symbol);
+// tk_KIND_HASH: KIND and a hash of `code` with its comments and `name` left out.
+std::string content_symbol(const std::string& kind, const std::string& code, const std::string& name);
 
 namespace cuda {
 // Includes and helpers every kernel's translation unit starts with.

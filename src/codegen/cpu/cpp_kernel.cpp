@@ -89,6 +89,7 @@ class CppEmitter : public KernelEmitter {
     }
     os << body.str() << "}\n";
     out.source = os.str();
+    out.symbol = content_symbol("cpu", out.source, out.name);
     for (const Buffer* b : args_) out.args.push_back(b->id);
     out.index_sites = sites_;
     for (auto& [sym, slot] : used_syms_) out.sym_slots.push_back(slot);

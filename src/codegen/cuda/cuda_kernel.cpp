@@ -1,15 +1,12 @@
 #include "toroid/codegen/cuda/cuda_kernel.h"
 
-#include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "toroid/codegen/kernel_emitter.h"
 #include "toroid/support/error.h"
-#include "toroid/support/hash.h"
 
 namespace toroid::codegen::cuda {
 
@@ -803,45 +800,9 @@ CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const SymbolSlots& slot
 
 std::string cuda_translation_unit(const CudaKernel& k) { return cuda_prelude() + "\n" + k.source; }
 
-namespace {
-
-bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// `code` without its comment lines, with `name` spelled `symbol` wherever it starts an
-// identifier (kernel3, kernel3_body, kernel3_i32; not kernel31).
-std::string renamed_code(const std::string& code, const std::string& name, const std::string& symbol) {
-  std::string out;
-  out.reserve(code.size());
-  size_t pos = 0;
-  while (pos < code.size()) {
-    size_t end = code.find('\n', pos);
-    end = end == std::string::npos ? code.size() : end + 1;
-    std::string_view line(code.data() + pos, end - pos);
-    size_t first = line.find_first_not_of(" \t");
-    bool comment = first != std::string_view::npos && line.substr(first, 2) == "//";
-    for (size_t i = 0; !comment && i < line.size();) {
-      bool at_name = line.compare(i, name.size(), name) == 0 && (i == 0 || !identifier_char(line[i - 1])) &&
-                     (i + name.size() == line.size() || !std::isalnum(static_cast<unsigned char>(line[i + name.size()])));
-      if (at_name) {
-        out += symbol;
-        i += name.size();
-      } else {
-        out += line[i++];
-      }
-    }
-    pos = end;
-  }
-  return out;
-}
-
-}  // namespace
-
 void assign_symbol(CudaKernel& k) {
   std::string kind = !k.parts.empty() ? "combo" : k.shape == CudaKernel::Shape::Rows ? "rows" : "flat";
-  std::string code = renamed_code(k.definitions + k.entry_i32 + k.entry_i64, k.name, "@");
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(code)));
-  k.symbol = "tk_" + kind + "_" + std::string(hex, 12);
+  k.symbol = content_symbol(kind, k.definitions + k.entry_i32 + k.entry_i64, k.name);
 }
 
 std::string entry_symbol(const CudaKernel& k, bool i64) {

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <sstream>
+#include <unordered_set>
 
 #include "toroid/codegen/wrapper/wrapper.h"
 
@@ -237,32 +238,37 @@ std::string kernels_source(const WrapperProgram& w) {
 }
 
 std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts) {
+  if (w.target.is_cuda()) return {kernels_source(w)};
   // Below this many bytes of kernels, one g++ process is quicker than starting several.
   constexpr size_t kSplitBytes = 64 * 1024;
-  std::vector<const cpu::CppKernel*> kernels;  // every program's
+  // Each distinct kernel once, under its symbol (kernels alike compile once), in program order.
+  std::vector<std::string> kernels;
+  std::unordered_set<std::string> seen;
   for (const WrapperProgram* p : nested_programs(w))
-    for (const cpu::CppKernel& k : p->kernels) kernels.push_back(&k);
+    for (const cpu::CppKernel& k : p->kernels) {
+      const std::string& symbol = k.symbol.empty() ? k.name : k.symbol;
+      if (seen.insert(symbol).second) kernels.push_back(renamed_code(k.source, k.name, symbol));
+    }
   size_t total = 0;
-  for (const cpu::CppKernel* k : kernels) total += k->source.size();
+  for (const std::string& k : kernels) total += k.size();
   parts = std::min(parts, kernels.size());
-  if (w.target.is_cuda() || parts < 2 || total < kSplitBytes) return {kernels_source(w)};
+  if (parts < 2 || total < kSplitBytes) parts = 1;
   // Greedy: each kernel, largest first, goes to the smallest part so far.
   std::vector<size_t> order(kernels.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return kernels[a]->source.size() > kernels[b]->source.size(); });
-  std::vector<size_t> bytes(parts, 0);
-  std::vector<std::vector<size_t>> members(parts);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernels[a].size() > kernels[b].size(); });
+  std::vector<size_t> bytes(std::max<size_t>(parts, 1), 0);
+  std::vector<std::vector<size_t>> members(bytes.size());
   for (size_t i : order) {
     size_t p = static_cast<size_t>(std::min_element(bytes.begin(), bytes.end()) - bytes.begin());
-    bytes[p] += kernels[i]->source.size();
+    bytes[p] += kernels[i].size();
     members[p].push_back(i);
   }
   std::vector<std::string> out;
-  for (size_t p = 0; p < parts; ++p) {
+  for (size_t p = 0; p < members.size(); ++p) {
     std::sort(members[p].begin(), members[p].end());  // program order, so the text is stable
     std::string s = (p == 0 ? "" : "#define TOROID_KERNELS_EXTRA_PART 1\n") + cpu::cpp_prelude();
-    for (size_t i : members[p]) s += "\n" + kernels[i]->source;
+    for (size_t i : members[p]) s += "\n" + kernels[i];
     out.push_back(std::move(s));
   }
   return out;

@@ -68,12 +68,13 @@ std::string print_provenance(const WrapperProgram& w);
 std::string print_wrapper(const WrapperProgram& w);
 std::string print_line(const WrapperProgram& w, const Line& l);
 
-// The translation unit of every kernel: C++ for the CPU; CUDA C++ for the GPU (the prelude
-// once, then every kernel: it compiles on its own with nvcc -c).
+// Every kernel under its name, as --emit and debug directories show them: C++ for the CPU;
+// CUDA C++ for the GPU (the prelude once, then every kernel: it compiles on its own with nvcc -c).
 std::string kernels_source(const WrapperProgram& w);
-// The CPU kernels split into at most `parts` translation units of similar size, to compile in
-// parallel and link into one shared object (each holds the prelude; the first defines the
-// error record). One part when there is one kernel or the source is small.
+// What g++ compiles: each distinct CPU kernel once, under its symbol, split into at most `parts`
+// translation units of similar size, to compile in parallel and link into one shared object
+// (each holds the prelude; the first defines the error record). One part when there is one
+// kernel or the source is small.
 std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts);
 
 }  // namespace toroid::codegen::wrapper
