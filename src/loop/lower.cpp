@@ -19,6 +19,10 @@ namespace {
 // is large; as Inductor's realize_opcount_threshold / realize_reads_threshold.
 constexpr int kRealizeOpCount = 30;
 constexpr size_t kRealizeReads = 4;
+// ... or unless its readers together would recompute more than this many ops per element: an
+// attention mask built once and read by every layer's softmax (12 x 13 ops in GPT-2, each
+// unrolled into the row kernel's passes: a 245 KB cubin that took NVRTC 3.3 s) is stored.
+constexpr int kRealizeUsesTimesOps = 120;
 // A value read once is inlined into its reader, unless its body has grown past this many ops:
 // then it is stored, which bounds every inlined body (so lowering a chain of n ops is linear,
 // not quadratic) and every C++ statement the kernels hold.
@@ -153,7 +157,8 @@ bool Lowering::should_realize(const Value* v, Expr body) const {
   if (users <= 1) return op_count(body) > kRealizeSingleUseOpCount;
   std::unordered_set<Buffer*> reads;
   for (Expr l : loads(body)) reads.insert(l.buffer());
-  return op_count(body) > kRealizeOpCount || reads.size() > kRealizeReads;
+  int ops = op_count(body);
+  return ops > kRealizeOpCount || reads.size() > kRealizeReads || static_cast<int>(users) * ops > kRealizeUsesTimesOps;
 }
 
 void Lowering::define_pointwise(const Value* v, Expr body) {
