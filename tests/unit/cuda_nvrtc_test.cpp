@@ -67,6 +67,25 @@ TEST_F(CudaNvrtc, DeviceKernelsCompile) {
     EXPECT_NE(c.image.find(f), std::string::npos) << f;
 }
 
+// Each family compiles alone (as a process compiles it on first use) with its entry points only.
+TEST_F(CudaNvrtc, DeviceKernelFamiliesCompileAlone) {
+  const std::pair<const char*, const char*> families[] = {{"NONZERO", "toroid_count_nonzero"},
+                                                         {"SCAN", "toroid_cumsum_real"},
+                                                         {"SCATTER", "toroid_put_segments"},
+                                                         {"SORT", "toroid_sort_store"}};
+  for (const auto& [family, entry] : families) {
+    Cubin c = compile_cubin({device_kernels_source(family), std::string("dk_") + family});
+    EXPECT_TRUE(is_elf(c.image)) << family;
+    EXPECT_NE(c.image.find(entry), std::string::npos) << family;
+    for (const auto& [other, other_entry] : families) {
+      if (std::string(other) != family) {
+        EXPECT_EQ(c.image.find(other_entry), std::string::npos) << family << " " << other;
+      }
+    }
+  }
+  EXPECT_THROW(device_kernels_source("GATHER"), std::exception);
+}
+
 TEST_F(CudaNvrtc, Version) { EXPECT_EQ(nvrtc_version().substr(0, 3), "13."); }
 
 TEST_F(CudaNvrtc, CompilesHalfPrecisionKernelAndHitsTheCache) {

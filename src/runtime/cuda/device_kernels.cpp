@@ -56,18 +56,21 @@ __device__ __forceinline__ void toroid_store(void* p, long long i, int t, double
   }
 }
 
-// An inclusive scan (sum or product) along the middle dim of contiguous [outer, len, inner]
-// tensors: one block per line, blockDim * TOROID_SCAN_ITEMS elements at a time (each thread
-// scans its consecutive items, then warp scans of the thread totals, then the warp totals),
-// carrying the line's running value. Floats accumulate in double, integers in int64 (wrapping),
-// as the reference kernel.
-#define TOROID_SCAN_ITEMS 8
+// An element as the accumulator type: double for floats, int64 for integers (scans and sorts).
 template <typename Acc>
 __device__ Acc toroid_load_acc(const void* p, long long i, int t);
 template <>
 __device__ double toroid_load_acc<double>(const void* p, long long i, int t) { return toroid_load_real(p, i, t); }
 template <>
 __device__ long long toroid_load_acc<long long>(const void* p, long long i, int t) { return toroid_load_int(p, i, t); }
+
+#ifdef TOROID_DK_SCAN
+// An inclusive scan (sum or product) along the middle dim of contiguous [outer, len, inner]
+// tensors: one block per line, blockDim * TOROID_SCAN_ITEMS elements at a time (each thread
+// scans its consecutive items, then warp scans of the thread totals, then the warp totals),
+// carrying the line's running value. Floats accumulate in double, integers in int64 (wrapping),
+// as the reference kernel.
+#define TOROID_SCAN_ITEMS 8
 
 template <typename Acc, bool Prod>
 __device__ void toroid_scan(const void* x, int xt, void* out, int ot, long long outer, long long len,
@@ -130,7 +133,9 @@ TOROID_SCAN(toroid_cumsum_real, double, false)
 TOROID_SCAN(toroid_cumsum_int, long long, false)
 TOROID_SCAN(toroid_cumprod_real, double, true)
 TOROID_SCAN(toroid_cumprod_int, long long, true)
+#endif  // TOROID_DK_SCAN
 
+#ifdef TOROID_DK_SCATTER
 // out[idx[j], :] (+)= values[j, :] for j < n over rows of `row` elements (out holds `rows` of
 // them): atomic adds with `accumulate`, plain stores (the last writer wins) without. The first
 // index out of [-rows, rows) is recorded as {1, rows, index} and writes nothing.
@@ -294,7 +299,9 @@ TOROID_SCATTER(f16, __half)
 TOROID_SCATTER(bf16, __nv_bfloat16)
 TOROID_SCATTER(i64, unsigned long long)
 TOROID_SCATTER(i32, int)
+#endif  // TOROID_DK_SCATTER
 
+#ifdef TOROID_DK_SORT
 // sort / topk: each line of a contiguous [outer, len, inner] tensor is sorted by a bitonic
 // network over P (a power of two >= len) positions of keys and their positions; padding sorts
 // after every element, NaN is the largest value, and equal keys keep the lower position first,
@@ -430,6 +437,9 @@ extern "C" __global__ void toroid_sort_store(const unsigned char* x, int esize, 
   }
 }
 
+#endif  // TOROID_DK_SORT
+
+#ifdef TOROID_DK_SCATTER
 // The deterministic scatters: each contribution's flat position in out (LLONG_MAX for an index
 // out of range, recorded as above), sorted stably; then one thread per run of equal positions
 // combines its contributions in their original order (in double for floats, wrapping int64 for
@@ -547,7 +557,9 @@ TOROID_INDEX_PUT(toroid_index_put_f16, __half)
 TOROID_INDEX_PUT(toroid_index_put_bf16, __nv_bfloat16)
 TOROID_INDEX_PUT(toroid_index_put_i64, unsigned long long)
 TOROID_INDEX_PUT(toroid_index_put_i32, int)
+#endif  // TOROID_DK_SCATTER
 
+#ifdef TOROID_DK_NONZERO
 __device__ __forceinline__ bool toroid_nz(const unsigned char* x, long long i, int esize, unsigned long long mask) {
   unsigned long long v;
   switch (esize) {
@@ -629,6 +641,7 @@ extern "C" __global__ void toroid_nonzero_coordinates(const unsigned char* x, lo
     __syncthreads();
   }
 }
+#endif  // TOROID_DK_NONZERO
 )";
 
 struct Dims {
@@ -636,8 +649,13 @@ struct Dims {
   int rank;
 };
 
+// The source compiles in families (TOROID_DK_<FAMILY> defined), each on its first use: a model
+// with one cumsum compiles the scans (a fraction of a second), not every device kernel (3 s).
+enum class Family { Nonzero, Scan, Scatter, Sort };
+constexpr const char* kFamilies[] = {"NONZERO", "SCAN", "SCATTER", "SORT"};
+
 struct Kernels {
-  std::unique_ptr<Module> module;
+  std::unique_ptr<Module> module[4];  // by Family
   Function count = nullptr, coordinates = nullptr;
   Function contiguous = nullptr;
   Function scan[2][2] = {};  // [prod][real]
@@ -648,47 +666,58 @@ struct Kernels {
   Function scatter_keys = nullptr, scatter_segments = nullptr, put_keys = nullptr, put_segments = nullptr;
 };
 
-const Kernels& kernels() {
+void load_family(Kernels& k, Family f) {
+  NvrtcOptions o;
+  o.arch = device().arch();
+  std::string name = std::string("toroid_device_kernels_") + kFamilies[static_cast<int>(f)];
+  Cubin c = compile_cubin({device_kernels_source(kFamilies[static_cast<int>(f)]), name}, o);
+  auto& m = k.module[static_cast<int>(f)];
+  m = std::make_unique<Module>(c.image, name);
+  switch (f) {
+    case Family::Nonzero:
+      k.contiguous = m->function("toroid_contiguous");
+      k.count = m->function("toroid_count_nonzero");
+      k.coordinates = m->function("toroid_nonzero_coordinates");
+      break;
+    case Family::Scan:
+      k.scan[0][0] = m->function("toroid_cumsum_int");
+      k.scan[0][1] = m->function("toroid_cumsum_real");
+      k.scan[1][0] = m->function("toroid_cumprod_int");
+      k.scan[1][1] = m->function("toroid_cumprod_real");
+      break;
+    case Family::Scatter: {
+      const std::pair<DType, const char*> types[] = {
+          {DType::Float32, "f32"}, {DType::Float64, "f64"}, {DType::Float16, "f16"},
+          {DType::BFloat16, "bf16"}, {DType::Int64, "i64"}, {DType::Int32, "i32"}};
+      for (const auto& [d, suffix] : types) {
+        k.put[static_cast<int>(d)] = m->function(std::string("toroid_index_put_") + suffix);
+        k.scatter[static_cast<int>(d)] = m->function(std::string("toroid_scatter_") + suffix);
+        k.mean[static_cast<int>(d)] = m->function(std::string("toroid_mean_") + suffix);
+      }
+      k.scatter_keys = m->function("toroid_scatter_keys");
+      k.scatter_segments = m->function("toroid_scatter_segments");
+      k.put_keys = m->function("toroid_put_keys");
+      k.put_segments = m->function("toroid_put_segments");
+      break;
+    }
+    case Family::Sort:
+      for (int real = 0; real < 2; ++real) {
+        std::string suffix = real ? "real" : "int";
+        k.sort_load[real] = m->function("toroid_sort_load_" + suffix);
+        k.sort_step[real] = m->function("toroid_sort_step_" + suffix);
+        k.sort_chunk[real] = m->function("toroid_sort_chunk_" + suffix);
+        k.select_compact[real] = m->function("toroid_select_compact_" + suffix);
+      }
+      k.sort_store = m->function("toroid_sort_store");
+      break;
+  }
+}
+
+// The kernels with family f's loaded (each family's fields are written once, under its flag).
+const Kernels& kernels(Family f) {
   static Kernels k;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    NvrtcOptions o;
-    o.arch = device().arch();
-    Cubin c = compile_cubin({kSource, "toroid_device_kernels"}, o);
-    k.module = std::make_unique<Module>(c.image, "toroid_device_kernels");
-    k.contiguous = k.module->function("toroid_contiguous");
-    k.count = k.module->function("toroid_count_nonzero");
-    k.coordinates = k.module->function("toroid_nonzero_coordinates");
-    k.scan[0][0] = k.module->function("toroid_cumsum_int");
-    k.scan[0][1] = k.module->function("toroid_cumsum_real");
-    k.scan[1][0] = k.module->function("toroid_cumprod_int");
-    k.scan[1][1] = k.module->function("toroid_cumprod_real");
-    k.put[static_cast<int>(DType::Float32)] = k.module->function("toroid_index_put_f32");
-    k.put[static_cast<int>(DType::Float64)] = k.module->function("toroid_index_put_f64");
-    k.put[static_cast<int>(DType::Float16)] = k.module->function("toroid_index_put_f16");
-    k.put[static_cast<int>(DType::BFloat16)] = k.module->function("toroid_index_put_bf16");
-    k.put[static_cast<int>(DType::Int64)] = k.module->function("toroid_index_put_i64");
-    k.put[static_cast<int>(DType::Int32)] = k.module->function("toroid_index_put_i32");
-    const std::pair<DType, const char*> scatters[] = {
-        {DType::Float32, "f32"}, {DType::Float64, "f64"}, {DType::Float16, "f16"},
-        {DType::BFloat16, "bf16"}, {DType::Int64, "i64"}, {DType::Int32, "i32"}};
-    for (const auto& [d, name] : scatters) {
-      k.scatter[static_cast<int>(d)] = k.module->function(std::string("toroid_scatter_") + name);
-      k.mean[static_cast<int>(d)] = k.module->function(std::string("toroid_mean_") + name);
-    }
-    for (int real = 0; real < 2; ++real) {
-      std::string suffix = real ? "real" : "int";
-      k.sort_load[real] = k.module->function("toroid_sort_load_" + suffix);
-      k.sort_step[real] = k.module->function("toroid_sort_step_" + suffix);
-      k.sort_chunk[real] = k.module->function("toroid_sort_chunk_" + suffix);
-      k.select_compact[real] = k.module->function("toroid_select_compact_" + suffix);
-    }
-    k.sort_store = k.module->function("toroid_sort_store");
-    k.scatter_keys = k.module->function("toroid_scatter_keys");
-    k.scatter_segments = k.module->function("toroid_scatter_segments");
-    k.put_keys = k.module->function("toroid_put_keys");
-    k.put_segments = k.module->function("toroid_put_segments");
-  });
+  static std::once_flag once[4];
+  std::call_once(once[static_cast<int>(f)], [f] { load_family(k, f); });
   return k;
 }
 
@@ -712,10 +741,16 @@ Layout layout_of(const std::vector<int64_t>& sizes, const std::vector<int64_t>& 
 
 }  // namespace
 
-std::string device_kernels_source() { return kSource; }
+std::string device_kernels_source(const std::string& family) {
+  std::string defines;
+  for (const char* f : kFamilies)
+    if (family.empty() || family == f) defines += std::string("#define TOROID_DK_") + f + " 1\n";
+  TOROID_CHECK(!defines.empty(), "no device-kernel family " + family);
+  return defines + kSource;
+}
 
 int64_t count_nonzero(const NonzeroInput& x, Stream s) {
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Nonzero);
   DeviceMemory counter = DeviceAllocator::global().allocate(sizeof(unsigned long long), s);
   memset_zero(counter->ptr, sizeof(unsigned long long), s);
   if (x.numel > 0) {
@@ -738,7 +773,7 @@ int64_t count_nonzero(const NonzeroInput& x, Stream s) {
 void nonzero_coordinates(const NonzeroInput& x, int64_t count, int64_t* out, Stream s) {
   if (count == 0 || x.numel == 0) return;
   TOROID_CHECK(x.sizes.size() <= kMaxNonzeroDims, "nonzero on the device takes at most 8 dims");
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Nonzero);
   Dims d{};
   d.rank = static_cast<int>(x.sizes.size());
   for (size_t i = 0; i < x.sizes.size(); ++i) d.size[i] = x.sizes[i];
@@ -766,7 +801,7 @@ void copy_contiguous(const void* src, int esize, const std::vector<int64_t>& siz
   LaunchDims dims;
   dims.block_x = 256;
   dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((n + 255) / 256, 1, int64_t(device().sm_count) * 8));
-  launch(kernels().contiguous, dims, args, s, "toroid_contiguous");
+  launch(kernels(Family::Nonzero).contiguous, dims, args, s, "toroid_contiguous");
 }
 
 bool scan_supported(DType x, DType out) {
@@ -777,7 +812,7 @@ bool scan_supported(DType x, DType out) {
 void scan(bool prod, const void* x, DType xt, void* out, DType ot, int64_t outer, int64_t len, int64_t inner, Stream s) {
   if (outer * inner == 0 || len == 0) return;
   TOROID_CHECK(scan_supported(xt, ot), "a scan on the device of an unsupported dtype");
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Scan);
   bool real = is_floating(ot);
   int xc = static_cast<int>(xt), oc = static_cast<int>(ot);
   long long o = outer, l = len, in = inner;
@@ -798,7 +833,7 @@ void index_put_rows(void* out, DType t, int64_t rows, int64_t row, const int64_t
   TOROID_CHECK(index_put_supported(t), "index_put on the device of an unsupported dtype");
   TOROID_CHECK(record != nullptr, "index_put on the device needs an error record");
   if (n == 0 || row == 0) return;
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Scatter);
   long long r = rows, w = row, cnt = n;
   int acc = accumulate ? 1 : 0;
   void* flag = record;
@@ -835,7 +870,7 @@ void index_put_rows_deterministic(void* out, DType t, int64_t rows, int64_t row,
   TOROID_CHECK(index_put_supported(t), "index_put on the device of an unsupported dtype");
   TOROID_CHECK(record != nullptr, "index_put on the device needs an error record");
   if (n == 0 || row == 0) return;
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Scatter);
   auto& alloc = DeviceAllocator::global();
   DeviceMemory keys = alloc.allocate(static_cast<size_t>(n) * 8, s), sorted = alloc.allocate(static_cast<size_t>(n) * 8, s),
                pos = alloc.allocate(static_cast<size_t>(n) * 8, s);
@@ -857,7 +892,7 @@ void scatter_elements(const ScatterArgs& a, Stream s) {
   if (sh.n == 0) return;
   int64_t n = sh.n;
   Layout ol = sh.ol, il = sh.il, sl = sh.sl;
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Scatter);
   void* out = a.out;
   const void* idx = a.index;
   const void* src = a.src;
@@ -874,7 +909,7 @@ void scatter_deterministic(const ScatterArgs& a, bool mean, bool include_self, S
   if (sh.n == 0) return;
   int64_t n = sh.n;
   Layout ol = sh.ol, il = sh.il, sl = sh.sl;
-  const Kernels& k = kernels();
+  const Kernels& k = kernels(Family::Scatter);
   auto& alloc = DeviceAllocator::global();
   DeviceMemory keys = alloc.allocate(static_cast<size_t>(n) * 8, s), sorted = alloc.allocate(static_cast<size_t>(n) * 8, s),
                pos = alloc.allocate(static_cast<size_t>(n) * 8, s);
@@ -902,7 +937,7 @@ void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool incl
   long long total = n;
   int self = include_self ? 1 : 0;
   void* args[] = {&out, &total, &count, &self};
-  launch(kernels().mean[static_cast<int>(t)], grid_for(n), args, s, "toroid_mean");
+  launch(kernels(Family::Scatter).mean[static_cast<int>(t)], grid_for(n), args, s, "toroid_mean");
 }
 
 bool sort_supported(DType t) { return t != DType::Bool && static_cast<int>(t) <= static_cast<int>(DType::Float64); }
@@ -938,7 +973,7 @@ void sort_lines(const void* x, DType t, int64_t outer, int64_t len, int64_t inne
   TOROID_CHECK(sort_supported(t), "sort on the device of an unsupported dtype");
   int64_t lines = outer * inner;
   if (lines == 0 || k == 0) return;
-  const Kernels& ks = kernels();
+  const Kernels& ks = kernels(Family::Sort);
   int real = is_floating(t) ? 1 : 0;
   constexpr long long kChunk = 2048;
   long long P = 1;

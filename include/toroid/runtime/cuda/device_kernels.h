@@ -24,8 +24,9 @@ struct NonzeroInput {
 };
 constexpr size_t kMaxNonzeroDims = 8;
 
-// The kernels' CUDA source (NVRTC compiles it once per process).
-std::string device_kernels_source();
+// The kernels' CUDA source: every family, or one ("NONZERO", "SCAN", "SCATTER", "SORT"), as NVRTC
+// compiles it on the family's first use in a process.
+std::string device_kernels_source(const std::string& family = "");
 
 // dst (contiguous, `esize` bytes per element) = the strided tensor at src (element strides).
 void copy_contiguous(const void* src, int esize, const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
