@@ -6,6 +6,7 @@ toroid's allocator figures (the first call's peak, compile included; then over t
 now, peak lent, cached), PyTorch's peaks, and the step's ms.
 
     TOROID_LIBRARY=... PYTHONPATH=python python3 tools/gpu/own_memory.py [--model bert] [--steps 4]
+        [--wrap] [--eager-first] [--settings "as given,no CUDA graphs"]
 """
 import argparse
 import json
@@ -20,13 +21,16 @@ SETTINGS = [("as given", {}), ("no CUDA graphs", {"TOROID_CUDA_GRAPHS": "0"}),
             ("both", {"TOROID_CUDA_GRAPHS": "0", "TOROID_SEGMENT_BACKWARD": "0"})]
 
 
-def child(model, steps):
+def child(model, steps, wrap, eager_first):
     sys.path.insert(0, HERE)
     import torch
     import toroid
     import torch_compile_check as cases
     make = getattr(cases, "case_" + model)("cuda")
-    step = make(lambda m: torch.compile(m, backend="toroid"))
+    if eager_first:  # as torch_compile_check does: the eager step first, kept alive
+        eager = make(lambda m: m)
+        eager()
+    step = make(lambda m: torch.compile(cases.distinct(m, "toroid_step") if wrap else m, backend="toroid"))
     toroid.device_memory(True)
     torch.cuda.reset_peak_memory_stats()
     step()
@@ -56,11 +60,17 @@ def main():
     ap.add_argument("--model", default="bert")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--child", action="store_true")
+    ap.add_argument("--wrap", action="store_true", help="compile the model behind a function (torch_compile_check's distinct)")
+    ap.add_argument("--eager-first", action="store_true", help="run (and keep) an eager step first")
+    ap.add_argument("--settings", default="", help="comma-separated names of SETTINGS to run (default all)")
     a = ap.parse_args()
     if a.child:
-        return child(a.model, a.steps)
+        return child(a.model, a.steps, a.wrap, a.eager_first)
     for name, env in SETTINGS:
-        r = subprocess.run([sys.executable, __file__, "--child", "--model", a.model, "--steps", str(a.steps)],
+        if a.settings and name not in a.settings.split(","):
+            continue
+        extra = (["--wrap"] if a.wrap else []) + (["--eager-first"] if a.eager_first else [])
+        r = subprocess.run([sys.executable, __file__, "--child", "--model", a.model, "--steps", str(a.steps)] + extra,
                            env=dict(os.environ, **env), capture_output=True, text=True)
         line = r.stdout.strip().splitlines()[-1] if r.returncode == 0 and r.stdout.strip() else \
             "error: " + (r.stderr.strip().splitlines() or ["?"])[-1]
