@@ -130,6 +130,24 @@ void bind_symbols(const Graph& g, SymExpr from, SymExpr to, std::unordered_map<S
 
 }  // namespace
 
+namespace {
+
+// Views and in-place results of `old` (values sharing its storage) take `now`'s storage when
+// `now` replaces it, in g and its subgraphs.
+void retarget_views(Graph& g, const Value* old, const Value* now) {
+  if (!old->is_tensor() || !now->is_tensor() || !old->has_meta() || !now->has_meta()) return;
+  Storage* from = old->meta().storage;
+  Storage* to = now->meta().storage;
+  if (from == nullptr || to == nullptr || from == to) return;
+  for (Node* n : g.nodes()) {
+    for (Value* v : n->results())
+      if (v->is_tensor() && v->has_meta() && v->meta().storage == from) v->meta().storage = to;
+    for (const NamedSubgraph& sub : n->subgraphs()) retarget_views(*sub.graph, old, now);
+  }
+}
+
+}  // namespace
+
 std::vector<Node*> replace_by_example(Graph& g, std::span<Node* const> matched, const Graph& replacement,
                                       std::span<Value* const> args, std::span<Value* const> replaced) {
   // ---- Validate everything before touching g, so a failure leaves it unchanged. ----
@@ -245,7 +263,11 @@ std::vector<Node*> replace_by_example(Graph& g, std::span<Node* const> matched, 
     anchor = copy;
     inserted.push_back(copy);
   }
-  for (size_t i = 0; i < replaced.size(); ++i) replaced[i]->replace_all_uses_with(values.at(routs[i]));
+  for (size_t i = 0; i < replaced.size(); ++i) {
+    Value* now = values.at(routs[i]);
+    retarget_views(g, replaced[i], now);
+    replaced[i]->replace_all_uses_with(now);
+  }
 
   std::vector<Node*> doomed(matched.begin(), matched.end());
   std::sort(doomed.begin(), doomed.end(), [&](Node* a, Node* b) { return g.comes_before(b, a); });

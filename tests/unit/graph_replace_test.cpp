@@ -126,6 +126,26 @@ TEST(GraphReplace, InputStoragesMapToArguments) {
   EXPECT_TRUE(verify(t.g).empty()) << verify(t.g).str();
 }
 
+// A view of a replaced value reads the replacement's storage (else it would alias a storage no
+// value of the graph produces, and the printed graph would not parse: a debug directory's
+// graph.tir after a decomposition).
+TEST(GraphReplace, ViewsOfAReplacedValueFollowItsStorage) {
+  Target t;
+  Replacement rep;
+  Node* v = call(t.g, "aten.view.default", {Argument(t.b->result()), Argument(Argument::List{Argument::integer(4)})},
+                 "v", t.b->result()->meta().storage);
+  t.g.move_after(v, t.b);
+  t.g.set_output({Argument(t.n->result()), Argument(v->result())});
+  std::vector<Node*> matched = {t.a, t.b};
+  std::vector<Value*> args = {t.x, t.y};
+  std::vector<Value*> replaced = {t.b->result()};
+  std::vector<Node*> inserted = replace_by_example(t.g, matched, rep.r, args, replaced);
+  ASSERT_EQ(inserted.size(), 3u);
+  EXPECT_EQ(v->args()[0].value(), inserted[2]->result());
+  EXPECT_EQ(v->result()->meta().storage, inserted[2]->result()->meta().storage);
+  EXPECT_TRUE(verify(t.g).empty()) << verify(t.g).str();
+}
+
 TEST(GraphReplace, ReplacementReturningAnInput) {
   Target t;
   Graph r;
