@@ -7,6 +7,8 @@ namespace {
 constexpr uint32_t bit(DType d) { return 1u << static_cast<unsigned>(d); }
 constexpr uint32_t kBlas = bit(DType::Float32) | bit(DType::Float64);
 constexpr uint32_t kCublasLt = kBlas | bit(DType::BFloat16) | bit(DType::Float16);
+// The CPU's bf16/f16 products are fp32 BLAS calls on converted operands (runtime/blas.cpp).
+constexpr uint32_t kCpuMatmul = kCublasLt;
 constexpr uint32_t kOneDnn = bit(DType::Float32);
 constexpr uint32_t kCudnn = kCublasLt;
 constexpr uint32_t kInts = bit(DType::UInt8) | bit(DType::Int8) | bit(DType::Int16) | bit(DType::Int32) | bit(DType::Int64);
@@ -17,10 +19,10 @@ constexpr uint32_t kSortable = kInts | kCublasLt;
 // One row per op a library serves. The executors implement every LibraryCall for every dtype
 // their device's column names (a test walks this table against them).
 constexpr LibraryKernel kTable[] = {
-    {LibraryCall::Mm, "aten.mm.default", kBlas, kCublasLt},
-    {LibraryCall::Bmm, "aten.bmm.default", kBlas, kCublasLt},
-    {LibraryCall::Addmm, "aten.addmm.default", kBlas, kCublasLt},
-    {LibraryCall::Addmm, "aten._addmm_activation.default", kBlas, kCublasLt},
+    {LibraryCall::Mm, "aten.mm.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Bmm, "aten.bmm.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Addmm, "aten.addmm.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Addmm, "aten._addmm_activation.default", kCpuMatmul, kCublasLt},
     {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
     // Kernels of fallback lines: the GPU's device kernels (runtime/cuda/device_kernels.h) and
     // the CPU's typed host loops (runtime/cpu_library.h); other layouts run the reference kernel.

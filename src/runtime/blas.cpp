@@ -61,9 +61,25 @@ void gemm(const HostTensor& a, int64_t ao, const HostTensor& b, int64_t bo, cons
                 static_cast<int>(B.ld), beta, reinterpret_cast<double*>(C), static_cast<int>(ldc));
 }
 
+bool half(DType d) { return d == DType::BFloat16 || d == DType::Float16; }
+
+// A bf16 or f16 result computed by `f32` into an fp32 tensor of its sizes, then rounded once into
+// it (PyTorch's CPU matmuls of these types accumulate in fp32 too). The operands are converted
+// copies: O(n^2) work beside the product's O(n^3).
+template <class F>
+void through_f32(const char* op, const HostTensor& out, F f32) {
+  HostTensor wide = HostTensor::zeros(DType::Float32, out.sizes());
+  f32(wide);
+  ops::copy_into(op, out, wide);
+}
+
+HostTensor widened(const HostTensor& t) { return half(t.dtype()) ? t.to(DType::Float32) : t; }
+
 }  // namespace
 
 void blas_mm(const HostTensor& a, const HostTensor& b, const HostTensor& out) {
+  if (half(out.dtype()))
+    return through_f32("mm", out, [&](const HostTensor& w) { blas_mm(widened(a), widened(b), w); });
   check(out);
   if (a.sizes()[1] == 0) {
     ops::copy_into("mm", out, HostTensor::zeros(out.dtype(), out.sizes()));
@@ -73,6 +89,8 @@ void blas_mm(const HostTensor& a, const HostTensor& b, const HostTensor& out) {
 }
 
 void blas_bmm(const HostTensor& a, const HostTensor& b, const HostTensor& out) {
+  if (half(out.dtype()))
+    return through_f32("bmm", out, [&](const HostTensor& w) { blas_bmm(widened(a), widened(b), w); });
   check(out);
   if (a.sizes()[2] == 0) {
     ops::copy_into("bmm", out, HostTensor::zeros(out.dtype(), out.sizes()));
@@ -84,6 +102,11 @@ void blas_bmm(const HostTensor& a, const HostTensor& b, const HostTensor& out) {
 
 void blas_addmm(const HostTensor& bias, const HostTensor& a, const HostTensor& b, double beta, double alpha,
                 const HostTensor& out) {
+  if (half(out.dtype())) {
+    return through_f32("addmm", out, [&](const HostTensor& w) {
+      blas_addmm(widened(bias), widened(a), widened(b), beta, alpha, w);
+    });
+  }
   check(out);
   if (beta == 0.0) {
     ops::copy_into("addmm", out, HostTensor::zeros(out.dtype(), out.sizes()));
@@ -113,6 +136,11 @@ void activate(const HostTensor& out, bool gelu) {
   std::byte* base = out.storage()->data() + out.offset() * out.element_size();
   if (out.dtype() == DType::Float32) return activate_contiguous(reinterpret_cast<float*>(base), out.numel(), gelu);
   if (out.dtype() == DType::Float64) return activate_contiguous(reinterpret_cast<double*>(base), out.numel(), gelu);
+  if (half(out.dtype())) {
+    HostTensor wide = out.to(DType::Float32);
+    activate(wide, gelu);
+    return ops::copy_into("_addmm_activation", out, wide);
+  }
   TOROID_INTERNAL_ERROR(std::string("activate: no BLAS matmul of ") + dtype_short_name(out.dtype()));
 }
 

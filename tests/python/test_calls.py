@@ -347,14 +347,26 @@ class Views(unittest.TestCase):
 
 
 class ReferenceKernelFallbacks(unittest.TestCase):
-    def test_bf16_matmul_runs_in_eager_and_is_logged(self):
-        a = torch.randn(16, 16, dtype=torch.bfloat16)
+    def test_integer_matmul_runs_in_eager_and_is_logged(self):
+        a = torch.randint(-4, 4, (16, 16))
         fn = lambda a, b: (a @ b).relu() * 2  # noqa: E731
         with self.assertLogs("toroid", level="WARNING") as logs:
             c = compile_graph(make_fx(fn)(a, a), [a, a])
         self.assertEqual([op for _, op, _ in c.fallbacks], ["aten.mm.default"])
-        self.assertTrue(any("no matmul library for bf16" in m for m in logs.output), logs.output)
-        close(self, c(a, a), fn(a, a), 1e-2)
+        self.assertTrue(any("no matmul library for i64" in m for m in logs.output), logs.output)
+        self.assertTrue(torch.equal(c(a, a), fn(a, a)))
+
+    def test_bf16_matmuls_compile_on_the_cpu(self):
+        # fp32 BLAS on converted operands, rounded once: within bf16's rounding of PyTorch's.
+        g = torch.Generator().manual_seed(0)
+        x, w = torch.randn(32, 48, generator=g).bfloat16(), torch.randn(64, 48, generator=g).bfloat16()
+        b, y = torch.randn(64, generator=g).bfloat16(), torch.randn(4, 8, 16, generator=g).bfloat16()
+        fn = lambda x, w, b, y: (torch.nn.functional.linear(x, w, b).relu(), torch.bmm(y, y.transpose(1, 2)))  # noqa: E731
+        c = compile_graph(make_fx(fn)(x, w, b, y), [x, w, b, y])
+        self.assertEqual(c.fallbacks, [])
+        for got, want in zip(c(x, w, b, y), fn(x, w, b, y)):
+            self.assertEqual(got.dtype, torch.bfloat16)
+            close(self, got, want, 5e-2)
 
     def test_ops_with_only_a_reference_kernel_run_in_eager(self):
         fn = lambda x: torch.logcumsumexp(x, 0) + x.sum()  # noqa: E731
