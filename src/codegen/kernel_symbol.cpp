@@ -46,9 +46,9 @@ std::string renamed_code(const std::string& code, const std::string& name, const
 }
 
 std::string content_symbol(const std::string& kind, const std::string& code, const std::string& name) {
-  char hex[17];
+  char hex[17];  // all 64 bits: the CPU's kernels share one shared object, where names must differ
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(renamed_code(code, name, "@"))));
-  return "tk_" + kind + "_" + std::string(hex, 12);
+  return "tk_" + kind + "_" + hex;
 }
 
 }  // namespace toroid::codegen

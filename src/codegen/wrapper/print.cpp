@@ -1,8 +1,9 @@
 #include <algorithm>
 #include <sstream>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "toroid/codegen/wrapper/wrapper.h"
+#include "toroid/support/error.h"
 
 namespace toroid::codegen::wrapper {
 
@@ -243,11 +244,15 @@ std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts) 
   constexpr size_t kSplitBytes = 64 * 1024;
   // Each distinct kernel once, under its symbol (kernels alike compile once), in program order.
   std::vector<std::string> kernels;
-  std::unordered_set<std::string> seen;
+  std::unordered_map<std::string, size_t> seen;  // symbol -> its code in `kernels`
   for (const WrapperProgram* p : nested_programs(w))
     for (const cpu::CppKernel& k : p->kernels) {
       const std::string& symbol = k.symbol.empty() ? k.name : k.symbol;
-      if (seen.insert(symbol).second) kernels.push_back(renamed_code(k.source, k.name, symbol));
+      std::string code = renamed_code(k.source, k.name, symbol);
+      auto [it, fresh] = seen.emplace(symbol, kernels.size());
+      if (fresh) kernels.push_back(std::move(code));
+      else if (kernels[it->second] != code)  // two kernels whose code hashes alike: never one for the other
+        TOROID_INTERNAL_ERROR("kernels " + k.name + " and another share the symbol " + symbol + " but differ");
     }
   size_t total = 0;
   for (const std::string& k : kernels) total += k.size();
