@@ -10,7 +10,26 @@
 namespace toroid::codegen {
 
 namespace {
+
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Where the line's `//` comment starts (outside string and character literals), or npos.
+size_t comment_start(std::string_view line) {
+  char quote = 0;  // the literal being read: '"', '\'' or none
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quote) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '/' && i + 1 < line.size() && line[i + 1] == '/') {
+      return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::string renamed_code(const std::string& code, const std::string& name, const std::string& symbol) {
@@ -21,10 +40,9 @@ std::string renamed_code(const std::string& code, const std::string& name, const
     size_t end = code.find('\n', pos);
     end = end == std::string::npos ? code.size() : end + 1;
     std::string_view line(code.data() + pos, end - pos);
-    // A comment ends the line's code (a "//" inside a string literal does not: none before it).
-    size_t slashes = line.find("//");
+    size_t slashes = comment_start(line);
     bool newline = line.back() == '\n';
-    if (slashes != std::string_view::npos && line.substr(0, slashes).find('"') == std::string_view::npos) {
+    if (slashes != std::string_view::npos) {
       line = line.substr(0, slashes);
       while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     }
