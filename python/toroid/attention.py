@@ -130,8 +130,9 @@ def decompose_attention(gm, max_score_bytes: Optional[int] = None) -> list[str]:
         qv, kv = _example(q), _example(k)
         nbytes = score_bytes(qv, kv) if qv is not None and kv is not None else None
         if nbytes is None or nbytes > limit:
-            kept.append("%s: scores of %s bytes over toroid.config.attention_max_score_bytes (%d): PyTorch's "
-                        "fused kernel" % (n.name, "unknown" if nbytes is None else nbytes, limit))
+            size = "scores of unknown size" if nbytes is None else "scores of %d bytes over" % nbytes
+            kept.append("%s: %s toroid.config.attention_max_score_bytes (%d): PyTorch's fused kernel" % (
+                n.name, size, limit))
             continue
         n.target = sdpa_math
         n.args, n.kwargs = (q, k, v), kw

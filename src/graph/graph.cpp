@@ -319,4 +319,13 @@ bool Graph::is_topologically_sorted() const {
   return true;
 }
 
+void retarget_storage(Graph& g, const Storage* from, Storage* to) {
+  if (from == nullptr || from == to) return;
+  for (Node* n : g.nodes()) {
+    for (Value* v : n->results())
+      if (v->is_tensor() && v->has_meta() && v->meta().storage == from) v->meta().storage = to;
+    for (const NamedSubgraph& sub : n->subgraphs()) retarget_storage(*sub.graph, from, to);
+  }
+}
+
 }  // namespace toroid

@@ -130,23 +130,6 @@ void bind_symbols(const Graph& g, SymExpr from, SymExpr to, std::unordered_map<S
 
 }  // namespace
 
-namespace {
-
-// Views and in-place results of `old` (values sharing its storage) take `now`'s storage when
-// `now` replaces it, in g and its subgraphs.
-void retarget_views(Graph& g, const Value* old, const Value* now) {
-  if (!old->is_tensor() || !now->is_tensor() || !old->has_meta() || !now->has_meta()) return;
-  Storage* from = old->meta().storage;
-  Storage* to = now->meta().storage;
-  if (from == nullptr || to == nullptr || from == to) return;
-  for (Node* n : g.nodes()) {
-    for (Value* v : n->results())
-      if (v->is_tensor() && v->has_meta() && v->meta().storage == from) v->meta().storage = to;
-    for (const NamedSubgraph& sub : n->subgraphs()) retarget_views(*sub.graph, old, now);
-  }
-}
-
-}  // namespace
 
 std::vector<Node*> replace_by_example(Graph& g, std::span<Node* const> matched, const Graph& replacement,
                                       std::span<Value* const> args, std::span<Value* const> replaced) {
@@ -265,7 +248,9 @@ std::vector<Node*> replace_by_example(Graph& g, std::span<Node* const> matched, 
   }
   for (size_t i = 0; i < replaced.size(); ++i) {
     Value* now = values.at(routs[i]);
-    retarget_views(g, replaced[i], now);
+    // Views of the replaced value view its replacement.
+    if (replaced[i]->is_tensor() && replaced[i]->has_meta() && now->is_tensor() && now->has_meta())
+      retarget_storage(g, replaced[i]->meta().storage, now->meta().storage);
     replaced[i]->replace_all_uses_with(now);
   }
 

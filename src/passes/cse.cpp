@@ -94,11 +94,6 @@ std::set<const Storage*> observable_storages(const Graph& g) {
   return seen;
 }
 
-void retarget_storage(Graph& g, Storage* from, Storage* to) {
-  for (Node* n : g.nodes())
-    for (Value* v : n->results())
-      if (v->is_tensor() && v->meta().storage == from) v->meta().storage = to;
-}
 
 void cse_graph(Graph& g) {
   for (Node* n : g.nodes())

@@ -89,11 +89,7 @@ class RemoveNoops {
       if (!safe_to_forward(r, src)) continue;
       TOROID_LOG("passes", "remove_noops: " + n->describe());
       // Views of the removed copy now view its source.
-      Storage* dropped = r->meta().storage;
-      if (dropped != src->meta().storage)
-        for (Node* m : g_.nodes())
-          for (Value* v : m->results())
-            if (v != r && v->is_tensor() && v->has_meta() && v->meta().storage == dropped) v->meta().storage = src->meta().storage;
+      retarget_storage(g_, r->meta().storage, src->meta().storage);
       r->replace_all_uses_with(src);
       g_.erase(n);
     }

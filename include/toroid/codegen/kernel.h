@@ -84,8 +84,6 @@ std::string content_symbol(const std::string& kind, const std::string& code, con
 namespace cuda {
 // Includes and helpers every kernel's translation unit starts with.
 const std::string& cuda_prelude();
-// A complete translation unit for one kernel: the prelude and its definitions.
-std::string cuda_translation_unit(const CudaKernel& k);
 // What NVRTC compiles: one entry point, SYMBOL_i32 or SYMBOL_i64 (the 64-bit one is compiled only
 // when a launch needs it: ptxas optimizes each instantiation, so two cost about twice one), the
 // kernel's name spelled as its symbol, and no comment lines.

@@ -371,4 +371,8 @@ class Graph {
   mutable bool order_valid_ = false;
 };
 
+// Every value of `g` and its subgraphs whose storage is `from` (a replaced value's views and
+// in-place results) takes `to`: what a pass calls when one value stands in for another.
+void retarget_storage(Graph& g, const Storage* from, Storage* to);
+
 }  // namespace toroid

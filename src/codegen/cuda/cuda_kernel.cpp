@@ -798,8 +798,6 @@ CudaKernel emit_cuda_kernel(const sched::Kernel& kernel, const SymbolSlots& slot
   return CudaEmitter(kernel, slots, env).emit();
 }
 
-std::string cuda_translation_unit(const CudaKernel& k) { return cuda_prelude() + "\n" + k.source; }
-
 void assign_symbol(CudaKernel& k) {
   std::string kind = !k.parts.empty() ? "combo" : k.shape == CudaKernel::Shape::Rows ? "rows" : "flat";
   k.symbol = content_symbol(kind, k.definitions + k.entry_i32 + k.entry_i64, k.name);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 
+#include "../cache_entry.h"
 #include "toroid/runtime/cuda/executor.h"
 #include "toroid/runtime/output_binding.h"
 #include "toroid/support/log.h"
@@ -77,11 +77,6 @@ void CallKeys::log_new_key(const std::vector<uint64_t>& key, size_t n_in, size_t
   if (captured_.count(key) || keys_seen_ >= 16) return;
   std::string what;
   int addresses = 0;  // the first few moves say from where to where (which allocation took what)
-  auto hex = [](uint64_t v) {
-    char b[24];
-    std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
-    return std::string(b);
-  };
   for (size_t i = 0; i < key.size() && !last_key_.empty(); ++i) {
     if (i < last_key_.size() && key[i] == last_key_[i]) continue;
     std::string part = i == 0 ? "stream" : i == 1 ? "workspace" : i < 2 + n_in ? "input " + std::to_string(i - 2)
@@ -89,7 +84,7 @@ void CallKeys::log_new_key(const std::vector<uint64_t>& key, size_t n_in, size_t
     if (what.find(part) != std::string::npos) continue;
     what += (what.empty() ? "" : ", ") + part;
     if (i >= 1 && i < 2 + n_in + n_out && i < last_key_.size() && addresses++ < 8)
-      what += " (" + hex(last_key_[i]) + " -> " + hex(key[i]) + ")";
+      what += " (" + runtime::detail::hex64(last_key_[i]) + " -> " + runtime::detail::hex64(key[i]) + ")";
   }
   TOROID_LOG("cuda", "call key " + std::to_string(keys_seen_ + 1) + " of " + w_.graph_name + " (" +
                          std::to_string(w_.partitions.size()) + " partitions)" +
