@@ -74,10 +74,16 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
 }
 #endif
 
-// The package's shared object for `source`, loaded; a UserError when it has none or was built for
+// A package's key for the CPU kernels of `w`: what g++ compiles (kernels under their symbols),
+// in one part, so that any core count and any naming of the same kernels agree.
+std::string prebuilt_cpu_key(const codegen::wrapper::WrapperProgram& w) {
+  return runtime::content_key(codegen::wrapper::kernels_sources(w, 1).front());
+}
+
+// The package's shared object for `key`, loaded; a UserError when it has none or was built for
 // another CPU.
-runtime::SharedObject load_prebuilt(const PrebuiltKernels& p, const std::string& source, const std::string& graph) {
-  auto it = p.cpu.find(runtime::content_key(source));
+runtime::SharedObject load_prebuilt(const PrebuiltKernels& p, const std::string& key, const std::string& graph) {
+  auto it = p.cpu.find(key);
   if (it == p.cpu.end())
     user_error("the package has no CPU kernels for " + graph +
                " at these sizes (it was compiled for others, or by another toroid version)");
@@ -235,14 +241,14 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   if (options_.compile && !options_.target.is_cuda()) {
     auto kstart = std::chrono::steady_clock::now();
     if (options_.prebuilt) {
-      s->so = load_prebuilt(*options_.prebuilt, s->source, s->graph->name());
+      s->so = load_prebuilt(*options_.prebuilt, prebuilt_cpu_key(s->wrapper), s->graph->name());
     } else {
       // Large modules compile in parts, one g++ per core (at most 8), linked into one object.
       size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
       s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores),
                                         runtime::compile_flags_for(options_.target));
     }
-    if (options_.keep_kernels) s->kernel_images.emplace_back(runtime::content_key(s->source), read_file(s->so.path));
+    if (options_.keep_kernels) s->kernel_images.emplace_back(prebuilt_cpu_key(s->wrapper), read_file(s->so.path));
     s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();
     s->stats.cache_hit = s->so.cache_hit;
     clock.lap("cxx");
