@@ -63,6 +63,9 @@ struct CudaKernel {
   SymExpr rows;      // Rows: rows of the outer domain
   SymExpr elements;  // Flat: the domain's elements; Rows: elements of one row
   int vector_width = 1;
+  // Rows: the vector groups per thread of its slot path, where a row that fits them is read
+  // into registers at once (0: no such path). The executor sizes row blocks to fit it.
+  int row_slots = 0;
   bool has_i32 = true;  // false when an index literal does not fit 32 bits
   std::vector<std::string> arg_types;  // the CUDA type each `args` pointer points to
   // A combo kernel (cuda/cuda_combo.h): flat kernels launched as one, each part on its own

@@ -1,11 +1,14 @@
 #include "toroid/codegen/cuda/cuda_kernel.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "toroid/codegen/kernel_emitter.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::cuda {
@@ -82,7 +85,7 @@ class CudaEmitter : public KernelEmitter {
     out.definitions = out.comment + "template <class I>\nstatic __device__ __forceinline__ void " + k_.name + "_body" + out.body;
     for (const char* I : {"int32_t", "int64_t"}) {
       std::ostringstream entry;
-      entry << "extern \"C\" __global__ void __launch_bounds__(1024) " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
+      entry << "extern \"C\" __global__ void __launch_bounds__(" << (flat ? 1024 : kRowThreads) << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
             << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
             << "blockIdx.x, gridDim.x);\n}\n";
       (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
@@ -145,12 +148,27 @@ class CudaEmitter : public KernelEmitter {
   // Inside a lane loop: the array collecting each var reduction's lane values (one division per
   // group instead of one per element).
   std::unordered_map<const Buffer*, std::string> welford_lanes_;
-  // Rows kept in registers (Rows kernels): read-only loads that several loops of a row read get
-  // kCacheGroups vector slots per thread; cache_ok_ names the row's flag (empty: no cache).
-  static constexpr int kCacheGroups = 8;
+  // The slot path of a Rows kernel, taken when the row fits row_slots_ vector groups per thread
+  // (slots_ok_ names the row's flag; empty: no such path): each loop first loads every group it
+  // will touch, then computes, so a thread has all its loads in flight at once. Read-only loads
+  // that several loops of the row read stay in registers (row_cache_, filled by the first loop
+  // that reads them), and so do values a loop stores and a later loop reads back at the same
+  // position (store_slots_, by storage): the row is read from memory once.
+  int row_slots_ = 4;
+  // The most threads a row's block has (the executor's cap; the register budget follows).
+  static constexpr int kRowThreads = 512;
   std::unordered_map<Expr, std::string> row_cache_;
   std::unordered_set<Expr> cache_filled_;
-  std::string cache_ok_;
+  std::unordered_map<const Buffer*, std::string> store_slots_;
+  std::unordered_set<Expr> forwarded_loads_;  // loads read from store_slots_ in the slot path
+  std::string slots_ok_;
+  // Registers for slot arrays, counted in arrays of row_slots_ x 16 bytes: those kept over the
+  // row (caches and store slots), and those of one loop with them (a loop's loads beyond it are
+  // read group by group, as on the other path).
+  static constexpr size_t kRowArrays = 4, kSlotArrays = 6;
+  // Sum and mean reductions that a var reduction of the same values in the same loop already
+  // computes (a layer norm's mean beside its variance): taken from its Welford result.
+  std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
 
   bool written(const Buffer* storage) const {
     for (const sched::Member& m : k_.members)
@@ -369,6 +387,7 @@ class CudaEmitter : public KernelEmitter {
       forwarded_[b->storage] = stored_value(b->storage, v);
       return;
     }
+    if (mean_from_welford_.count(b)) return;
     const std::string& acc = partials.at(b);
     DType d = sched::member_body(m).dtype();
     std::string A = acc_type(b->reduce, d);
@@ -442,23 +461,12 @@ class CudaEmitter : public KernelEmitter {
     std::string in2 = ind + "  ";
     VectorPlan plan = plan_vector(d, group, hoisted);
     std::string groups = tmp();
-    if (!cache_ok_.empty()) {
-      // The row is held in registers: cache slot k is this thread's k-th group; the first loop
-      // that reads a cached load fills its slots, the later ones read them.
-      std::unordered_set<Expr> filling;
-      for (auto& [l, a] : plan.loads)
-        if (row_cache_.count(l) && !cache_filled_.count(l)) filling.insert(l);
-      os << ind << "if (" << cache_ok_ << ") {\n";
+    if (!slots_ok_.empty()) {
+      os << ind << "if (" << slots_ok_ << ") {\n";
       os << in2 << "const I " << groups << " = " << n << " / " << Vs << ";\n";
-      os << in2 << "#pragma unroll\n" << in2 << "for (int k = 0; k < " << kCacheGroups << "; ++k) {\n";
-      std::string g = tmp();
-      os << in2 << "  const I " << g << " = " << start << " + static_cast<I>(k) * " << step << ";\n";
-      os << in2 << "  if (" << g << " < " << groups << ") {\n";
-      emit_vector_group(os, in2 + "    ", d, g, group, partials, hoisted, plan, &filling);
-      os << in2 << "  }\n" << in2 << "}\n";
+      emit_slot_loop(os, in2, d, groups, start, step, group, partials, hoisted, plan);
       os << in2 << done << " = " << groups << " * " << Vs << ";\n";
       os << ind << "} else ";
-      for (Expr l : filling) cache_filled_.insert(l);
     } else {
       os << ind;
     }
@@ -472,13 +480,63 @@ class CudaEmitter : public KernelEmitter {
     os << ind << "}\n";
   }
 
-  // One group of V elements starting at group index `g`. With `filling` (the cached path), loads
-  // in the row cache read slot k, and those in `filling` load it first.
+  // A loop on the slot path: the loads of every group this thread takes (at most row_slots_),
+  // then the groups' arithmetic and stores.
+  void emit_slot_loop(std::ostream& os, const std::string& ind, const Domain& d, const std::string& groups,
+                      const std::string& start, const std::string& step, const std::vector<const sched::Member*>& group,
+                      const std::unordered_map<const Buffer*, std::string>& partials,
+                      const std::unordered_map<Expr, std::string>& hoisted, const VectorPlan& plan) {
+    const std::string Vs = std::to_string(vector_width_), K = std::to_string(row_slots_);
+    std::unordered_map<Expr, std::string> slotted;      // load -> its slot array
+    std::vector<std::pair<Expr, std::string>> to_load;  // read in the first phase
+    size_t arrays = row_cache_.size() + store_slots_.size();
+    for (auto& [l, a] : plan.loads) {
+      if (a.kind != Access::Kind::Contiguous) continue;
+      if (forwarded_loads_.count(l)) {
+        slotted[l] = store_slots_.at(l.buffer()->storage);
+        continue;
+      }
+      if (auto it = row_cache_.find(l); it != row_cache_.end()) {
+        slotted[l] = it->second;
+        if (cache_filled_.insert(l).second) to_load.emplace_back(l, it->second);
+        continue;
+      }
+      if (arrays >= kSlotArrays) continue;  // read group by group, in the second phase
+      ++arrays;
+      std::string t = tmp();
+      os << ind << storage_type(l.buffer()->storage->dtype) << " " << t << "[" << K << "][" << Vs << "];\n";
+      slotted[l] = t;
+      to_load.emplace_back(l, t);
+    }
+    const std::string in2 = ind + "  ", in3 = in2 + "  ";
+    auto each_group = [&](auto&& body) {
+      std::string g = tmp();
+      os << ind << "#pragma unroll\n" << ind << "for (int k = 0; k < " << K << "; ++k) {\n";
+      os << in2 << "const I " << g << " = " << start << " + static_cast<I>(k) * " << step << ";\n";
+      os << in2 << "if (" << g << " < " << groups << ") {\n";
+      body(g);
+      os << in2 << "}\n" << ind << "}\n";
+    };
+    if (!to_load.empty())
+      each_group([&](const std::string& g) {
+        std::string f0 = tmp();
+        os << in3 << "const I " << f0 << " = " << g << " * " << Vs << ";\n";
+        unravel(os, in3, d, f0);
+        for (auto& [l, arr] : to_load)
+          os << in3 << "t_vload<" << Vs << ", " << (written(l.buffer()->storage) ? "false" : "true") << ">(" << arr
+             << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
+      });
+    each_group([&](const std::string& g) { emit_vector_group(os, in3, d, g, group, partials, hoisted, plan, &slotted); });
+  }
+
+  // One group of V elements starting at group index `g`. On the slot path (`slotted`), the loads
+  // it names were read into their arrays' slot k before, and stores that a later loop reads back
+  // go through their store slot.
   void emit_vector_group(std::ostream& os, const std::string& ind, const Domain& d, const std::string& g,
                          const std::vector<const sched::Member*>& group,
                          const std::unordered_map<const Buffer*, std::string>& partials,
                          const std::unordered_map<Expr, std::string>& hoisted, const VectorPlan& plan,
-                         const std::unordered_set<Expr>* filling) {
+                         const std::unordered_map<Expr, std::string>* slotted) {
     const std::string Vs = std::to_string(vector_width_);
     std::string in2 = ind + "  ";
     std::string f0 = tmp();
@@ -495,24 +553,21 @@ class CudaEmitter : public KernelEmitter {
         names[l] = t;
         continue;
       }
-      std::string t;
-      if (filling && row_cache_.count(l)) {
-        t = row_cache_.at(l) + "[k]";
-        if (!filling->count(l)) {
-          names[l] = "t_load(" + t + "[j])";
-          continue;
-        }
-      } else {
-        t = tmp();
-        os << ind << storage_type(s->dtype) << " " << t << "[" << Vs << "];\n";
+      if (slotted && slotted->count(l)) {
+        names[l] = "t_load(" + slotted->at(l) + "[k][j])";
+        continue;
       }
+      std::string t = tmp();
+      os << ind << storage_type(s->dtype) << " " << t << "[" << Vs << "];\n";
       os << ind << "t_vload<" << Vs << ", " << (written(s) ? "false" : "true") << ">(" << t << ", " << ptr(s) << " + "
          << index(l.index()) << ");\n";
       names[l] = "t_load(" + t + "[j])";
     }
     std::vector<std::string> arrays(group.size());
     for (size_t i = 0; i < group.size(); ++i)
-      if (plan.stores[i].kind == Access::Kind::Contiguous) {
+      if (plan.stores[i].kind == Access::Kind::Contiguous && slotted && store_slots_.count(group[i]->buffer->storage)) {
+        arrays[i] = store_slots_.at(group[i]->buffer->storage) + "[k]";
+      } else if (plan.stores[i].kind == Access::Kind::Contiguous) {
         arrays[i] = tmp();
         os << ind << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
       }
@@ -577,6 +632,11 @@ class CudaEmitter : public KernelEmitter {
   void emit_rows(std::ostream& os, CudaKernel& out) {
     out.rows = numel_expr(k_.outer);
     out.elements = numel_expr(k_.inner);
+    // Four groups in flight per thread; rows known to be longer than 512 threads take (a
+    // cross entropy's 32000 classes) get eight.
+    std::optional<int64_t> row_elements = out.elements.as_int();
+    row_slots_ = row_elements && *row_elements > int64_t(kRowThreads) * 4 * vector_width_ ? 8 : 4;
+    if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_SLOTS")) row_slots_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 16));
     Domain outer, inner;
     for (size_t k = 0; k < k_.outer.size(); ++k) outer.vars.push_back(sched::outer_var(k)), outer.sizes.push_back(k_.outer[k]);
     for (size_t k = 0; k < k_.inner.size(); ++k) inner.vars.push_back(sched::inner_var(k)), inner.sizes.push_back(k_.inner[k]);
@@ -618,17 +678,27 @@ class CudaEmitter : public KernelEmitter {
     auto is_loop = [](const std::vector<const sched::Member*>& item) {
       return item[0]->inner || item[0]->buffer->kind == BufferKind::Reduction;
     };
-    plan_row_cache(os, ind, inner, items, is_loop);
+    plan_row_slots(os, ind, inner, items, is_loop);
+    out.row_slots = slots_ok_.empty() ? 0 : row_slots_;
     std::unordered_set<const Buffer*> inner_written;  // by earlier loops of this row
     for (const auto& item : items) {
       if (!is_loop(item)) {
         emit_outer_member(os, ind, *item[0]);
         continue;
       }
-      bool reads_earlier = false;
+      bool reads_earlier = false, all_in_slots = true;
       for (const sched::Member* x : item)
-        for (Expr l : loop::loads(x->buffer->body)) reads_earlier = reads_earlier || inner_written.count(l.buffer()->storage);
-      if (reads_earlier) os << ind << "__syncthreads();  // earlier loops' stores, by other threads\n";
+        for (Expr l : loop::loads(sched::member_body(*x)))
+          if (inner_written.count(l.buffer()->storage)) {
+            reads_earlier = true;
+            all_in_slots = all_in_slots && l.op() == Op::Load && forwarded_loads_.count(l);
+          }
+      // On the slot path a thread reads back only what it stored itself (its groups, and the
+      // scalar tail's elements, which every loop gives the same thread).
+      if (reads_earlier && all_in_slots && !slots_ok_.empty())
+        os << ind << "if (!" << slots_ok_ << ") __syncthreads();  // earlier loops' stores, by other threads\n";
+      else if (reads_earlier)
+        os << ind << "__syncthreads();  // earlier loops' stores, by other threads\n";
       emit_row_group(os, ind, inner, item);
       for (const sched::Member* x : item)
         if (x->inner) inner_written.insert(x->buffer->storage);
@@ -636,40 +706,66 @@ class CudaEmitter : public KernelEmitter {
     os << "  }\n";
   }
 
-  // Read-only contiguous loads that two or more loops of a row read are kept in registers when
-  // the row fits kCacheGroups vector groups per thread (checked per launch, with every loop's
-  // vector condition): one read from memory instead of one per loop.
+  // The slot path's flag and arrays for a row (see slots_ok_), declared at the row's start: the
+  // flag holds when the row fits row_slots_ groups per thread and every loop's vector condition
+  // does (uniform over the block).
   template <class IsLoop>
-  void plan_row_cache(std::ostream& os, const std::string& ind, const Domain& inner,
+  void plan_row_slots(std::ostream& os, const std::string& ind, const Domain& inner,
                       const std::vector<std::vector<const sched::Member*>>& items, IsLoop is_loop) {
     row_cache_.clear();
     cache_filled_.clear();
-    cache_ok_.clear();
+    store_slots_.clear();
+    forwarded_loads_.clear();
+    slots_ok_.clear();
     if (vector_width_ <= 1 || inner.vars.empty()) return;
+    std::vector<const std::vector<const sched::Member*>*> loops;
+    for (const auto& item : items)
+      if (is_loop(item)) loops.push_back(&item);
+    if (loops.empty()) return;
+    const std::string Vs = std::to_string(vector_width_), K = std::to_string(row_slots_);
+    auto declare = [&](DType dtype) {
+      std::string c = tmp();
+      os << ind << storage_type(dtype) << " " << c << "[" << K << "][" << Vs << "];\n";
+      return c;
+    };
+    // Values one loop stores and a later one reads back at the same position.
+    std::unordered_map<const Buffer*, int> writers;
+    for (const sched::Member& m : k_.members) ++writers[m.buffer->storage];
+    for (size_t i = 0; i < loops.size(); ++i)
+      for (const sched::Member* m : *loops[i]) {
+        const Buffer* s = m->buffer->storage;
+        if (!m->inner || m->buffer->kind != BufferKind::Pointwise || writers[s] != 1) continue;
+        SymExpr pos = env_.simplify(sched::member_store_position(*m));
+        if (classify(pos, inner).kind != Access::Kind::Contiguous) continue;
+        std::vector<Expr> readers;
+        for (size_t j = i + 1; j < loops.size(); ++j)
+          for (const sched::Member* x : *loops[j])
+            for (Expr l : loop::loads(sched::member_body(*x)))
+              if (l.op() == Op::Load && l.buffer()->storage == s && env_.simplify(l.index()) == pos) readers.push_back(l);
+        if (readers.empty() || store_slots_.size() >= kRowArrays) continue;
+        store_slots_[s] = declare(s->dtype);
+        forwarded_loads_.insert(readers.begin(), readers.end());
+      }
+    // Read-only contiguous loads that two or more loops read.
     std::unordered_map<Expr, int> loops_reading;
     std::vector<Expr> order;
-    for (const auto& item : items) {
-      if (!is_loop(item)) continue;
+    for (const auto* item : loops) {
       std::unordered_set<Expr> here;
-      for (const sched::Member* m : item)
+      for (const sched::Member* m : *item)
         for (Expr l : loop::loads(sched::member_body(*m)))
           if (l.op() == Op::Load && !written(l.buffer()->storage) && here.insert(l).second) {
             if (!loops_reading[l]++) order.push_back(l);
           }
     }
-    const std::string Vs = std::to_string(vector_width_);
     for (Expr l : order) {
+      if (row_cache_.size() + store_slots_.size() >= kRowArrays) break;
       if (loops_reading[l] < 2 || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
-      std::string c = tmp();
-      os << ind << storage_type(l.buffer()->storage->dtype) << " " << c << "[" << kCacheGroups << "][" << Vs << "];\n";
-      row_cache_[l] = c;
+      row_cache_[l] = declare(l.buffer()->storage->dtype);
     }
-    if (row_cache_.empty()) return;
-    std::string cond = "(" + numel(inner.sizes) + ") / " + Vs + " <= " + std::to_string(kCacheGroups) + " * static_cast<I>(blockDim.x)";
-    for (const auto& item : items)
-      if (is_loop(item)) cond += " && " + plan_vector(inner, item, {}).cond;
-    cache_ok_ = tmp();
-    os << ind << "const bool " << cache_ok_ << " = " << cond << ";\n";
+    std::string cond = "(" + numel(inner.sizes) + ") / " + Vs + " <= " + K + " * static_cast<I>(blockDim.x)";
+    for (const auto* item : loops) cond += " && " + plan_vector(inner, *item, {}).cond;
+    slots_ok_ = tmp();
+    os << ind << "const bool " << slots_ok_ << " = " << cond << ";\n";
   }
 
   void emit_outer_member(std::ostream& os, const std::string& ind, const sched::Member& m) {
@@ -706,6 +802,18 @@ class CudaEmitter : public KernelEmitter {
       }
       partials[b] = p;
     }
+    mean_from_welford_.clear();
+    for (const sched::Member* v : group) {
+      if (v->buffer->kind != BufferKind::Reduction || v->buffer->reduce != ReduceOp::Var) continue;
+      Expr body = sched::member_body(*v);
+      for (const sched::Member* x : group) {
+        const Buffer* b = x->buffer;
+        if (b->kind == BufferKind::Reduction && (b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) &&
+            !mean_from_welford_.count(b) && sched::member_body(*x) == body &&
+            std::string(acc_type(b->reduce, body.dtype())) == acc_type(ReduceOp::Var, body.dtype()))
+          mean_from_welford_[b] = v->buffer;
+      }
+    }
     if (inner.vars.empty()) {  // reductions over nothing and pointwise of the row: one element
       os << ind << "{\n";
       std::unordered_map<Expr, std::string> names;
@@ -722,13 +830,26 @@ class CudaEmitter : public KernelEmitter {
     } else {
       emit_loop(os, ind, inner, "static_cast<I>(threadIdx.x)", "static_cast<I>(blockDim.x)", group, partials);
     }
-    for (const sched::Member* m : group) {
+    // Var reductions first: the means taken from their Welford results follow.
+    std::vector<const sched::Member*> reductions;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const sched::Member* m : group)
+        if (m->buffer->kind == BufferKind::Reduction && (m->buffer->reduce == ReduceOp::Var) == (pass == 0))
+          reductions.push_back(m);
+    std::unordered_map<const Buffer*, std::string> welford_of;
+    for (const sched::Member* m : reductions) {
       const Buffer* b = m->buffer;
-      if (b->kind != BufferKind::Reduction) continue;
       DType d = sched::member_body(*m).dtype();
       std::string A = acc_type(b->reduce, d), p = partials.at(b), r = tmp(), sm = tmp();
       std::string n_red = numel(b->reduction_sizes);
-      switch (b->reduce) {
+      if (auto it = mean_from_welford_.find(b); it != mean_from_welford_.end()) {
+        const std::string& w = welford_of.at(it->second);
+        // An empty row's mean is 0 / 0, as on the other path.
+        os << ind << "const " << A << " " << r << " = "
+           << (b->reduce == ReduceOp::Sum ? w + ".mean * " + w + ".n"
+                                          : "(" + n_red + ") > 0 ? " + w + ".mean : " + A + "(0) / " + A + "(0)")
+           << ";\n";
+      } else switch (b->reduce) {
         case ReduceOp::Sum:
         case ReduceOp::Mean:
         case ReduceOp::Prod:
@@ -754,6 +875,7 @@ class CudaEmitter : public KernelEmitter {
           os << ind << "__shared__ t_welford<" << A << "> " << sm << "[33];\n";
           std::string w = tmp();
           os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford(" << p << ", " << sm << ");\n";
+          welford_of[b] = w;
           os << ind << "const " << A << " " << r << " = " << w << ".m2 / t_imax<" << A << ">(" << A << "(0), static_cast<" << A
              << ">(" << n_red << ") - " << A << "(" << corr << "));\n";
           break;
