@@ -21,7 +21,7 @@ for w in "$@"; do
   "$ncu" --kernel-name regex:'^(tk_[a-z]+_[0-9a-f]+_i(32|64)|triton_.*)$' --launch-skip 2 --launch-count 40 \
     --metrics "$metrics" --csv --page raw python3 bench/gpu_bench.py --lib "$B/libtoroid.so" --reps 3 --only "$w" \
     > "$tmp/$w.csv" 2> "$tmp/$w.err" || tail -5 "$tmp/$w.err"
-  python3 - "$tmp/$w.csv" <<'EOF'
+  python3 - "$tmp/$w.csv" "$metrics" <<'EOF'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if r]
 head = next((i for i, r in enumerate(rows) if "Kernel Name" in r), None)
@@ -36,7 +36,8 @@ for r in rows[head + 2:]:
         continue
     seen.add(k)
     short = lambda m: m.replace("smsp__average_warps_issue_stalled_", "stall:").replace("_per_issue_active.ratio", "")
-    print(k[:40], " ".join(f"{short(m)}={d[m]}" for m in names if "__" in m and m in d))
+    wanted = [m for m in names if m.split(".")[0] in sys.argv[2].split(",") or m in sys.argv[2].split(",")]
+    print(k[:40], " ".join(f"{short(m)}={d[m]}" for m in wanted))
 EOF
 done
 rm -rf "$tmp"

@@ -57,14 +57,14 @@ constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
 // Launch shapes. A row kernel's block has about `row_groups` vector groups of its row per thread
 // (a power of two from 32 to `row_max_threads` threads, at most 512, the row kernels' launch
 // bound: long rows get more groups per thread rather than larger blocks), and at most the
-// kernel's row slots, so that the row takes its slot path; `row_blocks_per_sm` blocks per
-// multiprocessor loop over the rows. A flat kernel runs `flat_threads`-thread
+// kernel's row slots, so that the row takes its slot path; a block per row, unless
+// `row_blocks_per_sm` caps the grid (its blocks then loop over the rows). A flat kernel runs `flat_threads`-thread
 // blocks, at most `blocks_per_sm` of them per multiprocessor, each thread looping over its groups.
 // Overridable for tuning with $TOROID_CUDA_ROW_GROUPS, $TOROID_CUDA_ROW_MAX_THREADS,
 // $TOROID_CUDA_ROW_BLOCKS_PER_SM, $TOROID_CUDA_FLAT_THREADS, $TOROID_CUDA_BLOCKS_PER_SM.
 struct LaunchTuning {
   int64_t row_groups = 4, row_max_threads = 512, flat_threads = 256, blocks_per_sm = 8;
-  std::optional<int64_t> row_blocks_per_sm;  // unset: as many as 2048 threads a multiprocessor
+  std::optional<int64_t> row_blocks_per_sm;  // unset: a block per row
   LaunchTuning() {
     auto env = [](const char* name, int64_t& v) { v = env_count(name).value_or(v); };
     env("TOROID_CUDA_ROW_GROUPS", row_groups);
@@ -925,7 +925,11 @@ struct CudaExecutor::Impl {
       int64_t per_thread = std::max<int64_t>(k.row_slots > 0 ? std::min<int64_t>(tune.row_groups, k.row_slots) : tune.row_groups, 1);
       while (threads * per_thread < groups && threads < most) threads *= 2;
       p.dims.block_x = static_cast<unsigned>(threads);
-      int64_t blocks = int64_t(dev.sm_count) * tune.row_blocks_per_sm.value_or(2048 / threads);
+      // A block per row: the hardware hands rows to multiprocessors as blocks finish, so their
+      // load, reduction and store phases overlap (a fixed grid looping over rows reached 85-92%
+      // of the copy bandwidth where a block per row reaches 89-98%: RESULTS 17a).
+      int64_t blocks = tune.row_blocks_per_sm ? int64_t(dev.sm_count) * *tune.row_blocks_per_sm
+                                              : int64_t(std::numeric_limits<int32_t>::max());
       p.dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(p.rows, 1, blocks));
     }
     if (k.parts.empty()) p.reach = int64_t(p.dims.grid_x) * p.dims.block_x * V;
