@@ -66,6 +66,9 @@ struct CudaKernel {
   // Rows: the vector groups per thread of its slot path, where a row that fits them is read
   // into registers at once (0: no such path). The executor sizes row blocks to fit it.
   int row_slots = 0;
+  // Rows: the block size its code is compiled for (a row of known length that fits the slots;
+  // 0: any power of two up to 512, the executor's choice).
+  int row_threads = 0;
   bool has_i32 = true;  // false when an index literal does not fit 32 bits
   std::vector<std::string> arg_types;  // the CUDA type each `args` pointer points to
   // A combo kernel (cuda/cuda_combo.h): flat kernels launched as one, each part on its own

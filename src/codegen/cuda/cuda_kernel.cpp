@@ -85,7 +85,8 @@ class CudaEmitter : public KernelEmitter {
     out.definitions = out.comment + "template <class I>\nstatic __device__ __forceinline__ void " + k_.name + "_body" + out.body;
     for (const char* I : {"int32_t", "int64_t"}) {
       std::ostringstream entry;
-      entry << "extern \"C\" __global__ void __launch_bounds__(" << (flat ? 1024 : kRowThreads) << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
+      entry << "extern \"C\" __global__ void __launch_bounds__(" << (flat ? 1024 : out.row_threads ? out.row_threads : kRowThreads)
+            << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
             << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
             << "blockIdx.x, gridDim.x);\n}\n";
       (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
@@ -157,6 +158,8 @@ class CudaEmitter : public KernelEmitter {
   int row_slots_ = 4;
   // The most threads a row's block has (the executor's cap; the register budget follows).
   static constexpr int kRowThreads = 512;
+  // The block's thread count as the row body reads it: a constant where the kernel fixes it.
+  std::string block_dim_ = "static_cast<I>(blockDim.x)";
   std::unordered_map<Expr, std::string> row_cache_;
   std::unordered_set<Expr> cache_filled_;
   std::unordered_map<const Buffer*, std::string> store_slots_;
@@ -637,6 +640,16 @@ class CudaEmitter : public KernelEmitter {
     std::optional<int64_t> row_elements = out.elements.as_int();
     row_slots_ = row_elements && *row_elements > int64_t(kRowThreads) * 4 * vector_width_ ? 8 : 4;
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_SLOTS")) row_slots_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 16));
+    // A row of known length that fits the slots gets a block size of its own, compiled in: the
+    // groups' offsets are constants and the launch bound tells the compiler the thread count.
+    if (row_elements && *row_elements > 0) {
+      int64_t groups = (*row_elements + vector_width_ - 1) / vector_width_, threads = 32;
+      while (threads * row_slots_ < groups && threads < kRowThreads) threads *= 2;
+      if (threads * row_slots_ >= groups) {
+        out.row_threads = static_cast<int>(threads);
+        block_dim_ = "I(" + std::to_string(threads) + ")";
+      }
+    }
     Domain outer, inner;
     for (size_t k = 0; k < k_.outer.size(); ++k) outer.vars.push_back(sched::outer_var(k)), outer.sizes.push_back(k_.outer[k]);
     for (size_t k = 0; k < k_.inner.size(); ++k) inner.vars.push_back(sched::inner_var(k)), inner.sizes.push_back(k_.inner[k]);
@@ -762,7 +775,7 @@ class CudaEmitter : public KernelEmitter {
       if (loops_reading[l] < 2 || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
       row_cache_[l] = declare(l.buffer()->storage->dtype);
     }
-    std::string cond = "(" + numel(inner.sizes) + ") / " + Vs + " <= " + K + " * static_cast<I>(blockDim.x)";
+    std::string cond = "(" + numel(inner.sizes) + ") / " + Vs + " <= " + K + " * " + block_dim_;
     for (const auto* item : loops) cond += " && " + plan_vector(inner, *item, {}).cond;
     slots_ok_ = tmp();
     os << ind << "const bool " << slots_ok_ << " = " << cond << ";\n";
@@ -828,7 +841,7 @@ class CudaEmitter : public KernelEmitter {
       // Every thread computed the same single element; keep one.
       for (auto& [b, p] : partials) os << ind << "if (threadIdx.x != 0) " << p << " = " << identity_of(*b, p) << ";\n";
     } else {
-      emit_loop(os, ind, inner, "static_cast<I>(threadIdx.x)", "static_cast<I>(blockDim.x)", group, partials);
+      emit_loop(os, ind, inner, "static_cast<I>(threadIdx.x)", block_dim_, group, partials);
     }
     // Var reductions first: the means taken from their Welford results follow.
     std::vector<const sched::Member*> reductions;

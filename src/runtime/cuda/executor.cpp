@@ -924,6 +924,7 @@ struct CudaExecutor::Impl {
       int64_t most = std::clamp<int64_t>(tune.row_max_threads, 32, 512);
       int64_t per_thread = std::max<int64_t>(k.row_slots > 0 ? std::min<int64_t>(tune.row_groups, k.row_slots) : tune.row_groups, 1);
       while (threads * per_thread < groups && threads < most) threads *= 2;
+      if (k.row_threads > 0) threads = k.row_threads;  // compiled in
       p.dims.block_x = static_cast<unsigned>(threads);
       // A block per row: the hardware hands rows to multiprocessors as blocks finish, so their
       // load, reduction and store phases overlap (a fixed grid looping over rows reached 85-92%
