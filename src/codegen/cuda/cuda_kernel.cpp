@@ -162,6 +162,11 @@ class CudaEmitter : public KernelEmitter {
   std::string block_dim_ = "static_cast<I>(blockDim.x)";
   std::unordered_map<Expr, std::string> row_cache_;
   std::unordered_set<Expr> cache_filled_;
+  std::unordered_set<std::string> packed_slots_;  // slot arrays of 16-bit values, as uint4 per group
+  // Read-only loads of later loops issued with the first loop's (a layer norm's weight and bias,
+  // whose latency then overlaps the row's): row_cache_ entries the first slot loop fills.
+  std::vector<Expr> prefetch_;
+  bool prefetched_ = false;
   std::unordered_map<const Buffer*, std::string> store_slots_;
   std::unordered_set<Expr> forwarded_loads_;  // loads read from store_slots_ in the slot path
   std::string slots_ok_;
@@ -483,6 +488,30 @@ class CudaEmitter : public KernelEmitter {
     os << ind << "}\n";
   }
 
+  // A slot array for row_slots_ groups of `dtype` (16-bit values packed, two to a register).
+  std::string declare_slot(std::ostream& os, const std::string& ind, DType dtype) {
+    std::string c = tmp();
+    if (dtype_size(dtype) == 2 && vector_width_ == 8) {
+      os << ind << "uint4 " << c << "[" << row_slots_ << "];\n";
+      packed_slots_.insert(c);
+    } else {
+      os << ind << storage_type(dtype) << " " << c << "[" << row_slots_ << "][" << vector_width_ << "];\n";
+    }
+    return c;
+  }
+  // Lane j of slot k of `slot`, as stored (a `T`).
+  std::string slot_lane(const std::string& slot, DType dtype) const {
+    if (packed_slots_.count(slot)) return std::string("t_slot_get<") + storage_type(dtype) + ">(" + slot + "[k], j)";
+    return slot + "[k][j]";
+  }
+  // Lane j of a group's store: into its array, or into slot k of its store slot.
+  void store_lane(std::ostream& os, const std::string& ind, const std::string& array, bool in_slot, DType dtype,
+                  const std::string& v) const {
+    std::string value = std::string("t_store<") + storage_type(dtype) + ">::from(" + v + ")";
+    if (in_slot && packed_slots_.count(array)) os << ind << "t_slot_set(" << array << "[k], j, " << value << ");\n";
+    else os << ind << array << (in_slot ? "[k][j]" : "[j]") << " = " << value << ";\n";
+  }
+
   // A loop on the slot path: the loads of every group this thread takes (at most row_slots_),
   // then the groups' arithmetic and stores.
   void emit_slot_loop(std::ostream& os, const std::string& ind, const Domain& d, const std::string& groups,
@@ -506,10 +535,14 @@ class CudaEmitter : public KernelEmitter {
       }
       if (arrays >= kSlotArrays) continue;  // read group by group, in the second phase
       ++arrays;
-      std::string t = tmp();
-      os << ind << storage_type(l.buffer()->storage->dtype) << " " << t << "[" << K << "][" << Vs << "];\n";
+      std::string t = declare_slot(os, ind, l.buffer()->storage->dtype);
       slotted[l] = t;
       to_load.emplace_back(l, t);
+    }
+    if (!prefetched_) {
+      prefetched_ = true;
+      for (Expr l : prefetch_)
+        if (cache_filled_.insert(l).second) to_load.emplace_back(l, row_cache_.at(l));
     }
     const std::string in2 = ind + "  ", in3 = in2 + "  ";
     auto each_group = [&](auto&& body) {
@@ -525,9 +558,12 @@ class CudaEmitter : public KernelEmitter {
         std::string f0 = tmp();
         os << in3 << "const I " << f0 << " = " << g << " * " << Vs << ";\n";
         unravel(os, in3, d, f0);
-        for (auto& [l, arr] : to_load)
-          os << in3 << "t_vload<" << Vs << ", " << (written(l.buffer()->storage) ? "false" : "true") << ">(" << arr
-             << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
+        for (auto& [l, arr] : to_load) {
+          const char* nc = written(l.buffer()->storage) ? "false" : "true";
+          if (packed_slots_.count(arr)) os << in3 << "t_vload_slot<" << nc << ">(";
+          else os << in3 << "t_vload<" << Vs << ", " << nc << ">(";
+          os << arr << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
+        }
       });
     each_group([&](const std::string& g) { emit_vector_group(os, in3, d, g, group, partials, hoisted, plan, &slotted); });
   }
@@ -557,7 +593,7 @@ class CudaEmitter : public KernelEmitter {
         continue;
       }
       if (slotted && slotted->count(l)) {
-        names[l] = "t_load(" + slotted->at(l) + "[k][j])";
+        names[l] = "t_load(" + slot_lane(slotted->at(l), s->dtype) + ")";
         continue;
       }
       std::string t = tmp();
@@ -569,7 +605,7 @@ class CudaEmitter : public KernelEmitter {
     std::vector<std::string> arrays(group.size());
     for (size_t i = 0; i < group.size(); ++i)
       if (plan.stores[i].kind == Access::Kind::Contiguous && slotted && store_slots_.count(group[i]->buffer->storage)) {
-        arrays[i] = store_slots_.at(group[i]->buffer->storage) + "[k]";
+        arrays[i] = store_slots_.at(group[i]->buffer->storage);
       } else if (plan.stores[i].kind == Access::Kind::Contiguous) {
         arrays[i] = tmp();
         os << ind << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
@@ -590,7 +626,7 @@ class CudaEmitter : public KernelEmitter {
       std::string v = value(os, in2, sched::member_body(m), names);
       std::string pos;
       if (m.buffer->kind == BufferKind::Pointwise && plan.stores[i].kind == Access::Kind::Contiguous)
-        os << in2 << arrays[i] << "[j] = t_store<" << storage_type(m.buffer->storage->dtype) << ">::from(" << v << ");\n";
+        store_lane(os, in2, arrays[i], slotted && store_slots_.count(m.buffer->storage), m.buffer->storage->dtype, v);
       else if (m.buffer->kind == BufferKind::Pointwise)
         pos = index(sched::member_store_position(m));
       finish_element(os, in2, m, v, f0 + " + j", partials, pos);
@@ -602,9 +638,13 @@ class CudaEmitter : public KernelEmitter {
       os << ind << partials.at(b) << " = t_welford_add_group(" << partials.at(b) << ", " << arr << ");\n";
     welford_lanes_.clear();
     for (size_t i = 0; i < group.size(); ++i)
-      if (!arrays[i].empty())
-        os << ind << "t_vstore<" << Vs << ">(" << ptr(group[i]->buffer->storage) << " + "
-           << index(sched::member_store_position(*group[i])) << ", " << arrays[i] << ");\n";
+      if (!arrays[i].empty()) {
+        const Buffer* st = group[i]->buffer->storage;
+        bool in_slot = slotted && store_slots_.count(st);
+        os << ind << (in_slot && packed_slots_.count(arrays[i]) ? "t_vstore_slot(" : "t_vstore<" + Vs + ">(") << ptr(st)
+           << " + " << index(sched::member_store_position(*group[i])) << ", " << arrays[i] << (in_slot ? "[k]" : "")
+           << ");\n";
+      }
   }
 
   void emit_flat(std::ostream& os, CudaKernel& out) {
@@ -727,6 +767,8 @@ class CudaEmitter : public KernelEmitter {
                       const std::vector<std::vector<const sched::Member*>>& items, IsLoop is_loop) {
     row_cache_.clear();
     cache_filled_.clear();
+    prefetch_.clear();
+    prefetched_ = false;
     store_slots_.clear();
     forwarded_loads_.clear();
     slots_ok_.clear();
@@ -736,11 +778,8 @@ class CudaEmitter : public KernelEmitter {
       if (is_loop(item)) loops.push_back(&item);
     if (loops.empty()) return;
     const std::string Vs = std::to_string(vector_width_), K = std::to_string(row_slots_);
-    auto declare = [&](DType dtype) {
-      std::string c = tmp();
-      os << ind << storage_type(dtype) << " " << c << "[" << K << "][" << Vs << "];\n";
-      return c;
-    };
+    packed_slots_.clear();
+    auto declare = [&](DType dtype) { return declare_slot(os, ind, dtype); };
     // Values one loop stores and a later one reads back at the same position.
     std::unordered_map<const Buffer*, int> writers;
     for (const sched::Member& m : k_.members) ++writers[m.buffer->storage];
@@ -775,6 +814,17 @@ class CudaEmitter : public KernelEmitter {
       if (loops_reading[l] < 2 || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
       row_cache_[l] = declare(l.buffer()->storage->dtype);
     }
+    // Read-only loads of later loops only, prefetched (TOROID_CUDA_ROW_PREFETCH=0 turns it off).
+    std::unordered_set<Expr> in_first;
+    for (const sched::Member* m : *loops[0])
+      for (Expr l : loop::loads(sched::member_body(*m))) in_first.insert(l);
+    if (env_flag("TOROID_CUDA_ROW_PREFETCH").value_or(true))
+      for (Expr l : order) {
+        if (row_cache_.size() + store_slots_.size() >= kRowArrays) break;
+        if (row_cache_.count(l) || in_first.count(l) || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
+        row_cache_[l] = declare(l.buffer()->storage->dtype);
+        prefetch_.push_back(l);
+      }
     std::string cond = "(" + numel(inner.sizes) + ") / " + Vs + " <= " + K + " * " + block_dim_;
     for (const auto* item : loops) cond += " && " + plan_vector(inner, *item, {}).cond;
     slots_ok_ = tmp();

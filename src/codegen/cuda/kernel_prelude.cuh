@@ -177,6 +177,27 @@ template <int N, bool NC, class T> T_DEV void t_vload(T (&dst)[N], const T* __re
     for (int k = 0; k < N; ++k) dst[k] = p[k];
   }
 }
+// A row kernel's slot of 16-bit values: one 16-byte group kept as four 32-bit registers (an
+// array of eight 16-bit values takes eight), lanes read and written by position.
+template <bool NC, class T> T_DEV void t_vload_slot(uint4& dst, const T* __restrict__ p) {
+  dst = t_ld<uint4, NC>(reinterpret_cast<const uint4*>(p));
+}
+template <class T> T_DEV void t_vstore_slot(T* __restrict__ p, const uint4& s) { *reinterpret_cast<uint4*>(p) = s; }
+template <class T> T_DEV T t_slot_get(const uint4& s, int j) {
+  static_assert(sizeof(T) == 2, "16-bit slots");
+  const unsigned w = (&s.x)[j / 2];
+  const unsigned short b = static_cast<unsigned short>(j % 2 ? w >> 16 : w & 0xffffu);
+  T r;
+  memcpy(&r, &b, 2);
+  return r;
+}
+template <class T> T_DEV void t_slot_set(uint4& s, int j, T v) {
+  static_assert(sizeof(T) == 2, "16-bit slots");
+  unsigned short b;
+  memcpy(&b, &v, 2);
+  unsigned& w = (&s.x)[j / 2];
+  w = j % 2 ? (w & 0xffffu) | (unsigned(b) << 16) : (w & 0xffff0000u) | b;
+}
 template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[N]) {
   constexpr int bytes = N * int(sizeof(T));
   if constexpr (bytes % 16 == 0) {
