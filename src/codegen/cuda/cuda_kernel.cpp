@@ -873,6 +873,7 @@ class CudaEmitter : public KernelEmitter {
         const Buffer* b = x->buffer;
         if (b->kind == BufferKind::Reduction && (b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) &&
             !mean_from_welford_.count(b) && sched::member_body(*x) == body &&
+            b->reduction_sizes == v->buffer->reduction_sizes &&
             std::string(acc_type(b->reduce, body.dtype())) == acc_type(ReduceOp::Var, body.dtype()))
           mean_from_welford_[b] = v->buffer;
       }

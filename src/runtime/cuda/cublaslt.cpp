@@ -12,6 +12,7 @@
 
 #include "toolkit_library.h"
 #include "toroid/runtime/cuda/device_allocator.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 
 namespace toroid::runtime::cuda {
@@ -61,6 +62,16 @@ const CublasLt& lib() {
 }
 
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+
+// The most workspace an algorithm may ask for: kWorkspaceBytes, or $TOROID_CUBLASLT_WORKSPACE_MIB
+// (a tuning knob: less memory, possibly slower algorithms).
+size_t max_workspace_bytes() {
+  static const size_t bytes = [] {
+    std::optional<int64_t> mib = env_count("TOROID_CUBLASLT_WORKSPACE_MIB");
+    return mib ? std::min(static_cast<size_t>(*mib) << 20, kWorkspaceBytes) : kWorkspaceBytes;
+  }();
+  return bytes;
+}
 
 // How a row-major operand reads as a column-major matrix: its transpose stored with
 // ld = row_stride (col_stride 1), or the operand itself with ld = col_stride (row_stride 1), then
@@ -118,7 +129,7 @@ struct Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  size_t workspace = 0;  // what the algorithm needs (at most kWorkspaceBytes)
+  size_t workspace = 0;  // what the algorithm needs (at most max_workspace_bytes())
 };
 
 struct State {
@@ -208,7 +219,7 @@ Plan make_plan(cublasLtHandle_t handle, const MatmulArgs& args, const ColumnMajo
     auto set_pref = [&](cublasLtMatmulPreferenceAttributes_t attr, const auto& value) {
       check(l.pref_set(pref, attr, &value, sizeof value), "cublasLtMatmulPreferenceSetAttribute", args);
     };
-    set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t{kWorkspaceBytes});
+    set_pref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t{max_workspace_bytes()});
     set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(args.b.ptr));
     set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(args.a.ptr));
     set_pref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(args.c));

@@ -57,9 +57,10 @@ constexpr int64_t kI32Limit = (int64_t(1) << 31) - 1;
 // Launch shapes. A row kernel's block has about `row_groups` vector groups of its row per thread
 // (a power of two from 32 to `row_max_threads` threads, at most 512, the row kernels' launch
 // bound: long rows get more groups per thread rather than larger blocks), and at most the
-// kernel's row slots, so that the row takes its slot path; a block per row, unless
-// `row_blocks_per_sm` caps the grid (its blocks then loop over the rows). A flat kernel runs `flat_threads`-thread
-// blocks, at most `blocks_per_sm` of them per multiprocessor, each thread looping over its groups.
+// kernel's row slots, so that the row takes its slot path (a kernel compiled for a block size
+// gets it); a block per row, unless `row_blocks_per_sm` caps the grid (its blocks then loop over
+// the rows). A flat kernel runs `flat_threads`-thread blocks, at most `blocks_per_sm` of them per
+// multiprocessor, each thread looping over its groups.
 // Overridable for tuning with $TOROID_CUDA_ROW_GROUPS, $TOROID_CUDA_ROW_MAX_THREADS,
 // $TOROID_CUDA_ROW_BLOCKS_PER_SM, $TOROID_CUDA_FLAT_THREADS, $TOROID_CUDA_BLOCKS_PER_SM.
 struct LaunchTuning {
@@ -933,7 +934,12 @@ struct CudaExecutor::Impl {
                                               : int64_t(std::numeric_limits<int32_t>::max());
       p.dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(p.rows, 1, blocks));
     }
-    if (k.parts.empty()) p.reach = int64_t(p.dims.grid_x) * p.dims.block_x * V;
+    // How far past the data an index may run: a flat loop's last stride; a row kernel's row
+    // index by the grid, and a group index by a block's slots (and one more group) past its row.
+    if (k.parts.empty())
+      p.reach = k.shape == CudaKernel::Shape::Rows
+                    ? int64_t(p.dims.grid_x) + (std::max(k.row_slots, 1) + 1) * int64_t(p.dims.block_x) * V
+                    : int64_t(p.dims.grid_x) * p.dims.block_x * V;
     p.epoch = binding_epoch;
     return p;
   }

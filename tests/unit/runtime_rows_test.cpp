@@ -1,0 +1,112 @@
+// Row kernels as the CUDA compiler emits them (codegen/cuda/cuda_kernel.cpp's slot path); no GPU
+// needed. Their numerics on a GPU: tests/lit/compile/row-slots.tir under tools/gpu/cuda_checks.sh.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "toroid/codegen/cuda/cuda_kernel.h"
+#include "toroid/driver/compile.h"
+
+namespace {
+
+using toroid::codegen::CudaKernel;
+using toroid::codegen::wrapper::Line;
+
+// The one row kernel of `body` (a graph over %x : DTYPE[s0, ROW]; s0 hints 8192 rows: few rows
+// would split the reductions into pieces).
+CudaKernel row_kernel(const std::string& row, const std::string& dtype, const std::string& body,
+                      const std::string& extra_inputs = "") {
+  std::string text = "graph @rows functional {\n  sym s0 : hint=8192, range=[1, inf]\n  sym s1 : hint=4096, range=[1, inf]\n"
+                     "  %x = input : " + dtype + "[s0, " + row + "]\n" + extra_inputs + body + "}\n";
+  toroid::driver::CompileOptions o;
+  o.compile = false;
+  o.target = toroid::Target::cuda();
+  auto m = toroid::driver::CompiledModule::compile(text, "rows.tir", o);
+  const auto& w = m->current().wrapper;
+  for (const Line& l : w.lines)
+    if (l.kind == Line::Kind::KernelCall) return w.cuda_kernels.at(static_cast<size_t>(l.kernel));
+  ADD_FAILURE() << "no kernel";
+  return {};
+}
+
+const std::string kSoftmax = "  %y = aten._softmax.default(%x, -1, false) : DT[s0, ROW]\n  output %y\n";
+
+std::string softmax(const std::string& row, const std::string& dtype) {
+  std::string b = kSoftmax;
+  b.replace(b.find("DT"), 2, dtype);
+  b.replace(b.find("ROW"), 3, row);
+  return b;
+}
+
+TEST(RowKernels, KnownRowLengthFixesTheBlock) {
+  // 4096 f32: 1024 groups of 4, four a thread: 256 threads, compiled in.
+  CudaKernel k = row_kernel("4096", "f32", softmax("4096", "f32"));
+  EXPECT_EQ(k.shape, CudaKernel::Shape::Rows);
+  EXPECT_EQ(k.row_slots, 4);
+  EXPECT_EQ(k.row_threads, 256);
+  EXPECT_NE(k.entry_i32.find("__launch_bounds__(256)"), std::string::npos) << k.entry_i32;
+  EXPECT_NE(k.body.find("<= 4 * I(256)"), std::string::npos);
+}
+
+TEST(RowKernels, ShortRowsTakeOneWarp) {
+  CudaKernel k = row_kernel("100", "f32", softmax("100", "f32"));
+  EXPECT_EQ(k.row_threads, 32);
+}
+
+TEST(RowKernels, LongKnownRowsTakeEightSlots) {
+  // 10000 f32 = 2500 groups: more than 512 threads of four, within 512 of eight.
+  CudaKernel k = row_kernel("10000", "f32", softmax("10000", "f32"));
+  EXPECT_EQ(k.row_slots, 8);
+  EXPECT_EQ(k.row_threads, 512);
+}
+
+TEST(RowKernels, RowsTooLongForTheSlotsLeaveTheBlockToTheExecutor) {
+  // 40000 f32 = 10000 groups, over 512 threads of eight: the slot path stays (for shorter
+  // launches it cannot get), but no block size is compiled in.
+  CudaKernel k = row_kernel("40000", "f32", softmax("40000", "f32"));
+  EXPECT_EQ(k.row_threads, 0);
+  EXPECT_NE(k.entry_i32.find("__launch_bounds__(512)"), std::string::npos);
+}
+
+TEST(RowKernels, RowsOfSymbolicLengthHaveFourSlotsAndNoFixedBlock) {
+  CudaKernel k = row_kernel("s1", "f32", softmax("s1", "f32"));
+  EXPECT_EQ(k.row_slots, 4);
+  EXPECT_EQ(k.row_threads, 0);
+  EXPECT_NE(k.body.find("static_cast<I>(blockDim.x)"), std::string::npos);
+}
+
+TEST(RowKernels, SixteenBitSlotsArePacked) {
+  CudaKernel k = row_kernel("4096", "bf16", softmax("4096", "bf16"));
+  EXPECT_NE(k.body.find("uint4 "), std::string::npos);
+  EXPECT_NE(k.body.find("t_vload_slot<true>("), std::string::npos);
+  EXPECT_NE(k.body.find("t_slot_get<t_bf16>("), std::string::npos);
+}
+
+TEST(RowKernels, LayerNormMeanComesFromTheWelfordResult) {
+  CudaKernel k = row_kernel("768", "f32",
+                            "  %y = aten.layer_norm.default(%x, [768], %w, %b, 1e-05, true) : f32[s0, 768]\n  output %y\n",
+                            "  %w = input : f32[768]\n  %b = input : f32[768]\n");
+  EXPECT_NE(k.body.find("t_block_welford("), std::string::npos);
+  EXPECT_EQ(k.body.find("t_block_reduce("), std::string::npos) << k.body;
+  EXPECT_NE(k.body.find(".mean : float(0) / float(0)"), std::string::npos);
+}
+
+TEST(RowKernels, AValueReadBackByALaterLoopNeedsNoBarrierOnTheSlotPath) {
+  CudaKernel k = row_kernel(
+      "1024", "bf16",
+      "  %h = aten.add.Tensor(%x, %r) : bf16[s0, 1024]\n"
+      "  %hf = aten._to_copy.default(%h, dtype=torch.float32) : f32[s0, 1024]\n"
+      "  %sq = aten.mul.Tensor(%hf, %hf) : f32[s0, 1024]\n"
+      "  %ms = aten.mean.dim(%sq, [-1], true) : f32[s0, 1]\n"
+      "  %y = aten.mul.Tensor(%hf, %ms) : f32[s0, 1024]\n"
+      "  output %y, %h\n",
+      "  %r = input : bf16[s0, 1024]\n");
+  EXPECT_NE(k.body.find("t_slot_set("), std::string::npos);
+  // The barrier is only for the other path: `if (!flag) __syncthreads();`.
+  size_t sync = k.body.find("__syncthreads();");
+  ASSERT_NE(sync, std::string::npos);
+  EXPECT_NE(k.body.rfind("if (!", sync), std::string::npos);
+  EXPECT_EQ(k.body.find("__syncthreads();", sync + 1), std::string::npos);
+}
+
+}  // namespace
