@@ -44,7 +44,8 @@ more warm-up call, CUDA synchronized; peak_mib is torch.cuda.max_memory_allocate
 float32 in eager and in the compiled code alike.
 status is toroid's: pass, fail (mismatch), error (raised: the first line is in "error"), skip
 (package missing, or toroid not in --backends); inductor_status likewise. fallback_ops lists the
-ATen ops the "toroid" logger reported falling back to eager during the toroid run.
+ATen ops the "toroid" logger reported falling back to eager during the toroid run, and
+fallback_reasons the first reason it gave for each.
 
 Splitting: rows take about 15-30 s each for Inductor on an H100 (its compile included; a training
 row about 60 s), and as much again for toroid's compile, so the 70 rows need several 10-minute
@@ -474,7 +475,7 @@ def run_inference(case, dtype, backends, reps, device, counter, row, case32=None
     for b in backends:
         reset_dynamo()
         reset_peak(device)
-        del counter.ops[:]
+        counter.clear()
         yield b
         try:
             got, row[b + "_compile_s"], row[b + "_ms"] = timed(runner(compiler(b)(model)), reps, device)
@@ -490,6 +491,7 @@ def run_inference(case, dtype, backends, reps, device, counter, row, case32=None
             result(row, b, "error", None, first_line(e))
         if b == "toroid":
             row["fallback_ops"] = sorted(set(counter.ops))
+            row["fallback_reasons"] = dict(counter.reasons)
         reset_dynamo()
 
 
@@ -542,7 +544,7 @@ def run_training(case, backends, reps, device, counter, row):
     for b in backends:
         reset_dynamo()
         reset_peak(device)
-        del counter.ops[:]
+        counter.clear()
         yield b
         try:
             step, got = train(compiler(b), compiler(b))
@@ -575,6 +577,7 @@ def run_training(case, backends, reps, device, counter, row):
             result(row, b, "error", None, first_line(e))
         if b == "toroid":
             row["fallback_ops"] = sorted(set(counter.ops))
+            row["fallback_reasons"] = dict(counter.reasons)
         reset_dynamo()
 
 
@@ -690,7 +693,7 @@ def finish_row(row, meta, name, backends):
 
 def backend_keys(row, b):
     """The keys of a row that one backend's run wrote."""
-    own = ("status", "max_err", "error", "fallback_ops") if b == "toroid" else ()
+    own = ("status", "max_err", "error", "fallback_ops", "fallback_reasons") if b == "toroid" else ()
     return [k for k in row if k.startswith(b + "_") or k in own]
 
 
@@ -807,6 +810,8 @@ def print_table(rows):
     for r in rows:
         if r["fallback_ops"]:
             print("%s %s %s falls back on: %s" % (r["model"], r["dtype"], r["mode"], ", ".join(r["fallback_ops"])))
+            for op, why in (r.get("fallback_reasons") or {}).items():
+                print("    %s: %s" % (op, why))
 
 
 def list_models(args):

@@ -8,16 +8,24 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 
 
 class FallbackCounter(logging.Handler):
-    """Collects the ATen op of each "falls back" warning of the "toroid" logger."""
+    """Collects the ATen op of each "falls back" warning of the "toroid" logger, and the first
+    reason given for each op (the warning's text after "falls back to eager PyTorch: ")."""
 
     def __init__(self):
         super().__init__(logging.WARNING)
         self.ops = []
+        self.reasons = {}
+
+    def clear(self):
+        del self.ops[:]
+        self.reasons.clear()
 
     def emit(self, record):
         msg = record.getMessage()
         if "falls back" in msg:
-            self.ops.append(msg.split(" ")[1])
+            op = msg.split(" ")[1]
+            self.ops.append(op)
+            self.reasons.setdefault(op, msg.split("eager PyTorch: ", 1)[-1][:300])
 
 
 def first_line(e):
