@@ -465,12 +465,12 @@ Vec<D> like_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::optional<Me
   return format_strides_t(d, sizes, *f);
 }
 
+// _to_copy's layout (PyTorch 2.11's TensorConversions.cpp): dense inputs keep their strides,
+// other strided ones get dense strides in their dims' order (infer_dense_strides), as
+// empty_like: a copy of a transposed slice of a fused projection keeps the transposition.
 template <class D>
 Vec<D> copy_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::optional<MemoryFormat> f) {
-  if (f && *f != MemoryFormat::Preserve) return format_strides_t(d, sizes, *f);
-  // Dense inputs keep their strides; others take the format their strides suggest.
-  if (dense_t(d, sizes, strides)) return strides;
-  return format_strides_t(d, sizes, suggest_format_t(d, sizes, strides));
+  return like_t(d, sizes, strides, f);
 }
 
 }  // namespace

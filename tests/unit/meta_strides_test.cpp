@@ -102,11 +102,17 @@ TEST_F(MetaTest, CloneMemoryFormats) {
             std::string::npos);
 }
 
-TEST_F(MetaTest, ToCopyOfNonDenseUsesSuggestedFormat) {
+TEST_F(MetaTest, ToCopyOfNonDenseKeepsItsDimsOrder) {
   // A channels-last tensor sliced in W: not dense, strides like channels-last.
   Value* x = input(D::Float32, {2, 3, 4, 2}, {60, 1, 15, 6});
   EXPECT_EQ(str(run("aten._to_copy.default", {x}).strides), "[24, 1, 6, 3]");
   EXPECT_EQ(str(run("aten.clone.default", {x}).strides), "[24, 1, 6, 3]");
+  // An attention head's query, sliced from a fused projection [2, 4, 45] and transposed to
+  // [batch, heads, tokens, dim]: PyTorch 2.11 keeps heads inside tokens (dense strides in the
+  // dims' order), not the contiguous layout its suggested format would give.
+  Value* q = input(D::Float32, {2, 3, 4, 5}, {180, 5, 45, 1});
+  EXPECT_EQ(str(run("aten._to_copy.default", {q}, {{"dtype", Argument(D::Float32)}}).strides), "[60, 5, 15, 1]");
+  EXPECT_EQ(str(run("aten.clone.default", {q}).strides), "[60, 5, 15, 1]");
 }
 
 TEST_F(MetaTest, CopyKeepsSelfLayoutAndOffset) {
