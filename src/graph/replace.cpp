@@ -130,7 +130,6 @@ void bind_symbols(const Graph& g, SymExpr from, SymExpr to, std::unordered_map<S
 
 }  // namespace
 
-
 std::vector<Node*> replace_by_example(Graph& g, std::span<Node* const> matched, const Graph& replacement,
                                       std::span<Value* const> args, std::span<Value* const> replaced) {
   // ---- Validate everything before touching g, so a failure leaves it unchanged. ----

@@ -204,7 +204,9 @@ Results to_copy(const BoundArgs& a, MetaContext& ctx) {
     ctx.fail("only torch.strided tensors are supported");
   DType dtype = a.dtype("dtype").value_or(m.dtype);
   Device device = a.device("device").value_or(m.device);
-  std::vector<SymExpr> strides = copy_strides(ctx, m, a.memory_format("memory_format"));
+  // Laid out as empty_like (PyTorch 2.11's _to_copy: a non-dense input's copy keeps its dims'
+  // order, so a transposed slice of a fused projection stays transposed).
+  std::vector<SymExpr> strides = like_strides(ctx, m, a.memory_format("memory_format"));
   return {ResultSpec::tensor(fresh(ctx, dtype, device, m.sizes, std::move(strides)))};
 }
 

@@ -465,14 +465,6 @@ Vec<D> like_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::optional<Me
   return format_strides_t(d, sizes, *f);
 }
 
-// _to_copy's layout (PyTorch 2.11's TensorConversions.cpp): dense inputs keep their strides,
-// other strided ones get dense strides in their dims' order (infer_dense_strides), as
-// empty_like: a copy of a transposed slice of a fused projection keeps the transposition.
-template <class D>
-Vec<D> copy_t(D& d, const Vec<D>& sizes, const Vec<D>& strides, std::optional<MemoryFormat> f) {
-  return like_t(d, sizes, strides, f);
-}
-
 }  // namespace
 
 bool is_contiguous(MetaContext& ctx, const std::vector<SymExpr>& sizes, const std::vector<SymExpr>& strides) {
@@ -530,11 +522,6 @@ std::vector<SymExpr> like_strides(MetaContext& ctx, const TensorMeta& like, std:
   return like_t(d, like.sizes, like.strides, f);
 }
 
-std::vector<SymExpr> copy_strides(MetaContext& ctx, const TensorMeta& m, std::optional<MemoryFormat> f) {
-  SymDom d{ctx};
-  return copy_t(d, m.sizes, m.strides, f);
-}
-
 // ---- concrete sizes -------------------------------------------------------------------------
 
 bool is_contiguous_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, MemoryFormat f) {
@@ -564,12 +551,6 @@ std::vector<int64_t> like_strides(const std::vector<int64_t>& sizes, const std::
                                   std::optional<MemoryFormat> f) {
   IntDom d;
   return like_t(d, sizes, strides, f);
-}
-
-std::vector<int64_t> copy_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-                                  std::optional<MemoryFormat> f) {
-  IntDom d;
-  return copy_t(d, sizes, strides, f);
 }
 
 TensorMeta fresh(MetaContext& ctx, DType dtype, Device device, std::vector<SymExpr> sizes,

@@ -318,7 +318,7 @@ HostTensor clone_preserve_strides(const HostTensor& t) {
 }
 
 HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f) {
-  HostTensor out = HostTensor::empty_strided(dtype, t.sizes(), meta::copy_strides(t.sizes(), t.strides(), f));
+  HostTensor out = HostTensor::empty_strided(dtype, t.sizes(), meta::like_strides(t.sizes(), t.strides(), f));
   copy_into("copy", out, t);
   return out;
 }

@@ -94,7 +94,6 @@ std::set<const Storage*> observable_storages(const Graph& g) {
   return seen;
 }
 
-
 void cse_graph(Graph& g) {
   for (Node* n : g.nodes())
     for (const NamedSubgraph& sub : n->subgraphs()) cse_graph(*sub.graph);

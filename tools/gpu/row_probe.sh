@@ -36,7 +36,7 @@ for r in rows[head + 2:]:
         continue
     seen.add(k)
     short = lambda m: m.replace("smsp__average_warps_issue_stalled_", "stall:").replace("_per_issue_active.ratio", "")
-    wanted = [m for m in names if m.split(".")[0] in sys.argv[2].split(",") or m in sys.argv[2].split(",")]
+    wanted = [m for m in names if m in sys.argv[2].split(",")]
     print(k[:40], " ".join(f"{short(m)}={d[m]}" for m in wanted))
 EOF
 done

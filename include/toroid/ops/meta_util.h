@@ -98,11 +98,9 @@ std::vector<SymExpr> elementwise_strides(MetaContext& ctx, const std::vector<Sym
 // empty_like(memory_format=preserve): the input's strides when it is non-overlapping and dense,
 // else dense strides in its dimension order.
 std::vector<SymExpr> preserve_strides(MetaContext& ctx, const TensorMeta& like);
-// empty_like(memory_format=f) for any f (null = preserve).
+// empty_like(memory_format=f) for any f (null = preserve), and _to_copy's result (PyTorch 2.11
+// lays out both alike: a non-dense input gets dense strides in its dims' order).
 std::vector<SymExpr> like_strides(MetaContext& ctx, const TensorMeta& like, std::optional<MemoryFormat> f);
-// _to_copy(memory_format=f): f's strides; for preserve (or null), the input's strides when it is
-// non-overlapping and dense, else the format suggest_memory_format picks.
-std::vector<SymExpr> copy_strides(MetaContext& ctx, const TensorMeta& m, std::optional<MemoryFormat> f);
 
 // The same rules on concrete sizes (one implementation): the reference kernels lay out their
 // results with these, so that they match the meta functions.
@@ -116,8 +114,6 @@ MemoryFormat suggest_memory_format(const std::vector<int64_t>& sizes, const std:
 std::vector<int64_t> elementwise_strides(const std::vector<int64_t>& shape, std::span<const ConcreteLayout> inputs,
                                          bool has_numbers = false);
 std::vector<int64_t> like_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-                                  std::optional<MemoryFormat> f);
-std::vector<int64_t> copy_strides(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
                                   std::optional<MemoryFormat> f);
 
 // A fresh tensor (new storage, offset 0).

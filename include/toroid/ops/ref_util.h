@@ -164,7 +164,7 @@ HostTensor empty_like(const HostTensor& like, DType dtype, std::optional<MemoryF
 // PyTorch's clone_preserve_strides: a copy of t in a new storage of t's storage size, with t's
 // sizes, strides and offset (a t that overlaps itself is cloned with preserved format instead).
 HostTensor clone_preserve_strides(const HostTensor& t);
-// _to_copy's result: meta::copy_strides, then the values of t cast to dtype.
+// _to_copy's result: meta::like_strides, then the values of t cast to dtype.
 HostTensor copy_as(const HostTensor& t, DType dtype, std::optional<MemoryFormat> f = std::nullopt);
 
 // A tensor with the same values in a new contiguous storage, of dtype `dtype`.
