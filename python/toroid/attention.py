@@ -22,40 +22,49 @@ _KEYWORDS = ("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 _DEFAULTS = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
 
 
-def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-    """F.scaled_dot_product_attention's result from matmul, softmax and pointwise ops."""
+def _scores(query, key, attn_mask, is_causal, scale, low):
+    """The scaled (and masked) score matrix in fp32 for 16-bit inputs, and whether a mask that
+    can empty a row was applied."""
+    import torch
+    L, S, E = query.size(-2), key.size(-2), query.size(-1)
+    q, k = (query.float(), key.float()) if low else (query, key)
+    factor = 1.0 / math.sqrt(E) if scale is None else scale
+    scores = torch.matmul(q, k.transpose(-2, -1)) * factor
+    if is_causal:
+        rows = torch.arange(L, device=query.device).unsqueeze(-1)
+        cols = torch.arange(S, device=query.device)
+        return scores.masked_fill(cols > rows, float("-inf")), False
+    if attn_mask is None:
+        return scores, False
+    if attn_mask.dtype == torch.bool:
+        return scores.masked_fill(attn_mask.logical_not(), float("-inf")), True
+    return scores + attn_mask.to(scores.dtype), True
+
+
+def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False,
+              with_logsumexp=False):
+    """F.scaled_dot_product_attention's result from matmul, softmax and pointwise ops (and the
+    scores' fp32 log-sum-exp per query, batch x heads x queries, when with_logsumexp)."""
     import torch
     if is_causal and attn_mask is not None:
         raise ValueError("scaled_dot_product_attention: attn_mask and is_causal=True are exclusive")
-    L, S, E = query.size(-2), key.size(-2), query.size(-1)
     if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
         groups = query.size(-3) // key.size(-3)
         key = key.repeat_interleave(groups, -3)
         value = value.repeat_interleave(groups, -3)
     out_dtype = query.dtype
     low = out_dtype in (torch.float16, torch.bfloat16)
-    q, k = (query.float(), key.float()) if low else (query, key)
-    factor = 1.0 / math.sqrt(E) if scale is None else scale
-    scores = torch.matmul(q, k.transpose(-2, -1)) * factor
-    masked = False
-    if is_causal:
-        rows = torch.arange(L, device=query.device).unsqueeze(-1)
-        cols = torch.arange(S, device=query.device)
-        scores = scores.masked_fill(cols > rows, float("-inf"))
-    elif attn_mask is not None:
-        if attn_mask.dtype == torch.bool:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
-            masked = True
-        else:
-            scores = scores + attn_mask.to(scores.dtype)
-            masked = True
+    scores, masked = _scores(query, key, attn_mask, is_causal, scale, low)
     probs = torch.softmax(scores, dim=-1)
     if masked:  # a row with every key masked: zeros, as the fused kernels give (softmax: NaN)
         empty = scores.amax(dim=-1, keepdim=True) == float("-inf")
         probs = probs.masked_fill(empty, 0.0)
     if dropout_p > 0.0:
         probs = torch.dropout(probs, dropout_p, True)
-    return torch.matmul(probs, value.float() if low else value).to(out_dtype)
+    out = torch.matmul(probs, value.float() if low else value).to(out_dtype)
+    if with_logsumexp:
+        return out, torch.logsumexp(scores.float(), dim=-1)
+    return out
 
 
 def _targets():
@@ -141,3 +150,67 @@ def decompose_attention(gm, max_score_bytes: Optional[int] = None) -> list[str]:
         gm.graph.lint()
         gm.recompile()
     return kept
+
+
+def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dict:
+    """AOTAutograd decompositions of ATen's fused attention ops, the kernels
+    F.scaled_dot_product_attention dispatches to when it is traced below dynamo (an
+    nn.MultiheadAttention's inference fast path reaches them so, never passing through
+    decompose_attention): the attention as sdpa_math. A call declines (NotImplemented: the op stays
+    and PyTorch runs it) where its other results could feed a backward (log-sum-exp asked for,
+    dropout, a debug mask; a flash op traced with grad enabled), for a mask together with
+    is_causal, or where the scores exceed the size limit (as decompose_attention). Ops this torch
+    lacks are left out."""
+    import torch
+    from . import config
+    aten = torch.ops.aten
+
+    def declines(query, key, dropout_p, *flags):
+        limit = config.attention_max_score_bytes if max_score_bytes is None else max_score_bytes
+        if query.dim() != 4 or key.dim() != 4 or dropout_p != 0.0 or any(flags):
+            return True
+        nbytes = score_bytes(query, key)
+        return nbytes is None or nbytes > limit
+
+    def scalar(query):  # a philox seed or offset without dropout: unused
+        return query.new_empty((), dtype=torch.int64)
+
+    def nothing(query):
+        return query.new_empty((0,))
+
+    def efficient(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *, scale=None):
+        if declines(query, key, dropout_p, compute_log_sumexp, is_causal and attn_bias is not None):
+            return NotImplemented
+        out = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale)
+        no_lse = query.new_empty((query.size(0), query.size(1), 0), dtype=torch.float32)
+        return out, no_lse, scalar(query), scalar(query)
+
+    def flash(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
+        if declines(query, key, dropout_p, return_debug_mask, torch.is_grad_enabled()):
+            return NotImplemented
+        out, lse = sdpa_math(query, key, value, None, 0.0, is_causal, scale, with_logsumexp=True)
+        return (out, lse, nothing(query), nothing(query), query.size(-2), key.size(-2), nothing(query),
+                nothing(query), nothing(query))
+
+    def cudnn(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
+              return_debug_mask=False, *, scale=None):
+        if declines(query, key, dropout_p, compute_log_sumexp, return_debug_mask, is_causal and attn_bias is not None):
+            return NotImplemented
+        out, lse = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale, with_logsumexp=True)
+        return (out, lse, nothing(query), nothing(query), query.size(-2), key.size(-2), scalar(query), scalar(query),
+                nothing(query))
+
+    def flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
+        if declines(query, key, dropout_p, torch.is_grad_enabled(), is_causal and attn_mask is not None):
+            return NotImplemented
+        return sdpa_math(query, key, value, attn_mask, 0.0, is_causal, scale, with_logsumexp=True)
+
+    table = {}
+    for name, fn in (("_scaled_dot_product_efficient_attention", efficient),
+                     ("_scaled_dot_product_flash_attention", flash),
+                     ("_scaled_dot_product_cudnn_attention", cudnn),
+                     ("_scaled_dot_product_flash_attention_for_cpu", flash_cpu)):
+        packet = getattr(aten, name, None)
+        if packet is not None:
+            table[packet.default] = fn
+    return table

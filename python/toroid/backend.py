@@ -75,7 +75,6 @@ def toroid_backend(gm: "torch.fx.GraphModule", example_inputs: Sequence[Any], du
                    mode: Optional[str] = None, options: Optional[dict[str, Any]] = None) -> Callable[..., Any]:
     """The dynamo backend: aot_autograd with core ATen decompositions over compile_graph.
     torch.compile passes `mode=` or `options=` through (see MODES and OPTIONS)."""
-    from torch._decomp import core_aten_decompositions
     from torch._dynamo.backends.common import aot_autograd
     from .attention import decompose_attention
     options = _check_options(mode, options)
@@ -87,8 +86,19 @@ def toroid_backend(gm: "torch.fx.GraphModule", example_inputs: Sequence[Any], du
     # step) ends in copy_ nodes toroid compiles, writing the inputs where they are, instead of
     # returning new values for AOTAutograd to copy back one by one in Python.
     return aot_autograd(fw_compiler=compiler, bw_compiler=_compiler(device=device, dump_dir=dump_dir, backward=True),
-                        decompositions=core_aten_decompositions(),
+                        decompositions=_decompositions(),
                         partition_fn=_partition_fn(), keep_inference_input_mutations=True)(gm, example_inputs)
+
+
+def _decompositions():
+    """What AOTAutograd decomposes: the core ATen decompositions, and ATen's fused attention ops
+    (attention.fused_attention_decompositions) where they can be compiled."""
+    from torch._decomp import core_aten_decompositions
+    from .attention import fused_attention_decompositions
+    table = dict(core_aten_decompositions())
+    for op, fn in fused_attention_decompositions().items():
+        table.setdefault(op, fn)  # torch's own, where it has one, decomposes in every case
+    return table
 
 
 def _partition_fn():

@@ -150,5 +150,61 @@ class Rewrite(unittest.TestCase):
         self.assertNotIn(attention.sdpa_math, [n.target for n in gm.graph.nodes])
 
 
+FLASH_CPU = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+
+
+@unittest.skipUnless(FLASH_CPU is not None, "torch without ATen's fused attention ops")
+class FusedOps(unittest.TestCase):
+    """ATen's fused attention ops as toroid decomposes them (fused_attention_decompositions); the
+    CPU's flash op stands for the CUDA ones, which the GPU machine's model suite exercises."""
+
+    def table(self, **kw):
+        table = attention.fused_attention_decompositions(**kw)
+        self.assertIn(FLASH_CPU.default, table)
+        return table[FLASH_CPU.default]
+
+    def test_equal_to_the_fused_kernel(self):
+        q, k, v = inputs(L=6, S=6)
+        keep = torch.rand(2, 1, 6, 6) > 0.3
+        bias = torch.zeros(2, 1, 6, 6).masked_fill(~keep, float("-inf"))
+        for kw in ({}, {"is_causal": True}, {"attn_mask": bias}, {"scale": 0.3}):
+            with torch.no_grad():
+                out, lse = self.table()(q, k, v, **kw)
+                want_out, want_lse = FLASH_CPU.default(q, k, v, **kw)
+            self.assertLess((out - want_out).abs().max().item(), 1e-5, kw)
+            self.assertLess((lse - want_lse).abs().max().item(), 1e-5, kw)
+
+    def test_declines(self):
+        q, k, v = inputs()
+        decompose = self.table()
+        with torch.no_grad():
+            self.assertIs(decompose(q, k, v, 0.1), NotImplemented)  # dropout
+            self.assertIs(self.table(max_score_bytes=64)(q, k, v), NotImplemented)
+        with torch.enable_grad():  # a backward may read the log-sum-exp
+            self.assertIs(decompose(q, k, v), NotImplemented)
+
+    def test_multi_head_attention_compiles_without_fallbacks(self):
+        """nn.MultiheadAttention's inference fast path through torch.compile(backend="toroid"):
+        every op compiled, the result eager's."""
+        import toroid.backend
+        mha = torch.nn.MultiheadAttention(32, 4, batch_first=True).eval()
+        x = torch.randn(2, 10, 32)
+        with torch.no_grad():
+            want = mha(x, x, x, need_weights=False)[0]
+        seen = []
+        listener = lambda name, compiled, backward: seen.append(compiled)  # noqa: E731
+        toroid.backend.listeners.append(listener)
+        try:
+            torch._dynamo.reset()
+            compiled = torch.compile(mha, backend="toroid")
+            with torch.no_grad():
+                got = compiled(x, x, x, need_weights=False)[0]
+        finally:
+            toroid.backend.listeners.remove(listener)
+        self.assertTrue(seen)
+        self.assertEqual([f for c in seen for f in c.fallbacks], [])
+        self.assertLess((got - want).abs().max().item(), 1e-5)
+
+
 if __name__ == "__main__":
     unittest.main()
