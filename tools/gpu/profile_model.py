@@ -5,6 +5,7 @@ torch.profiler over a few steps after warm-up. For the models of torch_compile_c
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 tools/gpu/profile_model.py \
         [--model bert] [--backend toroid|inductor|eager] [--steps 5] [--top 15] [--trace FILE.json]
+        [--no-tf32]
 """
 import argparse
 import os
@@ -23,9 +24,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="steps before timing (CUDA graph keys capture on their 2nd call)")
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--trace", default=None, help="write the profiled steps' Chrome trace here (host and GPU timelines)")
+    ap.add_argument("--no-tf32", action="store_true", help="TF32 off in float32 matmuls and convolutions (the "
+                    "model suite's default)")
     args = ap.parse_args()
     import torch
     import toroid  # noqa: F401
+    if args.no_tf32:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     make_case = getattr(cases, "case_" + args.model)("cuda")
     compile_fn = {"toroid": lambda m: torch.compile(m, backend="toroid"), "inductor": torch.compile,
                   "eager": lambda m: m}[args.backend]
