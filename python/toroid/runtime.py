@@ -558,6 +558,8 @@ class CompiledGraph:
         """Appends the steps of `run` (compilable nodes in order): one partition (or one per
         segment, _segments), or, when its compile fails at a node, the nodes before it (the same
         way), that node (and its getitems) in eager, then the rest (the same way)."""
+        if not run:  # between two eager nodes, or before the first
+            return
         if split and self.free_inputs:
             pieces = self._segments(run)
             if len(pieces) > 1:

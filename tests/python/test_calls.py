@@ -179,6 +179,15 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual(len(whole.steps), 1)
         self.assertTrue(whole.steps[0][1].cuda_graphs)
 
+    def test_inputs_given_up_with_eager_nodes_first(self):
+        # A backward (free_inputs) that starts with two eager nodes in a row: no run of compiled
+        # nodes between them to segment (resnet18's and ViT's training steps raised IndexError).
+        fn = lambda x, y: (torch.logcumsumexp(torch.logcumsumexp(x, 0), 0) + y,)  # noqa: E731
+        x, y = torch.randn(6), torch.randn(6)
+        c = compile_graph(make_fx(fn)(x, y), [x, y], free_inputs=True)
+        self.assertEqual([kind for kind, _ in c.steps], ["eager", "eager", "toroid"])
+        close(self, c(x, y)[0], fn(x, y)[0])
+
     def test_environment_flags_take_0_or_1(self):
         from toroid._capi import env_flag
         old = os.environ.pop("TOROID_SEGMENT_BACKWARD", None)
