@@ -247,6 +247,33 @@ class Frontend(unittest.TestCase):
         backward_fallbacks = [op for _, op, _ in compiled[1].fallbacks]
         self.assertIn("aten.native_batch_norm_backward.default", backward_fallbacks)
 
+    @unittest.skipUnless(hasattr(torch, "compile"), "torch < 2.0: no dynamo")
+    def test_batch_norm_training_step_compiles(self):
+        # torch.compile's training graph holds _native_batch_norm_legit_functional, which the core
+        # decompositions leave whole: the backend decomposes it (statistics and running-stat
+        # updates compiled), and the running stats move as eager's.
+        import copy
+        import toroid.backend
+        net = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+        ref = copy.deepcopy(net)
+        seen = []
+        listener = lambda name, compiled, backward: seen.append(compiled)  # noqa: E731
+        toroid.backend.listeners.append(listener)
+        try:
+            torch._dynamo.reset()
+            x = torch.randn(16, 6)
+            out = torch.compile(net, backend="toroid")(x)
+            out.square().sum().backward()
+        finally:
+            toroid.backend.listeners.remove(listener)
+        want = ref(x)
+        want.square().sum().backward()
+        close(self, out.detach(), want.detach())
+        close(self, [p.grad for p in net.parameters()], [p.grad for p in ref.parameters()])
+        close(self, [net[1].running_mean, net[1].running_var], [ref[1].running_mean, ref[1].running_var])
+        ops = [op for c in seen for _, op, _ in c.fallbacks]
+        self.assertFalse([op for op in ops if "batch_norm" in op], ops)
+
     def test_backend_compiler_under_aot_function(self):
         # The compiler toroid_backend hands aot_autograd, driven here by functorch (torch 1.13
         # has no dynamo): boxed calls, forward and backward.

@@ -5,7 +5,7 @@ torch.profiler over a few steps after warm-up. For the models of torch_compile_c
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 tools/gpu/profile_model.py \
         [--model bert] [--backend toroid|inductor|eager] [--steps 5] [--top 15] [--trace FILE.json]
-        [--no-tf32]
+        [--no-tf32] [--suite-model convnext_tiny [--dtype bfloat16]]
 """
 import argparse
 import os
@@ -16,6 +16,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_compile_check as cases  # noqa: E402
 
 
+def suite_step(name, dtype, compile_fn):
+    """A model-suite model's inference call under no_grad, as model_suite.py runs it."""
+    import torch
+    import model_suite
+    build = {m[0]: m[2][0] for m in model_suite.MODELS}[name]
+    case = build("cuda", "sdpa")
+    model, inputs = case.model.eval(), case.inputs
+    if dtype != "float32":
+        model = model.to(getattr(torch, dtype))
+        inputs = tuple(x.to(getattr(torch, dtype)) if x.is_floating_point() else x for x in inputs)
+    f = compile_fn(model)
+
+    def step():
+        with torch.no_grad():
+            return f(*inputs)
+    return step
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="bert", choices=["mlp", "resnet18", "resnet18_bf16", "gpt2", "bert", "adam"])
@@ -24,6 +42,9 @@ def main():
     ap.add_argument("--warmup", type=int, default=3, help="steps before timing (CUDA graph keys capture on their 2nd call)")
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--trace", default=None, help="write the profiled steps' Chrome trace here (host and GPU timelines)")
+    ap.add_argument("--suite-model", default=None, help="a model of tools/gpu/model_suite.py instead, in inference "
+                    "(TF32 as --no-tf32 says)")
+    ap.add_argument("--dtype", default="float32", help="with --suite-model: float32 or bfloat16")
     ap.add_argument("--no-tf32", action="store_true", help="TF32 off in float32 matmuls and convolutions (the "
                     "model suite's default)")
     args = ap.parse_args()
@@ -31,10 +52,13 @@ def main():
     import toroid  # noqa: F401
     if args.no_tf32:
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    make_case = getattr(cases, "case_" + args.model)("cuda")
     compile_fn = {"toroid": lambda m: torch.compile(m, backend="toroid"), "inductor": torch.compile,
                   "eager": lambda m: m}[args.backend]
-    step = make_case(compile_fn)
+    if args.suite_model:
+        step = suite_step(args.suite_model, args.dtype, compile_fn)
+        args.model = "%s %s inference" % (args.suite_model, args.dtype)
+    else:
+        step = getattr(cases, "case_" + args.model)("cuda")(compile_fn)
     step = getattr(step, "core", step)  # the Adam step without the clones its comparison makes
     for _ in range(args.warmup):
         step()
