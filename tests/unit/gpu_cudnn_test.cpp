@@ -1,5 +1,6 @@
 // cuDNN convolutions against the reference kernel: f32 with bias, stride and padding; bf16
-// grouped; 1-D; channels-last (strided) input and output. Skips without a GPU or cuDNN.
+// grouped; 1-D; channels-last (strided) input, output and weight; depthwise channels-last. Skips
+// without a GPU or cuDNN (the filter layout's choice runs anywhere).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -143,6 +144,50 @@ TEST(GpuCudnn, ChannelsLast) {
   output %y
 })",
         1e-5);
+}
+
+// ConvNeXt's block: a depthwise 7x7 over a channels-last input, with bias; its weight is
+// described as NHWC (the same bytes).
+TEST(GpuCudnn, DepthwiseChannelsLast) {
+  check(R"(graph @g functional {
+  %n = input : f32[2, 10, 10, 16]
+  %x = aten.permute.default(%n, [0, 3, 1, 2]) : f32[2, 16, 10, 10]{strides=[1600, 1, 160, 16], storage=%n}
+  %w = input : f32[16, 1, 7, 7]
+  %b = input : f32[16]
+  %y = aten.convolution.default(%x, %w, %b, [1, 1], [3, 3], [1, 1], false, [0, 0], 16) : f32[2, 16, 10, 10]{strides=[1600, 1, 160, 16]}
+  output %y
+})",
+        1e-5);
+}
+
+// A weight stored channels-last (a model converted with .to(memory_format=torch.channels_last)).
+TEST(GpuCudnn, ChannelsLastWeight) {
+  check(R"(graph @g functional {
+  %n = input : f32[2, 9, 9, 8]
+  %x = aten.permute.default(%n, [0, 3, 1, 2]) : f32[2, 8, 9, 9]{strides=[648, 1, 72, 8], storage=%n}
+  %v = input : f32[4, 3, 3, 8]
+  %w = aten.permute.default(%v, [0, 3, 1, 2]) : f32[4, 8, 3, 3]{strides=[72, 1, 24, 8], storage=%v}
+  %y = aten.convolution.default(%x, %w, None, [1, 1], [1, 1], [1, 1], false, [0, 0], 1) : f32[2, 4, 9, 9]{strides=[324, 1, 36, 4]}
+  output %y
+})",
+        1e-5);
+}
+
+TEST(GpuCudnn, FilterLayoutFollowsTheWeightThenTheInput) {
+  cuda::ConvArgs c;
+  c.x_sizes = {2, 16, 10, 10};
+  c.x_strides = {1600, 1, 160, 16};  // channels-last
+  c.w_sizes = {16, 1, 7, 7};
+  c.w_strides = {49, 49, 7, 1};  // depthwise: contiguous and channels-last alike
+  EXPECT_TRUE(cuda::weight_channels_last(c));
+  c.x_strides = {1600, 100, 10, 1};
+  EXPECT_FALSE(cuda::weight_channels_last(c)) << "a contiguous input keeps the NCHW filter";
+  c.w_sizes = {4, 8, 3, 3};
+  c.w_strides = {72, 1, 24, 8};  // channels-last only
+  EXPECT_TRUE(cuda::weight_channels_last(c));
+  c.x_strides = {1600, 1, 160, 16};
+  c.w_strides = {72, 9, 3, 1};  // contiguous only
+  EXPECT_FALSE(cuda::weight_channels_last(c)) << "a general NCHW weight stays NCHW";
 }
 
 TEST(GpuCudnn, NonContiguousWeightIsRefusedWithAReason) {

@@ -1,6 +1,8 @@
 #include "toroid/runtime/cuda/cudnn.h"
 
 #include <climits>
+#include <initializer_list>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -9,6 +11,45 @@
 
 #include "toroid/runtime/cuda/device_allocator.h"
 #include "toroid/support/error.h"
+
+namespace toroid::runtime::cuda {
+
+namespace {
+
+// Dense strides in the dims' order `order` (outermost first): `sizes` stored that way. Dims of
+// size 1 take any stride.
+bool dense_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
+                    std::initializer_list<size_t> order) {
+  if (sizes.size() != order.size() || strides.size() != sizes.size()) return false;
+  int64_t expect = 1;
+  for (auto it = std::rbegin(order); it != std::rend(order); ++it) {
+    if (sizes[*it] != 1 && strides[*it] != expect) return false;
+    expect *= sizes[*it];
+  }
+  return true;
+}
+
+bool contiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  int64_t expect = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] != 1 && strides.at(i) != expect) return false;
+    expect *= sizes[i];
+  }
+  return true;
+}
+
+bool channels_last(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  return dense_in_order(sizes, strides, {0, 2, 3, 1});
+}
+
+}  // namespace
+
+bool weight_channels_last(const ConvArgs& a) {
+  bool nhwc = channels_last(a.w_sizes, a.w_strides);
+  return nhwc && (!contiguous(a.w_sizes, a.w_strides) || channels_last(a.x_sizes, a.x_strides));
+}
+
+}  // namespace toroid::runtime::cuda
 
 #if __has_include(<cudnn.h>)
 // The convolution entry points are marked deprecated in cuDNN 9 (in favour of its graph API)
@@ -163,8 +204,8 @@ State& state() {
 std::string plan_key(const ConvArgs& a) {
   std::vector<int64_t> v{static_cast<int64_t>(a.dtype), a.groups, a.bias != nullptr, a.tf32,
                          static_cast<int64_t>(a.x_sizes.size())};
-  for (const auto* list : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.y_sizes, &a.y_strides, &a.stride, &a.padding,
-                           &a.dilation})
+  for (const auto* list : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.w_strides, &a.y_sizes, &a.y_strides, &a.stride,
+                           &a.padding, &a.dilation})
     v.insert(v.end(), list->begin(), list->end());
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
 }
@@ -182,7 +223,8 @@ Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
   set_tensor(d.x, a, a.x_sizes, a.x_strides);
   set_tensor(d.y, a, a.y_sizes, a.y_strides);
   std::vector<int> wdims = dims4(a.w_sizes, 1);
-  check(l.filter_set(d.w, data_type(a.dtype), CUDNN_TENSOR_NCHW, static_cast<int>(wdims.size()), wdims.data()),
+  cudnnTensorFormat_t w_format = weight_channels_last(a) ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  check(l.filter_set(d.w, data_type(a.dtype), w_format, static_cast<int>(wdims.size()), wdims.data()),
         "cudnnSetFilterNdDescriptor", a);
   std::vector<int> pad = spatial2(a.padding, 0), stride = spatial2(a.stride, 1), dil = spatial2(a.dilation, 1);
   cudnnDataType_t compute = a.dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
@@ -242,11 +284,8 @@ bool convolution_supported(const ConvArgs& a, std::string* why) {
   for (const auto* v : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.y_sizes, &a.y_strides})
     for (int64_t e : *v)
       if (e < 0 || e > INT_MAX) return no("a size or stride does not fit cuDNN's int descriptors");
-  int64_t expect = 1;
-  for (size_t i = rank; i-- > 0;) {
-    if (a.w_sizes[i] != 1 && a.w_strides.at(i) != expect) return no("the weight is not contiguous");
-    expect *= a.w_sizes[i];
-  }
+  if (!contiguous(a.w_sizes, a.w_strides) && !channels_last(a.w_sizes, a.w_strides))
+    return no("the weight is not contiguous (nor channels-last)");
   return true;
 }
 

@@ -17,11 +17,12 @@ namespace toroid::runtime::cuda {
 bool cudnn_available(std::string* why = nullptr);  // never throws
 
 // A forward (not transposed) convolution over 1 to 3 spatial dims. Sizes and strides are in
-// elements; x and y may be strided, the weight must be contiguous [k, c / groups, spatial...].
+// elements; x and y may be strided, the weight [k, c / groups, spatial...] contiguous or, with 2
+// spatial dims, channels-last.
 struct ConvArgs {
   DType dtype = DType::Float32;
   std::vector<int64_t> x_sizes, x_strides;  // [n, c, spatial...]
-  std::vector<int64_t> w_sizes, w_strides;  // [k, c / groups, kernel...], contiguous
+  std::vector<int64_t> w_sizes, w_strides;  // [k, c / groups, kernel...]
   std::vector<int64_t> y_sizes, y_strides;  // [n, k, out...]
   std::vector<int64_t> stride, padding, dilation;  // one per spatial dim
   int64_t groups = 1;
@@ -31,6 +32,14 @@ struct ConvArgs {
   void* y = nullptr;
   bool tf32 = false;  // f32 operands may be rounded to TF32 on tensor cores
 };
+
+// Whether the weight is described to cuDNN as channels-last (NHWC filter): where its strides
+// are (a model converted with .to(memory_format=torch.channels_last): such a weight was refused),
+// or where they fit both orders (a depthwise or 1x1 weight) and the input is channels-last, so
+// that input, filter and output share one layout. (ConvNeXt's channels-last depthwise 7x7 still
+// gets cuDNN's grouped direct kernel from this API's heuristics, ~190 µs, where PyTorch reaches
+// an NHWC kernel of 23 µs through cuDNN's graph API.)
+bool weight_channels_last(const ConvArgs& a);
 
 // Whether cuDNN can take these arguments (ranks, the weight's layout, sizes that fit its int
 // descriptors); the reason in *why otherwise.
