@@ -647,10 +647,36 @@ class CudaEmitter : public KernelEmitter {
       }
   }
 
+  // The flat domain walked in the first stored buffer's memory order at its innermost: the
+  // variable its position steps by 1 with comes last, so that neighbouring threads (and a
+  // thread's vector group) touch neighbouring elements. A channels-last result (strides
+  // [HWC, 1, WC, C]) walked as n, c, h, w had every access C elements apart.
+  void innermost_unit_stride(Domain& d) const {
+    const sched::Member* first = nullptr;
+    for (const sched::Member& m : k_.members)
+      if (m.buffer->kind == BufferKind::Pointwise) {
+        first = &m;
+        break;
+      }
+    if (!first || d.vars.size() < 2) return;
+    SymExpr p = env_.simplify(sched::member_store_position(*first));
+    auto step = [&](SymExpr var) {
+      return env_.simplify(sym::substitute(p, [&](SymExpr s) { return s == var ? s + SymExpr::integer(1) : s; }) - p);
+    };
+    if (step(d.vars.back()) == SymExpr::integer(1)) return;
+    for (size_t k = d.vars.size() - 1; k-- > 0;)
+      if (step(d.vars[k]) == SymExpr::integer(1)) {
+        std::rotate(d.vars.begin() + static_cast<std::ptrdiff_t>(k), d.vars.begin() + static_cast<std::ptrdiff_t>(k) + 1, d.vars.end());
+        std::rotate(d.sizes.begin() + static_cast<std::ptrdiff_t>(k), d.sizes.begin() + static_cast<std::ptrdiff_t>(k) + 1, d.sizes.end());
+        return;
+      }
+  }
+
   void emit_flat(std::ostream& os, CudaKernel& out) {
     Domain d;
     for (size_t k = 0; k < k_.outer.size(); ++k) d.vars.push_back(sched::outer_var(k)), d.sizes.push_back(k_.outer[k]);
     for (size_t k = 0; k < k_.inner.size(); ++k) d.vars.push_back(sched::inner_var(k)), d.sizes.push_back(k_.inner[k]);
+    innermost_unit_stride(d);
     std::vector<SymExpr> all = k_.outer;
     all.insert(all.end(), k_.inner.begin(), k_.inner.end());
     out.rows = SymExpr::integer(1);
