@@ -190,7 +190,48 @@ void reshape(Lowering& L, const Node* n, const BoundArgs& a) {
   });
 }
 
+// slice_scatter: `self` with the slice [start:end:step] of dim `dim` replaced by `src`, as one
+// pointwise value (the inverse of slice's index function): positions the slice holds read src,
+// the others self. A symbolic start, step or slice length keeps the reference kernel.
+void slice_scatter(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* self = a.tensor("self");
+  const Value* src = a.tensor("src");
+  const TensorMeta& m = self->meta();
+  int64_t d = const_dim(L, n, a.scalar("dim"), m.rank());
+  std::optional<int64_t> step = a.scalar("step").as_int();
+  SymExpr size = m.sizes[static_cast<size_t>(d)];
+  std::optional<int64_t> start = a.is_none("start") ? std::optional<int64_t>(0) : a.scalar("start").as_int();
+  if (!step || !start) {
+    L.fallback(n, "a symbolic start or step");
+    return;
+  }
+  SymExpr first = SymExpr::integer(*start);
+  if (*start < 0) first = sym::max(size + *start, SymExpr::integer(0));  // from the end, as the meta clamps it
+  else if (std::optional<int64_t> s = size.as_int(); s && *start > *s) first = size;
+  SymExpr count = src->meta().sizes[static_cast<size_t>(d)];
+  Index idx = Lowering::vars(m.sizes.size());
+  std::optional<int64_t> known = count.as_int();
+  if (known == std::optional<int64_t>(0) || src->meta().numel().as_int() == std::optional<int64_t>(0)) {
+    L.define_pointwise(n->result(0), L.load(self, idx));  // an empty slice: nothing of src to read
+    return;
+  }
+  if (!known) {  // src's reads are clamped into it, which needs it non-empty
+    L.fallback(n, "a slice of symbolic length");
+    return;
+  }
+  SymExpr offset = idx[static_cast<size_t>(d)] - first;  // = k * step for the slice's k-th element
+  SymExpr k = sym::floordiv(offset, *step);
+  Expr zero = int_constant(0, DType::Int64);
+  Expr inside = binary(Op::LogicalAnd, binary(Op::Ge, index_value(offset), zero),
+                       binary(Op::LogicalAnd, binary(Op::Eq, index_value(sym::mod(offset, *step)), zero),
+                              binary(Op::Lt, index_value(k), cast(index_value(count), DType::Int64))));
+  Index from(idx.begin(), idx.end());  // clamped: a position outside the slice never reads src
+  from[static_cast<size_t>(d)] = sym::max(sym::min(k, count - 1), SymExpr::integer(0));
+  L.define_pointwise(n->result(0), where(inside, L.load(src, from), L.load(self, idx)));
+}
+
 constexpr LowerRule kRules[] = {
+    {"aten.slice_scatter.default", slice_scatter},
     {"aten.permute.default", permute},     {"aten.transpose.int", transpose},
     {"aten.t.default", t},                 {"aten.alias.default", alias},
     {"aten.detach.default", alias},        {"aten.unsqueeze.default", unsqueeze},
