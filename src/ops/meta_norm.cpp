@@ -95,7 +95,11 @@ Results native_group_norm(const BoundArgs& a, MetaContext& ctx) {
   // CPU kernels keep the input's memory format; CUDA ones write contiguous outputs.
   std::vector<SymExpr> st = x.device.is_cpu() ? format_strides(ctx, x.sizes, suggest_memory_format(ctx, x))
                                               : contiguous_strides(x.sizes);
-  DType sd = stats_dtype(x, a);
+  // Unlike layer and batch norm, group norm's statistics have the input's dtype on CUDA too
+  // (float32 only for the mixed-type case, a 16-bit input with a float32 weight).
+  DType sd = x.dtype;
+  if (Value* w = a.tensor("weight"); w && reduced_float(x.dtype) && w->meta().dtype == DType::Float32)
+    sd = DType::Float32;
   std::vector<SymExpr> stat{n, SymExpr::integer(group)};
   return {ResultSpec::tensor(fresh(ctx, x.dtype, x.device, x.sizes, st)),
           ResultSpec::tensor(fresh_contiguous(ctx, sd, x.device, stat)),

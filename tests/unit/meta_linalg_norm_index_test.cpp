@@ -50,6 +50,28 @@ TEST_F(MetaTest, BatchAndGroupNorm) {
   EXPECT_EQ(str(gn[1].meta->sizes), "[2, 3]");
 }
 
+// Group norm's mean and rstd have the input's dtype on CUDA as on the CPU (PyTorch 2.11's
+// param_scalar_type), unlike layer and batch norm's CUDA kernels (float32): wav2vec2 in bf16 fell
+// back on the mismatch. A float32 weight (mixed types) makes them float32.
+TEST_F(MetaTest, GroupNormStatisticsKeepTheInputDtypeOnCuda) {
+  auto on_cuda = [&](DType d, std::initializer_list<int64_t> sizes) {
+    TensorMeta m;
+    m.dtype = d;
+    m.sizes = shape(sizes);
+    m.strides = contiguous_strides(m.sizes);
+    m.device = Device::cuda(0);
+    m.storage = g.new_storage();
+    return g.add_input("c" + std::to_string(g.inputs().size()), m);
+  };
+  Value* x = on_cuda(D::BFloat16, {2, 4, 6});
+  auto stats = [&](Argument w) {
+    return run_all("aten.native_group_norm.default", {x, w, Argument::none(), A(2), A(4), A(6), A(2), F(1e-5)})[1].meta->dtype;
+  };
+  EXPECT_EQ(stats(Argument::none()), D::BFloat16);
+  EXPECT_EQ(stats(on_cuda(D::BFloat16, {4})), D::BFloat16);
+  EXPECT_EQ(stats(on_cuda(D::Float32, {4})), D::Float32);
+}
+
 TEST_F(MetaTest, IndexingShapes) {
   Value* x = input(D::Float32, {5, 6, 7});
   Value* i = input(D::Int64, {2, 3});
