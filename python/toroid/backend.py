@@ -94,13 +94,14 @@ def _decompositions():
     """What AOTAutograd decomposes: the core ATen decompositions; training-mode batch norm (a
     training step's `_native_batch_norm_legit_functional`, which the core set leaves whole:
     statistics, normalization and running-stat updates, fused like any reduction, as Inductor
-    decomposes it); and ATen's fused attention ops (attention.fused_attention_decompositions)
-    where they can be compiled."""
+    decomposes it) and `linalg_vector_norm` (weight norm's; not in the registry): torch's own
+    decompositions, where it has them; and ATen's fused attention ops
+    (attention.fused_attention_decompositions) where they can be compiled."""
     import torch
     from torch._decomp import core_aten_decompositions, get_decompositions
     from .attention import fused_attention_decompositions
     table = dict(core_aten_decompositions())
-    extra = [getattr(torch.ops.aten, name, None) for name in ("_native_batch_norm_legit_functional",)]
+    extra = [getattr(torch.ops.aten, name, None) for name in ("_native_batch_norm_legit_functional", "linalg_vector_norm")]
     table.update(get_decompositions([op for op in extra if op is not None]))
     for op, fn in fused_attention_decompositions().items():
         table.setdefault(op, fn)  # torch's own, where it has one, decomposes in every case

@@ -274,6 +274,25 @@ class Frontend(unittest.TestCase):
         ops = [op for c in seen for _, op, _ in c.fallbacks]
         self.assertFalse([op for op in ops if "batch_norm" in op], ops)
 
+    @unittest.skipUnless(hasattr(torch, "compile"), "torch < 2.0: no dynamo")
+    def test_vector_norm_compiles(self):
+        # linalg_vector_norm (weight norm, as wav2vec2's positional convolution uses) reaches the
+        # backend undecomposed: decomposed there into reductions toroid compiles.
+        import toroid.backend
+        seen = []
+        listener = lambda name, compiled, backward: seen.append(compiled)  # noqa: E731
+        toroid.backend.listeners.append(listener)
+        fn = lambda v, g: g * v / torch.linalg.vector_norm(v, dim=(1, 2), keepdim=True)  # noqa: E731
+        v, g = torch.randn(8, 3, 5), torch.rand(8, 1, 1)
+        try:
+            torch._dynamo.reset()
+            got = torch.compile(fn, backend="toroid")(v, g)
+        finally:
+            toroid.backend.listeners.remove(listener)
+        close(self, got, fn(v, g))
+        ops = [op for c in seen for _, op, _ in c.fallbacks]
+        self.assertEqual(ops, [])
+
     def test_backend_compiler_under_aot_function(self):
         # The compiler toroid_backend hands aot_autograd, driven here by functorch (torch 1.13
         # has no dynamo): boxed calls, forward and backward.
