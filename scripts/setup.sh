@@ -4,7 +4,7 @@
 # apt-get update only when something is.
 set -euo pipefail
 
-packages=(cmake ninja-build pkg-config libcli11-dev g++ clang-14 llvm-14-tools libclang-rt-14-dev libgtest-dev python3 python3-venv libopenblas-dev libdnnl-dev "$@")
+packages=(cmake ninja-build pkg-config libcli11-dev g++ clang-14 lld llvm-14-tools libclang-rt-14-dev libgtest-dev python3 python3-venv libopenblas-dev libdnnl-dev "$@")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
