@@ -16,13 +16,19 @@ constexpr auto& arg = tensor_arg;
 
 bool reduced_float(DType d) { return d == DType::Float16 || d == DType::BFloat16; }
 
-// The dtype of mean/rstd outputs.
-DType stats_dtype(const TensorMeta& x, const BoundArgs& a) {
-  if (!reduced_float(x.dtype)) return x.dtype;
-  if (x.device.is_cuda()) return DType::Float32;
-  if (Value* w = a.tensor("weight"))
-    if (w->meta().dtype == DType::Float32) return DType::Float32;  // mixed-type CPU kernels
+// The dtype of mean/rstd outputs of PyTorch's param_scalar_type: the input's, float32 for a
+// 16-bit input with a float32 weight (mixed types). Group norm's on either device, layer and
+// batch norm's on the CPU.
+DType param_dtype(const TensorMeta& x, const BoundArgs& a) {
+  if (Value* w = a.tensor("weight"); w && reduced_float(x.dtype) && w->meta().dtype == DType::Float32)
+    return DType::Float32;
   return x.dtype;
+}
+
+// The dtype of layer and batch norm's mean/rstd outputs: float32 for 16-bit inputs on CUDA.
+DType stats_dtype(const TensorMeta& x, const BoundArgs& a) {
+  if (reduced_float(x.dtype) && x.device.is_cuda()) return DType::Float32;
+  return param_dtype(x, a);
 }
 
 Results softmax(const BoundArgs& a, MetaContext& ctx) {
@@ -95,11 +101,7 @@ Results native_group_norm(const BoundArgs& a, MetaContext& ctx) {
   // CPU kernels keep the input's memory format; CUDA ones write contiguous outputs.
   std::vector<SymExpr> st = x.device.is_cpu() ? format_strides(ctx, x.sizes, suggest_memory_format(ctx, x))
                                               : contiguous_strides(x.sizes);
-  // Unlike layer and batch norm, group norm's statistics have the input's dtype on CUDA too
-  // (float32 only for the mixed-type case, a 16-bit input with a float32 weight).
-  DType sd = x.dtype;
-  if (Value* w = a.tensor("weight"); w && reduced_float(x.dtype) && w->meta().dtype == DType::Float32)
-    sd = DType::Float32;
+  DType sd = param_dtype(x, a);  // on CUDA too, unlike layer and batch norm
   std::vector<SymExpr> stat{n, SymExpr::integer(group)};
   return {ResultSpec::tensor(fresh(ctx, x.dtype, x.device, x.sizes, st)),
           ResultSpec::tensor(fresh_contiguous(ctx, sd, x.device, stat)),

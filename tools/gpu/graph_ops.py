@@ -35,14 +35,8 @@ def main():
     import model_suite
     from toroid.attention import decompose_attention
     from toroid.backend import _decompositions
-    build = {m[0]: m[2][0] for m in model_suite.MODELS}[a.model]
-    case = build(a.device, "sdpa")
-    model = case.model
-    dtype = getattr(torch, a.dtype)
-    inputs = case.inputs
-    if dtype != torch.float32:
-        model = model.to(dtype)
-        inputs = tuple(x.to(dtype) if x.is_floating_point() else x for x in inputs)
+    case = model_suite.built(a.model, a.dtype, a.device)
+    model, inputs = case.model, case.inputs
 
     def show(title, gm):
         print("== %s: %d nodes" % (title, len(gm.graph.nodes)))

@@ -86,6 +86,19 @@ class Skip(Exception):
     pass
 
 
+def in_dtype(case, dtype):
+    """The case with its model and floating inputs in `dtype` (the model converted in place)."""
+    return Case(case.model.to(dtype), tuple(x.to(dtype) if x.is_floating_point() else x for x in case.inputs),
+                case.loss, case.attn)
+
+
+def built(name, dtype="float32", device="cuda", attn="sdpa"):
+    """Model `name` of MODELS as a Case on `device`, its model and floating inputs in `dtype`."""
+    import torch
+    case = {m[0]: m[2][0] for m in MODELS}[name](device, attn)
+    return in_dtype(case, getattr(torch, dtype)) if dtype != "float32" else case
+
+
 def need(module):
     import importlib
     try:
@@ -642,9 +655,8 @@ def child_main(conn, cfg, name, jobs):
             if mode == "training":
                 gen = run_training(case32, backends, cfg["reps"], device, counter, row)
             elif dtype == "bfloat16":
-                m16 = copy.deepcopy(case32.model).to(torch.bfloat16)
-                x16 = tuple(x.to(torch.bfloat16) if x.is_floating_point() else x for x in case32.inputs)
-                c16 = Case(m16, x16, case32.loss)
+                c16 = in_dtype(Case(copy.deepcopy(case32.model), case32.inputs, case32.loss), torch.bfloat16)
+                x16 = c16.inputs
                 c32 = Case(case32.model, tuple(x.float() if x.is_floating_point() else x for x in x16), None)
                 gen = run_inference(c16, dtype, backends, cfg["reps"], device, counter, row, case32=c32)
             else:

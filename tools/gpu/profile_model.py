@@ -20,12 +20,8 @@ def suite_step(name, dtype, compile_fn):
     """A model-suite model's inference call under no_grad, as model_suite.py runs it."""
     import torch
     import model_suite
-    build = {m[0]: m[2][0] for m in model_suite.MODELS}[name]
-    case = build("cuda", "sdpa")
+    case = model_suite.built(name, dtype)
     model, inputs = case.model.eval(), case.inputs
-    if dtype != "float32":
-        model = model.to(getattr(torch, dtype))
-        inputs = tuple(x.to(getattr(torch, dtype)) if x.is_floating_point() else x for x in inputs)
     f = compile_fn(model)
 
     def step():

@@ -275,6 +275,12 @@ class CudaEmitter : public KernelEmitter {
     return names.at(root);
   }
 
+  // How much simplified `position` grows when `var` grows by 1.
+  SymExpr step_along(SymExpr position, SymExpr var) const {
+    return env_.simplify(
+        sym::substitute(position, [&](SymExpr s) { return s == var ? s + SymExpr::integer(1) : s; }) - position);
+  }
+
   // How `position` (a storage position in kernel variables) moves along the domain's last variable.
   Access classify(SymExpr position, const Domain& d) const {
     Access a;
@@ -288,9 +294,7 @@ class CudaEmitter : public KernelEmitter {
       a.kind = Access::Kind::GroupInvariant;
       return a;
     }
-    auto step = [&](SymExpr var) {
-      return env_.simplify(sym::substitute(p, [&](SymExpr s) { return s == var ? s + SymExpr::integer(1) : s; }) - p);
-    };
+    auto step = [&](SymExpr var) { return step_along(p, var); };
     if (step(d.last()) != SymExpr::integer(1)) return a;
     for (SymExpr v : d.vars) {
       SymExpr c = step(v);
@@ -660,12 +664,9 @@ class CudaEmitter : public KernelEmitter {
       }
     if (!first || d.vars.size() < 2) return;
     SymExpr p = env_.simplify(sched::member_store_position(*first));
-    auto step = [&](SymExpr var) {
-      return env_.simplify(sym::substitute(p, [&](SymExpr s) { return s == var ? s + SymExpr::integer(1) : s; }) - p);
-    };
-    if (step(d.vars.back()) == SymExpr::integer(1)) return;
+    if (step_along(p, d.vars.back()) == SymExpr::integer(1)) return;
     for (size_t k = d.vars.size() - 1; k-- > 0;)
-      if (step(d.vars[k]) == SymExpr::integer(1)) {
+      if (step_along(p, d.vars[k]) == SymExpr::integer(1)) {
         std::rotate(d.vars.begin() + static_cast<std::ptrdiff_t>(k), d.vars.begin() + static_cast<std::ptrdiff_t>(k) + 1, d.vars.end());
         std::rotate(d.sizes.begin() + static_cast<std::ptrdiff_t>(k), d.sizes.begin() + static_cast<std::ptrdiff_t>(k) + 1, d.sizes.end());
         return;

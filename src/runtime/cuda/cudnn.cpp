@@ -1,14 +1,13 @@
 #include "toroid/runtime/cuda/cudnn.h"
 
 #include <climits>
-#include <initializer_list>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <mutex>
 #include <tuple>
 
+#include "toroid/ops/meta_util.h"
 #include "toroid/runtime/cuda/device_allocator.h"
 #include "toroid/support/error.h"
 
@@ -16,37 +15,16 @@ namespace toroid::runtime::cuda {
 
 namespace {
 
-// Dense strides in the dims' order `order` (outermost first): `sizes` stored that way. Dims of
-// size 1 take any stride.
-bool dense_in_order(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides,
-                    std::initializer_list<size_t> order) {
-  if (sizes.size() != order.size() || strides.size() != sizes.size()) return false;
-  int64_t expect = 1;
-  for (auto it = std::rbegin(order); it != std::rend(order); ++it) {
-    if (sizes[*it] != 1 && strides[*it] != expect) return false;
-    expect *= sizes[*it];
-  }
-  return true;
-}
-
-bool contiguous(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
-  int64_t expect = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] != 1 && strides.at(i) != expect) return false;
-    expect *= sizes[i];
-  }
-  return true;
-}
-
-bool channels_last(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
-  return dense_in_order(sizes, strides, {0, 2, 3, 1});
+bool laid_out_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, MemoryFormat f) {
+  return sizes.size() == strides.size() && ops::meta::is_contiguous_as(sizes, strides, f);
 }
 
 }  // namespace
 
 bool weight_channels_last(const ConvArgs& a) {
-  bool nhwc = channels_last(a.w_sizes, a.w_strides);
-  return nhwc && (!contiguous(a.w_sizes, a.w_strides) || channels_last(a.x_sizes, a.x_strides));
+  return laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::ChannelsLast) &&
+         (!laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::Contiguous) ||
+          laid_out_as(a.x_sizes, a.x_strides, MemoryFormat::ChannelsLast));
 }
 
 }  // namespace toroid::runtime::cuda
@@ -284,7 +262,8 @@ bool convolution_supported(const ConvArgs& a, std::string* why) {
   for (const auto* v : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.y_sizes, &a.y_strides})
     for (int64_t e : *v)
       if (e < 0 || e > INT_MAX) return no("a size or stride does not fit cuDNN's int descriptors");
-  if (!contiguous(a.w_sizes, a.w_strides) && !channels_last(a.w_sizes, a.w_strides))
+  if (!laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::Contiguous) &&
+      !laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::ChannelsLast))
     return no("the weight is not contiguous (nor channels-last)");
   return true;
 }
