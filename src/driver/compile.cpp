@@ -15,6 +15,7 @@
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
 #include "toroid/bind/inputs.h"
+#include "toroid/codegen/cpu/cpp_kernel.h"
 #include "toroid/loop/lower.h"
 #include "toroid/ops/registry.h"
 #include "toroid/passes/decompose.h"
@@ -245,8 +246,9 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
     } else {
       // Large modules compile in parts, one g++ per core (at most 8), linked into one object.
       size_t cores = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-      s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores),
-                                        runtime::compile_flags_for(options_.target));
+      runtime::CompileFlags flags = runtime::compile_flags_for(options_.target);
+      flags.precompiled_prefix = codegen::cpu::cpp_prelude_headers();
+      s->so = runtime::compile_and_load(codegen::wrapper::kernels_sources(s->wrapper, cores), flags);
     }
     if (options_.keep_kernels) s->kernel_images.emplace_back(prebuilt_cpu_key(s->wrapper), read_file(s->so.path));
     s->stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - kstart).count();

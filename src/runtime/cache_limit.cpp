@@ -23,7 +23,7 @@ namespace {
 
 constexpr uint64_t kDefaultLimitMiB = 4096;
 
-enum class Kind { SharedObject, Cubin, Failed };
+enum class Kind { SharedObject, Cubin, Header, Failed };
 
 struct Entry {
   fs::path path;
@@ -53,6 +53,7 @@ std::vector<Entry> entries(const std::string& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     std::string name = e.path().filename().string();
     if (name.rfind("so-", 0) == 0) add(e.path(), Kind::SharedObject);
+    else if (name.rfind("pch-", 0) == 0) add(e.path(), Kind::Header);
     else if (name.rfind("failed-", 0) == 0) add(e.path(), Kind::Failed);
   }
   for (const fs::directory_entry& e : fs::directory_iterator(fs::path(dir) / "cuda", ec))
@@ -65,7 +66,12 @@ CacheUsage usage_of(const std::string& dir, const std::vector<Entry>& all) {
   u.dir = dir;
   u.limit = cache_limit_bytes();
   for (const Entry& e : all) {
-    (e.kind == Kind::SharedObject ? u.shared_objects : e.kind == Kind::Cubin ? u.cubins : u.failed) += 1;
+    switch (e.kind) {
+      case Kind::SharedObject: ++u.shared_objects; break;
+      case Kind::Cubin: ++u.cubins; break;
+      case Kind::Header: ++u.headers; break;
+      case Kind::Failed: ++u.failed; break;
+    }
     u.bytes += e.bytes;
   }
   return u;

@@ -1,18 +1,24 @@
 #include "toroid/runtime/so_cache.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "toroid/support/error.h"
@@ -109,6 +115,109 @@ int run_compiler(const std::string& cmd) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// `flags` without what only the link reads (-shared, -Wl,..., -l...): with them, g++ links the
+// header instead of precompiling it.
+std::string compile_only_flags(const std::string& flags) {
+  std::stringstream words(flags);
+  std::string word, out;
+  while (words >> word)
+    if (word != "-shared" && word.rfind("-Wl,", 0) != 0 && word.rfind("-l", 0) != 0) out += (out.empty() ? "" : " ") + word;
+  return out;
+}
+
+// A precompiled header's entry pch-<key>: prefix.h, prefix.h.gch and `manifest` ("<key>
+// <bytes of the .gch>"). The .gch (~25 MB) is not summed on every use (that cost ~50 ms a
+// process): a truncated one fails the size check, another key's entry the key, and g++ checks
+// that what it loads is a header it made.
+bool header_entry_intact(const std::string& entry, const std::string& key) {
+  std::error_code ec;
+  uintmax_t size = fs::file_size(entry + "/prefix.h.gch", ec);
+  if (ec) return false;
+  std::ifstream in(entry + "/manifest");
+  std::string manifest_key;
+  uintmax_t manifest_size = 0;
+  return static_cast<bool>(in >> manifest_key >> manifest_size) && manifest_key == key && manifest_size == size;
+}
+
+bool holds_a_shared_object(const std::string& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("so-", 0) == 0) return true;
+  return false;
+}
+
+// Runs `script` with /bin/sh in a process of its own session that outlives this one, its
+// standard streams on /dev/null (a caller reading this process's output does not wait for it).
+void spawn_detached(const std::string& script) {
+  const char* text = script.c_str();
+  pid_t child = ::fork();
+  if (child < 0) return;
+  if (child == 0) {
+    // Only async-signal-safe calls until exec: the parent may have other threads.
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    int null = ::open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    ::execl("/bin/sh", "sh", "-c", text, static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  while (::waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// The header to -include for sources that begin with `prefix`: `<dir>/pch-<key>/prefix.h`, with
+// prefix.h.gch beside it (per compiler, flags and text), or none yet. A cache that holds a
+// compiled module already (a cache in use) gets it built in the background, by a detached shell
+// under the lock directory lock-pch-<key>, so that no compile waits the ~1 s it takes: this
+// compile parses the headers, later ones include them. A compiler that cannot precompile leaves
+// its log as failed-pch-<key>.log, and it is not tried again. A compiler that cannot read the
+// .gch reads the header's text beside it, so a source compiles the same either way.
+std::optional<std::string> precompiled_header(const std::string& dir, const std::string& compiler,
+                                              const std::string& identity, const std::string& flags,
+                                              const std::string& prefix) {
+  static std::mutex mu;
+  static std::map<std::string, std::string> known;  // key -> header, checked in this process
+  std::string header_flags = compile_only_flags(flags);
+  std::string key = detail::hex64(fnv1a64(identity + "\n" + header_flags + "\n--prefix--\n" + prefix));
+  std::string entry = dir + "/pch-" + key;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = known.find(key); it != known.end()) {
+    touch_cache_entry(entry);
+    return it->second;
+  }
+  std::error_code ec;
+  if (header_entry_intact(entry, key)) {
+    touch_cache_entry(entry);
+    return known[key] = entry + "/prefix.h";
+  }
+  std::string failed = dir + "/failed-pch-" + key + ".log";
+  if (fs::exists(failed, ec) || !holds_a_shared_object(dir)) return std::nullopt;
+  if (fs::exists(entry, ec)) {  // corrupt: moved aside (one rename), then removed
+    TOROID_LOG("cache", "corrupt precompiled header " + entry + ": rebuilding");
+    std::string trash = dir + "/trash-" + detail::unique_suffix();
+    fs::rename(entry, trash, ec);
+    fs::remove_all(trash, ec);
+  }
+  std::string tmp = dir + "/tmp-" + detail::unique_suffix(), gch = tmp + "/prefix.h.gch";
+  fs::create_directories(tmp, ec);
+  if (ec) return std::nullopt;
+  write_file_atomic(tmp + "/prefix.h", prefix);
+  auto q = [](const std::string& p) { return "'" + p + "'"; };
+  std::string locked = dir + "/lock-pch-" + key;
+  std::string script =
+      // A lock left by a build that was killed is stale after two minutes.
+      "find " + q(dir) + " -maxdepth 1 -name " + q("lock-pch-" + key) + " -mmin +2 -exec rmdir {} + 2>/dev/null; " +
+      "if mkdir " + q(locked) + " 2>/dev/null; then " + compiler + " " + header_flags + " -x c++-header " +
+      q(tmp + "/prefix.h") + " -o " + q(gch) + " > " + q(tmp + "/log") + " 2>&1 && [ -s " + q(gch) + " ] && " +
+      "echo " + key + " $(wc -c < " + q(gch) + ") > " + q(tmp + "/manifest") + " && mv -T " + q(tmp) + " " + q(entry) +
+      " 2>/dev/null || { [ -d " + q(entry) + " ] || mv " + q(tmp + "/log") + " " + q(failed) + "; }; rmdir " +
+      q(locked) + "; fi; rm -rf " + q(tmp);
+  TOROID_LOG("cache", "precompiling the kernels' headers " + key + " in the background: " + script);
+  spawn_detached(script);
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string cache_dir() {
@@ -190,7 +299,9 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
   // (bench/RESULTS.md 14a).
   std::string flags = f.flags;
   if (native && host_isa().find(" avx512f ") != std::string::npos) flags += " -mprefer-vector-width=512";
-  uint64_t h = fnv1a64(compiler_identity(compiler) + "\n" + flags + (native ? "\n" + host_isa() : std::string()));
+  std::string compiler_id = compiler_identity(compiler);
+  std::string identity = compiler_id + (native ? "\n" + host_isa() : std::string());
+  uint64_t h = fnv1a64(compiler_id + "\n" + flags + (native ? "\n" + host_isa() : std::string()));
   for (size_t i = 0; i < sources.size(); ++i) h = fnv1a64(sources[i], i == 0 ? h : fnv1a64("\n--part--\n", h));
   std::string key = detail::hex64(h);
   std::string dir = cache_dir();
@@ -208,19 +319,35 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
   fs::create_directories(tmp, ec);
   if (ec) user_error("cannot create " + tmp + " in the kernel cache: " + ec.message());
   auto q = [](const std::string& p) { return "'" + p + "'"; };
+  const std::string& prefix = f.precompiled_prefix;
+  std::optional<std::string> header;
+  if (!prefix.empty() && sources[0].compare(0, prefix.size(), prefix) == 0)
+    header = precompiled_header(dir, compiler, identity, flags, prefix);
+  // A source that begins with the precompiled prefix is written without it, from a #line that
+  // keeps the compiler's line numbers those of the whole source (kept whole if it fails).
+  auto source_file = [&](const std::string& path, const std::string& source) {
+    bool precompiled = header && source.compare(0, prefix.size(), prefix) == 0;
+    if (!precompiled) {
+      write_file_atomic(path, source);
+      return std::string();
+    }
+    size_t lines = static_cast<size_t>(std::count(prefix.begin(), prefix.end(), '\n'));
+    write_file_atomic(path, "#line " + std::to_string(lines + 1) + "\n" + source.substr(prefix.size()));
+    return " -include " + q(*header);
+  };
   std::string cmd;
   if (sources.size() == 1) {
-    write_file_atomic(tmp + "/kernels.cpp", sources[0]);
-    cmd = compiler + " " + flags + " -o " + q(tmp + "/kernels.so") + " " + q(tmp + "/kernels.cpp") + " > " +
+    std::string include = source_file(tmp + "/kernels.cpp", sources[0]);
+    cmd = compiler + " " + flags + include + " -o " + q(tmp + "/kernels.so") + " " + q(tmp + "/kernels.cpp") + " > " +
           q(tmp + "/log") + " 2>&1";
   } else {
     // Each part compiles to an object in the background; the link waits for every one.
     std::string objects, waits;
     for (size_t i = 0; i < sources.size(); ++i) {
       std::string base = tmp + "/kernels" + std::to_string(i);
-      write_file_atomic(base + ".cpp", sources[i]);
-      cmd += compiler + " " + flags + " -c -o " + q(base + ".o") + " " + q(base + ".cpp") + " > " + q(base + ".log") +
-             " 2>&1 & p" + std::to_string(i) + "=$!; ";
+      std::string include = source_file(base + ".cpp", sources[i]);
+      cmd += compiler + " " + flags + include + " -c -o " + q(base + ".o") + " " + q(base + ".cpp") + " > " +
+             q(base + ".log") + " 2>&1 & p" + std::to_string(i) + "=$!; ";
       waits += "wait $p" + std::to_string(i) + " || ok=1; ";
       objects += " " + q(base + ".o");
     }
@@ -235,6 +362,10 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
       log = read_file(tmp + "/log");
     } catch (const UserError&) {
     }
+    if (header)  // the sources as generated, whole, for reading
+      for (size_t i = 0; i < sources.size(); ++i)
+        write_file_atomic(tmp + (sources.size() == 1 ? "/kernels.cpp" : "/kernels" + std::to_string(i) + ".cpp"),
+                          sources[i]);
     std::string kept = dir + "/failed-" + key + (sources.size() == 1 ? ".cpp" : "");
     fs::rename(sources.size() == 1 ? tmp + "/kernels.cpp" : tmp, kept, ec);
     fs::remove_all(tmp, ec);

@@ -83,14 +83,16 @@ TEST_F(KernelCacheLimit, UsageAndClearCountEntriesOnly) {
   entry("so-a", 10, 30);
   entry("b.cubin", 20, 20);
   entry("failed-c.cpp", 1, 10);
+  entry("pch-d", 4, 5);
   fs::create_directories(dir_ / "tmp-1-x");  // a compile in flight: not an entry
   CacheUsage u = cache_usage();
   EXPECT_EQ(u.shared_objects, 1u);
   EXPECT_EQ(u.cubins, 1u);
   EXPECT_EQ(u.failed, 1u);
-  EXPECT_EQ(u.bytes, 31u * 1024);
+  EXPECT_EQ(u.headers, 1u);
+  EXPECT_EQ(u.bytes, 35u * 1024);
   EXPECT_EQ(u.limit, 1u << 20);
-  EXPECT_EQ(clear_cache().entries(), 3u);
+  EXPECT_EQ(clear_cache().entries(), 4u);
   EXPECT_EQ(cache_usage().entries(), 0u);
   EXPECT_TRUE(fs::exists(dir_ / "tmp-1-x"));
 }

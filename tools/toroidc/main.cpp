@@ -312,7 +312,7 @@ int run_cache(const std::string& what) {
   auto mib = [](uint64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
   std::cout << (what == "clear" ? "removed from " : "kernel cache: ") << u.dir << "\n"
             << "entries: " << u.entries() << " (" << u.shared_objects << " CPU shared objects, " << u.cubins
-            << " cubins, " << u.failed << " failed compiles' sources)\n"
+            << " cubins, " << u.headers << " precompiled headers, " << u.failed << " failed compiles' sources)\n"
             << "bytes: " << mib(u.bytes) << (what == "clear" ? "" : ", limit " + mib(u.limit) + " (TOROID_CACHE_MAX_MB)")
             << "\n";
   return 0;

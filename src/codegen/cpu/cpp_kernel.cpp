@@ -481,4 +481,14 @@ CppKernel emit_cpp_kernel(const sched::Kernel& kernel, const SymbolSlots& slots,
   return CppEmitter(kernel, slots, env).emit();
 }
 
+const std::string& cpp_prelude_headers() {
+  static const std::string headers = [] {
+    const std::string& text = cpp_prelude();
+    size_t last = text.rfind("\n#include ");
+    TOROID_CHECK(last != std::string::npos, "the CPU kernel prelude includes no header");
+    return text.substr(0, text.find('\n', last + 1) + 1);
+  }();
+  return headers;
+}
+
 }  // namespace toroid::codegen::cpu

@@ -272,7 +272,11 @@ std::vector<std::string> kernels_sources(const WrapperProgram& w, size_t parts) 
   std::vector<std::string> out;
   for (size_t p = 0; p < members.size(); ++p) {
     std::sort(members[p].begin(), members[p].end());  // program order, so the text is stable
-    std::string s = (p == 0 ? "" : "#define TOROID_KERNELS_EXTRA_PART 1\n") + cpu::cpp_prelude();
+    // The prelude's headers come first in every part (the kernel cache precompiles them), then
+    // the mark that keeps the prelude's once-per-module definitions out of the extra parts.
+    const std::string& headers = cpu::cpp_prelude_headers();
+    std::string s = headers + (p == 0 ? "" : "#define TOROID_KERNELS_EXTRA_PART 1\n") +
+                    cpu::cpp_prelude().substr(headers.size());
     for (size_t i : members[p]) s += "\n" + kernels[i];
     out.push_back(std::move(s));
   }

@@ -21,6 +21,10 @@ CppKernel emit_cpp_kernel(const sched::Kernel& kernel, const SymbolSlots& slots,
 // `extern "C" int64_t toroid_take_index_error(int64_t* size)`: the site (see CppKernel in codegen/kernel.h) of an out
 // of range position since the last call, or 0, and that dim's size; clears it.
 const std::string& cpp_prelude();
+// The prelude's opening lines up to its last #include (the standard headers): what the kernel
+// cache precompiles once per compiler and flags (runtime::CompileFlags::precompiled_prefix).
+// Every source of wrapper::kernels_sources begins with it.
+const std::string& cpp_prelude_headers();
 
 // An index expression as C++ (int64 arithmetic, Python floor division and modulo).
 std::string cpp_index(SymExpr e, const std::function<std::string(SymExpr)>& symbol_name);
