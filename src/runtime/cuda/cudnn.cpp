@@ -9,7 +9,9 @@
 
 #include "toroid/ops/meta_util.h"
 #include "toroid/runtime/cuda/device_allocator.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
+#include "toroid/support/log.h"
 
 namespace toroid::runtime::cuda {
 
@@ -61,6 +63,14 @@ struct Cudnn {
   decltype(&::cudnnGetConvolutionForwardWorkspaceSize) workspace_size = nullptr;
   decltype(&::cudnnConvolutionForward) forward = nullptr;
   decltype(&::cudnnAddTensor) add_tensor = nullptr;
+  // The graph (backend) API; absent symbols leave only the convolution API.
+  decltype(&::cudnnBackendCreateDescriptor) backend_create = nullptr;
+  decltype(&::cudnnBackendDestroyDescriptor) backend_destroy = nullptr;
+  decltype(&::cudnnBackendSetAttribute) backend_set = nullptr;
+  decltype(&::cudnnBackendGetAttribute) backend_get = nullptr;
+  decltype(&::cudnnBackendFinalize) backend_finalize = nullptr;
+  decltype(&::cudnnBackendExecute) backend_execute = nullptr;
+  bool graph_api = false;
 };
 
 const Cudnn& lib() {
@@ -89,6 +99,14 @@ const Cudnn& lib() {
     toolkit::bind_symbol(h, "cudnnConvolutionForward", l.forward, &missing);
     toolkit::bind_symbol(h, "cudnnAddTensor", l.add_tensor, &missing);
     if (!missing.empty()) l.why = "libcudnn lacks " + missing;
+    std::string no_graph;
+    toolkit::bind_symbol(h, "cudnnBackendCreateDescriptor", l.backend_create, &no_graph);
+    toolkit::bind_symbol(h, "cudnnBackendDestroyDescriptor", l.backend_destroy, &no_graph);
+    toolkit::bind_symbol(h, "cudnnBackendSetAttribute", l.backend_set, &no_graph);
+    toolkit::bind_symbol(h, "cudnnBackendGetAttribute", l.backend_get, &no_graph);
+    toolkit::bind_symbol(h, "cudnnBackendFinalize", l.backend_finalize, &no_graph);
+    toolkit::bind_symbol(h, "cudnnBackendExecute", l.backend_execute, &no_graph);
+    l.graph_api = no_graph.empty();
   });
   return l;
 }
@@ -158,10 +176,197 @@ void set_tensor(cudnnTensorDescriptor_t d, const ConvArgs& a, const std::vector<
         "cudnnSetTensorNdDescriptor", a);
 }
 
+// One descriptor of cuDNN's graph API, destroyed with its owner.
+class BackendDescriptor {
+ public:
+  explicit BackendDescriptor(cudnnBackendDescriptorType_t type) {
+    if (lib().backend_create(type, &d_) != CUDNN_STATUS_SUCCESS) d_ = nullptr;
+  }
+  ~BackendDescriptor() {
+    if (d_) lib().backend_destroy(d_);
+  }
+  BackendDescriptor(const BackendDescriptor&) = delete;
+  BackendDescriptor& operator=(const BackendDescriptor&) = delete;
+  cudnnBackendDescriptor_t get() const { return d_; }
+  // Sets attributes (each call: name, type, count, values), then finalizes; false on an error.
+  bool set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count, const void* values) {
+    return d_ && lib().backend_set(d_, name, type, count, values) == CUDNN_STATUS_SUCCESS;
+  }
+  bool set(cudnnBackendAttributeName_t name, const BackendDescriptor& other) {
+    cudnnBackendDescriptor_t o = other.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o);
+  }
+  bool finalize() { return d_ && lib().backend_finalize(d_) == CUDNN_STATUS_SUCCESS; }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+using Backend = std::unique_ptr<BackendDescriptor>;
+
+// The operands' ids in a graph plan's variant pack.
+constexpr int64_t kX = 1, kW = 2, kY = 3;
+
+// A convolution as a one-operation graph of cuDNN's graph API: the engine its heuristics rank
+// first among those whose numerics PyTorch's would allow, finalized into an execution plan.
+// The graph API reaches engines the convolution API's algorithms do not (depthwise NHWC kernels:
+// ConvNeXt's 7x7 ran ~190 µs as the grouped direct kernel, where PyTorch's graph-API call gets
+// ~23 µs).
+struct GraphPlan {
+  std::vector<Backend> keep;  // the graph's descriptors, alive as long as its plan
+  cudnnBackendDescriptor_t plan = nullptr;
+  int64_t workspace = 0;
+  std::string engine;  // why the graph API was not used, when plan is null
+};
+
+// The largest power of two up to 16 that divides the address (cuDNN's vectorized loads need it).
+int64_t alignment(const void* p) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  int64_t align = 16;
+  while (align > 1 && a % static_cast<uintptr_t>(align) != 0) align /= 2;
+  return align;
+}
+
+Backend graph_tensor(const ConvArgs& a, int64_t id, const std::vector<int64_t>& sizes,
+                     const std::vector<int64_t>& strides, const void* data) {
+  std::vector<int64_t> dims(sizes), st(strides);
+  if (dims.size() == 3) {  // 1-D: a height of 1, as for the convolution API
+    dims.insert(dims.begin() + 2, 1);
+    st.insert(st.begin() + 2, strides[2] * sizes[2]);
+  }
+  cudnnDataType_t type = data_type(a.dtype);
+  int64_t align = alignment(data);
+  auto t = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  bool ok = t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type) &&
+            t->set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<int64_t>(dims.size()), dims.data()) &&
+            t->set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(st.size()), st.data()) &&
+            t->set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &id) &&
+            t->set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align) && t->finalize();
+  return ok ? std::move(t) : nullptr;
+}
+
+// Whether an engine's numerical notes are allowed for these arguments: f32 keeps to FMA math
+// unless TF32 is allowed (no tensor cores, no inputs converted down), f64 always; no engine
+// reduces in reduced precision or varies between runs.
+bool numerics_allowed(const ConvArgs& a, cudnnBackendDescriptor_t config) {
+  const Cudnn& l = lib();
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t n = 0;
+  if (!e || l.backend_get(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e) !=
+                CUDNN_STATUS_SUCCESS)
+    return false;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  if (l.backend_get(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n,
+                    notes) != CUDNN_STATUS_SUCCESS)
+    return false;
+  bool exact = a.dtype == DType::Float64 || (a.dtype == DType::Float32 && !a.tf32);
+  for (int64_t i = 0; i < n; ++i) {
+    cudnnBackendNumericalNote_t note = notes[i];
+    if (note == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION || note == CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)
+      return false;
+    if (exact && (note == CUDNN_NUMERICAL_NOTE_TENSOR_CORE || note == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS))
+      return false;
+  }
+  return true;
+}
+
+GraphPlan make_graph_plan(cudnnHandle_t handle, const ConvArgs& a) {
+  GraphPlan g;
+  const Cudnn& l = lib();
+  auto fail = [&](const std::string& why) {
+    g.plan = nullptr;
+    g.engine = why;
+    return std::move(g);
+  };
+  if (!l.graph_api) return fail("libcudnn has no graph API");
+  // The engines' layout checks read the strides of size-1 dims too (a depthwise weight's one
+  // input channel): a dense operand is described with the strides of its layout's order.
+  bool nhwc = laid_out_as(a.x_sizes, a.x_strides, MemoryFormat::ChannelsLast);
+  auto canonical = [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides, bool channels_last) {
+    MemoryFormat f = channels_last ? MemoryFormat::ChannelsLast : MemoryFormat::Contiguous;
+    return laid_out_as(sizes, strides, f) ? ops::meta::format_strides(sizes, f) : strides;
+  };
+  Backend x = graph_tensor(a, kX, a.x_sizes, canonical(a.x_sizes, a.x_strides, nhwc), a.x),
+          y = graph_tensor(a, kY, a.y_sizes, canonical(a.y_sizes, a.y_strides, nhwc), a.y),
+          w = graph_tensor(a, kW, a.w_sizes, canonical(a.w_sizes, a.w_strides, weight_channels_last(a)), a.w);
+  if (!x || !y || !w) return fail("a tensor descriptor was refused");
+  std::vector<int> pad32 = spatial2(a.padding, 0), stride32 = spatial2(a.stride, 1), dil32 = spatial2(a.dilation, 1);
+  std::vector<int64_t> pad(pad32.begin(), pad32.end()), stride(stride32.begin(), stride32.end()),
+      dil(dil32.begin(), dil32.end());
+  int64_t spatial = static_cast<int64_t>(pad.size());
+  cudnnDataType_t compute = a.dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  auto conv = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  if (!conv->set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute) ||
+      !conv->set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode) ||
+      !conv->set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial) ||
+      !conv->set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, dil.data()) ||
+      !conv->set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial, stride.data()) ||
+      !conv->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, pad.data()) ||
+      !conv->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, pad.data()) || !conv->finalize())
+    return fail("the convolution descriptor was refused");
+  auto op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  double one64 = 1.0, zero64 = 0.0;
+  float one32 = 1.0f, zero32 = 0.0f;
+  bool f64 = a.dtype == DType::Float64;
+  cudnnBackendAttributeType_t scalar = f64 ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  if (!op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *x) ||
+      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *w) ||
+      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *y) ||
+      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *conv) ||
+      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1,
+               f64 ? static_cast<const void*>(&one64) : &one32) ||
+      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1,
+               f64 ? static_cast<const void*>(&zero64) : &zero32) ||
+      !op->finalize())
+    return fail("the convolution operation was refused");
+  auto graph = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  cudnnBackendDescriptor_t ops = op->get();
+  if (!graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops) ||
+      !graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle) || !graph->finalize())
+    return fail("the operation graph was refused");
+  BackendDescriptor heuristics(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  cudnnBackendHeurMode_t heur = CUDNN_HEUR_MODE_A;
+  if (!heuristics.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *graph) ||
+      !heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heur) || !heuristics.finalize())
+    return fail("the heuristics found no engine");
+  int64_t count = 0;
+  if (l.backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                    nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0)
+    return fail("the heuristics found no engine");
+  std::vector<Backend> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.push_back(std::make_unique<BackendDescriptor>(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    raw.push_back(configs.back()->get());
+  }
+  if (l.backend_get(heuristics.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count,
+                    raw.data()) != CUDNN_STATUS_SUCCESS)
+    return fail("the heuristics' results could not be read");
+  for (int64_t i = 0; i < count; ++i) {
+    if (!numerics_allowed(a, raw[static_cast<size_t>(i)])) continue;
+    auto plan = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+    if (!plan->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle) ||
+        !plan->set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *configs[static_cast<size_t>(i)]) || !plan->finalize())
+      continue;
+    int64_t n = 0;
+    if (l.backend_get(plan->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &g.workspace) !=
+        CUDNN_STATUS_SUCCESS)
+      continue;
+    g.plan = plan->get();
+    for (Backend* d : {&x, &y, &w, &conv, &op, &graph, &configs[static_cast<size_t>(i)], &plan})
+      g.keep.push_back(std::move(*d));
+    return g;
+  }
+  return fail("no engine of the heuristics' " + std::to_string(count) + " has allowed numerics and finalizes");
+}
+
 struct Plan {
   std::unique_ptr<Descriptors> d;
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace = 0;
+  GraphPlan graph;  // used when it has a plan
 };
 
 struct State {
@@ -185,7 +390,14 @@ std::string plan_key(const ConvArgs& a) {
   for (const auto* list : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.w_strides, &a.y_sizes, &a.y_strides, &a.stride,
                            &a.padding, &a.dilation})
     v.insert(v.end(), list->begin(), list->end());
+  for (const void* p : {a.x, a.w, static_cast<const void*>(a.y)}) v.push_back(alignment(p));  // the graph plan's tensors declare it
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
+}
+
+// TOROID_CUDNN_GRAPH=0 keeps convolutions on the convolution API's algorithms.
+bool graph_api_wanted() {
+  static const bool wanted = env_flag("TOROID_CUDNN_GRAPH").value_or(true);
+  return wanted;
 }
 
 // The descriptors and algorithm for one shape, layout and math (cuDNN's heuristics).
@@ -230,6 +442,13 @@ Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
   p.algo = perf[chosen].algo;
   if (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH)
     check(l.conv_math(d.conv, perf[chosen].mathType), "cudnnSetConvolutionMathType", a);
+  if (graph_api_wanted()) {
+    p.graph = make_graph_plan(handle, a);
+    TOROID_LOG("cuda", describe(a) + " strides " + shape(a.x_strides) + " by " + shape(a.w_strides) +
+                           (p.graph.plan ? ": graph API, workspace " + std::to_string(p.graph.workspace) +
+                                                          " bytes"
+                                                    : ": convolution API (" + p.graph.engine + ")"));
+  }
   if (a.bias) {
     std::vector<int64_t> bsizes(a.y_sizes.size(), 1), bstrides(a.y_sizes.size(), 1);
     bsizes[1] = a.y_sizes[1];
@@ -281,19 +500,32 @@ void convolution(const ConvArgs& a, Stream s, Stream order) {
   auto it = st.plans.find(key);
   if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(st.handle, a)).first;
   const Plan& plan = it->second;
+  size_t workspace = plan.graph.plan ? static_cast<size_t>(plan.graph.workspace) : plan.workspace;
   DeviceMemory& ws = st.workspaces[order ? order : s];
-  if (plan.workspace > 0 && (!ws || ws->nbytes < plan.workspace)) {
+  if (workspace > 0 && (!ws || ws->nbytes < workspace)) {
     if (ws) st.outgrown.push_back(std::move(ws));
-    ws = DeviceAllocator::global().allocate(plan.workspace, s);
+    ws = DeviceAllocator::global().allocate(workspace, s);
   }
   double one64 = 1.0, zero64 = 0.0;
   float one32 = 1.0f, zero32 = 0.0f;
   const void* one = a.dtype == DType::Float64 ? static_cast<const void*>(&one64) : &one32;
   const void* zero = a.dtype == DType::Float64 ? static_cast<const void*>(&zero64) : &zero32;
   const Descriptors& d = *plan.d;
-  check(l.forward(st.handle, one, d.x, a.x, d.w, a.w, d.conv, plan.algo, plan.workspace ? ws->ptr : nullptr,
-                  plan.workspace, zero, d.y, a.y),
-        "cudnnConvolutionForward", a);
+  if (plan.graph.plan) {
+    BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+    void* data[3] = {const_cast<void*>(a.x), const_cast<void*>(a.w), a.y};
+    int64_t ids[3] = {kX, kW, kY};
+    void* workspace_ptr = workspace ? ws->ptr : nullptr;
+    if (!pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, data) ||
+        !pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, ids) ||
+        !pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace_ptr) || !pack.finalize())
+      user_error("cuDNN refused the operands of the " + describe(a));
+    check(l.backend_execute(st.handle, plan.graph.plan, pack.get()), "cudnnBackendExecute", a);
+  } else {
+    check(l.forward(st.handle, one, d.x, a.x, d.w, a.w, d.conv, plan.algo, plan.workspace ? ws->ptr : nullptr,
+                    plan.workspace, zero, d.y, a.y),
+          "cudnnConvolutionForward", a);
+  }
   if (a.bias) check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
 }
 

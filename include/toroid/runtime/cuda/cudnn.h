@@ -1,8 +1,11 @@
-// Convolution through cuDNN 9 (its convolution API, through the libcudnn.so.9 shim), loaded at
-// run time like the other toolkit libraries. f32 runs with FMA math unless ConvArgs::tf32 lets
-// cuDNN choose TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32); bf16 and f16 may
-// use tensor cores and accumulate in f32; f64 is supported. Descriptors and the algorithm are
-// chosen once per shape and layout.
+// Convolution through cuDNN 9 (the libcudnn.so.9 shim), loaded at run time like the other
+// toolkit libraries: a one-operation graph of its graph API, run by the engine its heuristics
+// rank first among those with allowed numerics; where the graph API has none (or
+// TOROID_CUDNN_GRAPH=0), its convolution API's algorithms. f32 runs with FMA math unless
+// ConvArgs::tf32 lets cuDNN choose TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32);
+// bf16 and f16 may use tensor cores and accumulate in f32; f64 is supported; no engine that
+// varies between runs. The plan is made once per shape, layout and operand alignment.
+// TOROID_LOG=cuda says which API each shape got.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +39,7 @@ struct ConvArgs {
 // Whether the weight is described to cuDNN as channels-last (NHWC filter): where its strides
 // are (a model converted with .to(memory_format=torch.channels_last): such a weight was refused),
 // or where they fit both orders (a depthwise or 1x1 weight) and the input is channels-last, so
-// that input, filter and output share one layout. (ConvNeXt's channels-last depthwise 7x7 still
-// gets cuDNN's grouped direct kernel from this API's heuristics, ~190 µs, where PyTorch reaches
-// an NHWC kernel of 23 µs through cuDNN's graph API.)
+// that input, filter and output share one layout (for the convolution API).
 bool weight_channels_last(const ConvArgs& a);
 
 // Whether cuDNN can take these arguments (ranks, the weight's layout, sizes that fit its int
