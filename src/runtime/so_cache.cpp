@@ -16,7 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -139,6 +139,15 @@ bool header_entry_intact(const std::string& entry, const std::string& key) {
   return static_cast<bool>(in >> manifest_key >> manifest_size) && manifest_key == key && manifest_size == size;
 }
 
+// The headers found intact in this process (by path: the cache directory may change).
+std::mutex known_headers_mu;
+std::set<std::string> known_headers;
+
+void forget_precompiled_header(const std::string& header) {
+  std::lock_guard<std::mutex> lock(known_headers_mu);
+  known_headers.erase(header);
+}
+
 bool holds_a_shared_object(const std::string& dir) {
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
@@ -176,20 +185,19 @@ void spawn_detached(const std::string& script) {
 std::optional<std::string> precompiled_header(const std::string& dir, const std::string& compiler,
                                               const std::string& identity, const std::string& flags,
                                               const std::string& prefix) {
-  static std::mutex mu;
-  static std::map<std::string, std::string> known;  // key -> header, checked in this process
   std::string header_flags = compile_only_flags(flags);
   std::string key = detail::hex64(fnv1a64(identity + "\n" + header_flags + "\n--prefix--\n" + prefix));
-  std::string entry = dir + "/pch-" + key;
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = known.find(key); it != known.end()) {
+  std::string entry = dir + "/pch-" + key, header = entry + "/prefix.h";
+  std::lock_guard<std::mutex> lock(known_headers_mu);
+  if (known_headers.count(header)) {
     touch_cache_entry(entry);
-    return it->second;
+    return header;
   }
   std::error_code ec;
   if (header_entry_intact(entry, key)) {
     touch_cache_entry(entry);
-    return known[key] = entry + "/prefix.h";
+    known_headers.insert(header);
+    return header;
   }
   std::string failed = dir + "/failed-pch-" + key + ".log";
   if (fs::exists(failed, ec) || !holds_a_shared_object(dir)) return std::nullopt;
@@ -335,14 +343,14 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
     write_file_atomic(path, "#line " + std::to_string(lines + 1) + "\n" + source.substr(prefix.size()));
     return " -include " + q(*header);
   };
-  std::string cmd;
-  if (sources.size() == 1) {
-    std::string include = source_file(tmp + "/kernels.cpp", sources[0]);
-    cmd = compiler + " " + flags + include + " -o " + q(tmp + "/kernels.so") + " " + q(tmp + "/kernels.cpp") + " > " +
-          q(tmp + "/log") + " 2>&1";
-  } else {
+  auto command = [&] {
+    if (sources.size() == 1) {
+      std::string include = source_file(tmp + "/kernels.cpp", sources[0]);
+      return compiler + " " + flags + include + " -o " + q(tmp + "/kernels.so") + " " + q(tmp + "/kernels.cpp") +
+             " > " + q(tmp + "/log") + " 2>&1";
+    }
     // Each part compiles to an object in the background; the link waits for every one.
-    std::string objects, waits;
+    std::string cmd, objects, waits;
     for (size_t i = 0; i < sources.size(); ++i) {
       std::string base = tmp + "/kernels" + std::to_string(i);
       std::string include = source_file(base + ".cpp", sources[i]);
@@ -351,21 +359,26 @@ SharedObject compile_and_load(const std::vector<std::string>& sources, const Com
       waits += "wait $p" + std::to_string(i) + " || ok=1; ";
       objects += " " + q(base + ".o");
     }
-    cmd = "ok=0; " + cmd + waits + "cat " + q(tmp) + "/kernels*.log > " + q(tmp + "/log") + "; [ $ok = 0 ] && " +
-          compiler + " " + flags + " -o " + q(tmp + "/kernels.so") + objects + " >> " + q(tmp + "/log") + " 2>&1";
-  }
+    return "ok=0; " + cmd + waits + "cat " + q(tmp) + "/kernels*.log > " + q(tmp + "/log") + "; [ $ok = 0 ] && " +
+           compiler + " " + flags + " -o " + q(tmp + "/kernels.so") + objects + " >> " + q(tmp + "/log") + " 2>&1";
+  };
+  std::string cmd = command();
   TOROID_LOG("cache", "compiling " + key + ": " + cmd);
   int rc = run_compiler(cmd);
+  if (rc != 0 && header) {
+    // The precompiled header may have gone since it was found (evicted, or the cache cleared by
+    // another process): compiled again whole, and the header looked up afresh next time.
+    TOROID_LOG("cache", "compiling " + key + " with the precompiled header failed: again without it");
+    forget_precompiled_header(*header);
+    header.reset();
+    rc = run_compiler(command());
+  }
   if (rc != 0) {
     std::string log;
     try {
       log = read_file(tmp + "/log");
     } catch (const UserError&) {
     }
-    if (header)  // the sources as generated, whole, for reading
-      for (size_t i = 0; i < sources.size(); ++i)
-        write_file_atomic(tmp + (sources.size() == 1 ? "/kernels.cpp" : "/kernels" + std::to_string(i) + ".cpp"),
-                          sources[i]);
     std::string kept = dir + "/failed-" + key + (sources.size() == 1 ? ".cpp" : "");
     fs::rename(sources.size() == 1 ? tmp + "/kernels.cpp" : tmp, kept, ec);
     fs::remove_all(tmp, ec);

@@ -1,5 +1,6 @@
 // The kernel cache's limit: least recently used entries go first, use refreshes an entry,
-// usage and clearing count entries only, and a bad TOROID_CACHE_MAX_MB is an error.
+// usage and clearing count entries only, and a bad TOROID_CACHE_MAX_MB is an error. Its
+// precompiled headers.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
@@ -112,3 +114,47 @@ TEST_F(KernelCacheLimit, ALimitThatIsNoPositiveNumberIsAnError) {
 }
 
 }  // namespace
+
+// Sources that begin with CompileFlags::precompiled_prefix include it precompiled once the
+// cache holds its header (built in the background from the second compile on); a header that
+// went away after it was found (evicted, or the cache cleared by another process) costs a
+// compile without it, never a failure.
+class PrecompiledPrefix : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("toroid-pch-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // A module whose function returns `value`, compiled with the prefix.
+  int64_t compile_and_call(int value) {
+    CompileFlags flags;
+    flags.flags = "-O1 -shared -fPIC";
+    flags.precompiled_prefix = "#include <cstdint>\n#include <vector>\n";
+    std::string source = flags.precompiled_prefix + "extern \"C\" int64_t value() { return std::vector<int64_t>(" +
+                         std::to_string(value) + ", 1).size(); }\n";
+    SharedObject so = compile_and_load(source, flags);
+    return reinterpret_cast<int64_t (*)()>(find_symbol(so, "value"))();
+  }
+  bool has_header() const {
+    for (const fs::directory_entry& e : fs::directory_iterator(dir_))
+      if (e.path().filename().string().rfind("pch-", 0) == 0) return true;
+    return false;
+  }
+  fs::path dir_;
+};
+
+TEST_F(PrecompiledPrefix, BuiltInTheBackgroundAndSurvivesItsRemoval) {
+  EXPECT_EQ(compile_and_call(1), 1);
+  EXPECT_FALSE(has_header());  // a first compile into an empty cache starts nothing
+  EXPECT_EQ(compile_and_call(2), 2);  // starts the header's build
+  for (int i = 0; i < 600 && !has_header(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(has_header());
+  EXPECT_EQ(compile_and_call(3), 3);  // with it
+  EXPECT_EQ(cache_usage().headers, 1u);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir_))
+    if (e.path().filename().string().rfind("pch-", 0) == 0) fs::remove_all(e.path());
+  EXPECT_EQ(compile_and_call(4), 4);  // the header this process found is gone
+  EXPECT_EQ(compile_and_call(5), 5);
+}
