@@ -4,6 +4,12 @@ model of tools/gpu/model_suite.py. It compiles nothing with toroid: it shows wha
 backend is handed, e.g. to find which op of a model falls back and where it comes from.
 
     python3 tools/gpu/graph_ops.py vit_b_16 [--dtype bfloat16] [--mode inference|training] [--device cuda]
+                                   [--layouts slice_scatter]
+
+--layouts OP prints, for each ATen node whose op name contains OP, its tensor arguments' and its
+traced result's layouts (sizes, strides, storage offset), and the result's layout when the op
+runs eagerly on real tensors of the arguments' layouts: where the traced and eager layouts
+differ, toroid's meta functions must follow the traced one.
 """
 import argparse
 import collections
@@ -23,12 +29,53 @@ def count(gm):
                                for n in gm.graph.nodes if n.op == "call_function")
 
 
+def layout(t):
+    return "%s%s strides=%s offset=%d" % (str(t.dtype).replace("torch.", ""), list(t.shape), list(t.stride()),
+                                          t.storage_offset())
+
+
+def real_like(fake):
+    """A real tensor with `fake`'s sizes, strides, offset and dtype (random values)."""
+    import torch
+    need = fake.storage_offset() + 1 + sum((s - 1) * st for s, st in zip(fake.shape, fake.stride()) if s > 0)
+    base = torch.randn(need, device=fake.device).to(fake.dtype) if fake.dtype.is_floating_point else \
+        torch.zeros(need, device=fake.device, dtype=fake.dtype)
+    return base.as_strided(fake.shape, fake.stride(), fake.storage_offset())
+
+
+def show_layouts(gm, op):
+    import torch
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or op not in str(n.target):
+            continue
+        print("  %s %s" % (n.name, n.target))
+        args = []
+        for a in n.args:
+            val = a.meta.get("val") if hasattr(a, "meta") else None
+            if isinstance(val, torch.Tensor):
+                print("    arg %s: %s" % (a.name, layout(val)))
+                args.append(real_like(val))
+            else:
+                args.append(a)
+        print("    other args: %s %s" % ([a for a in n.args if not hasattr(a, "meta")], dict(n.kwargs)))
+        val = n.meta.get("val")
+        if isinstance(val, torch.Tensor):
+            print("    traced: %s" % layout(val))
+        try:
+            out = n.target(*args, **n.kwargs)
+            if isinstance(out, torch.Tensor):
+                print("    eager:  %s" % layout(out))
+        except Exception as e:  # the probe only reports
+            print("    eager: %s: %s" % (type(e).__name__, e))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("model")
     p.add_argument("--dtype", default="float32")
     p.add_argument("--mode", default="inference", choices=("inference", "training"))
     p.add_argument("--device", default="cuda")
+    p.add_argument("--layouts", metavar="OP", help="print the layouts of the nodes of this op")
     a = p.parse_args()
     import torch
     from torch._dynamo.backends.common import aot_autograd
@@ -45,6 +92,8 @@ def main():
 
     def aten(gm, example_inputs):
         show("ATen graph", gm)
+        if a.layouts:
+            show_layouts(gm, a.layouts)
         return gm
 
     def backend(gm, example_inputs):
