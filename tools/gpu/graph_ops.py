@@ -30,8 +30,8 @@ def count(gm):
 
 
 def layout(t):
-    return "%s%s strides=%s offset=%d" % (str(t.dtype).replace("torch.", ""), list(t.shape), list(t.stride()),
-                                          t.storage_offset())
+    return "%s%s strides=%s offset=%d storage=%d" % (str(t.dtype).replace("torch.", ""), list(t.shape), list(t.stride()),
+                                                     t.storage_offset(), t.untyped_storage().nbytes() // t.element_size())
 
 
 def real_like(fake):
