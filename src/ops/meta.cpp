@@ -3,9 +3,11 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "toroid/ops/meta_util.h"
 #include "toroid/ops/registry.h"
 #include "toroid/support/error.h"
 
@@ -277,6 +279,21 @@ bool same_strides(Matcher& match, const std::vector<SymExpr>& sizes, const std::
   return ok;
 }
 
+// A *_scatter op's result is self's layout (PyTorch's clone_preserve_strides) or, where PyTorch
+// reached it through its decomposition (a `where` over self), a fresh contiguous tensor: a traced
+// graph may declare either (swin_t's attention masks have both, for the same argument layouts).
+// The result is a new tensor either way, so the declared contiguous layout is taken.
+bool dense_scatter_result(MetaContext& ctx, const std::string& op, const TensorMeta& declared,
+                          const TensorMeta& derived, const std::vector<Value*>& inputs) {
+  static const std::set<std::string, std::less<>> scatters = {
+      "aten.slice_scatter.default", "aten.select_scatter.default", "aten.diagonal_scatter.default",
+      "aten.as_strided_scatter.default"};
+  if (!scatters.count(op) || declared.offset != SymExpr::integer(0)) return false;
+  for (const Value* in : inputs)
+    if (in->is_tensor() && in->meta().storage == derived.storage) return false;  // not a new tensor
+  return meta::is_contiguous(ctx, declared.sizes, declared.strides);
+}
+
 }  // namespace
 
 void check_node_meta(const Node& call, Diagnostics& diags) {
@@ -325,8 +342,8 @@ void check_node_meta(const Node& call, Diagnostics& diags) {
     const TensorMeta& dm = *d.meta;
     bool ok = dm.dtype == am.dtype && dm.device == am.device;
     ok = same_exprs(match, dm.sizes, am.sizes) && ok;
-    ok = same_strides(match, am.sizes, dm.strides, am.strides) && ok;
-    ok = match(dm.offset, am.offset) && ok;
+    bool layout = same_strides(match, am.sizes, dm.strides, am.strides) && match(dm.offset, am.offset);
+    ok = (layout || dense_scatter_result(ctx, op, am, dm, inputs)) && ok;
     if (!ok) {
       diags.error(&call, which + " is " + describe_meta(am) + " but its meta function gives " +
                              describe_meta(match.resolve(dm)));
