@@ -67,6 +67,38 @@ def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     return out
 
 
+def attention_backward(grad_out, query, key, value, attn_mask, out, is_causal=False, scale=None):
+    """The gradients of sdpa_math's result (without dropout) with respect to query, key and value,
+    and the scores' gradient (an additive mask's, before its broadcast is summed): the softmax
+    recomputed from the inputs, as the fused kernels' backward recompute it, in fp32 for 16-bit
+    inputs. dS = P * (dP - rowsum(dO * O)), with dP = dO V^T."""
+    import torch
+    low = query.dtype in (torch.float16, torch.bfloat16)
+    scores, masked = _scores(query, key, attn_mask, is_causal, scale, low)
+    probs = torch.softmax(scores, dim=-1)
+    if masked:
+        empty = scores.amax(dim=-1, keepdim=True) == float("-inf")
+        probs = probs.masked_fill(empty, 0.0)
+    q, k, v, g, o = ((t.float() if low else t) for t in (query, key, value, grad_out, out))
+    factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    grad_v = torch.matmul(probs.transpose(-2, -1), g)
+    grad_p = torch.matmul(g, v.transpose(-2, -1))
+    grad_s = probs * (grad_p - (g * o).sum(dim=-1, keepdim=True))
+    grad_q = torch.matmul(grad_s, k) * factor
+    grad_k = torch.matmul(grad_s.transpose(-2, -1), q) * factor
+    return grad_q.to(query.dtype), grad_k.to(key.dtype), grad_v.to(value.dtype), grad_s
+
+
+def _summed_to(t, shape):
+    """t summed over the dims a tensor of `shape` was broadcast along to t's shape."""
+    while t.dim() > len(shape):
+        t = t.sum(0)
+    for i, size in enumerate(shape):
+        if size == 1 and t.size(i) != 1:
+            t = t.sum(i, keepdim=True)
+    return t
+
+
 def _targets():
     import torch
     found = []
@@ -156,11 +188,12 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
     """AOTAutograd decompositions of ATen's fused attention ops, the kernels
     F.scaled_dot_product_attention dispatches to when it is traced below dynamo (an
     nn.MultiheadAttention's inference fast path reaches them so, never passing through
-    decompose_attention): the attention as sdpa_math. A call declines (NotImplemented: the op stays
-    and PyTorch runs it) where its other results could feed a backward (log-sum-exp asked for,
-    dropout, a debug mask; a flash op traced with grad enabled), for a mask together with
-    is_causal, or where the scores exceed the size limit (as decompose_attention). Ops this torch
-    lacks are left out."""
+    decompose_attention): the attention as sdpa_math, and the backward ops as attention_backward
+    (a training graph's joint trace holds the fused forward and its backward: both decomposed,
+    nothing of them is left to PyTorch). A call declines (NotImplemented: the op stays and PyTorch
+    runs it) for dropout, a debug mask, cuDNN's op asked for its log-sum-exp (its backward is not
+    decomposed), a mask together with is_causal, or where the scores exceed the size limit (as
+    decompose_attention). Ops this torch lacks are left out."""
     import torch
     from . import config
     aten = torch.ops.aten
@@ -179,18 +212,38 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
         return query.new_empty((0,))
 
     def efficient(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *, scale=None):
-        if declines(query, key, dropout_p, compute_log_sumexp, is_causal and attn_bias is not None):
+        if declines(query, key, dropout_p, is_causal and attn_bias is not None):
             return NotImplemented
-        out = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale)
-        no_lse = query.new_empty((query.size(0), query.size(1), 0), dtype=torch.float32)
-        return out, no_lse, scalar(query), scalar(query)
+        if not compute_log_sumexp:
+            out = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale)
+            return out, query.new_empty((query.size(0), query.size(1), 0), dtype=torch.float32), scalar(query), scalar(query)
+        # For a backward: the log-sum-exp only its decomposition below reads (it recomputes).
+        out, lse = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale, with_logsumexp=True)
+        return out, lse, scalar(query), scalar(query)
+
+    def efficient_backward(grad_out, query, key, value, attn_bias, out, logsumexp, philox_seed, philox_offset,
+                           dropout_p, grad_input_mask, is_causal=False, *, scale=None):
+        if declines(query, key, dropout_p, is_causal and attn_bias is not None):
+            return NotImplemented
+        grad_q, grad_k, grad_v, grad_s = attention_backward(grad_out, query, key, value, attn_bias, out, is_causal,
+                                                            scale)
+        grad_bias = None
+        if attn_bias is not None and len(grad_input_mask) > 3 and grad_input_mask[3]:
+            grad_bias = _summed_to(grad_s, attn_bias.shape).to(attn_bias.dtype)
+        return grad_q, grad_k, grad_v, grad_bias
 
     def flash(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
-        if declines(query, key, dropout_p, return_debug_mask, torch.is_grad_enabled()):
+        if declines(query, key, dropout_p, return_debug_mask):
             return NotImplemented
         out, lse = sdpa_math(query, key, value, None, 0.0, is_causal, scale, with_logsumexp=True)
         return (out, lse, nothing(query), nothing(query), query.size(-2), key.size(-2), nothing(query),
                 nothing(query), nothing(query))
+
+    def flash_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, dropout_p,
+                       is_causal, philox_seed, philox_offset, *, scale=None):
+        if declines(query, key, dropout_p):
+            return NotImplemented
+        return attention_backward(grad_out, query, key, value, None, out, is_causal, scale)[:3]
 
     def cudnn(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
               return_debug_mask=False, *, scale=None):
@@ -201,15 +254,24 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
                 nothing(query))
 
     def flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
-        if declines(query, key, dropout_p, torch.is_grad_enabled(), is_causal and attn_mask is not None):
+        if declines(query, key, dropout_p, is_causal and attn_mask is not None):
             return NotImplemented
         return sdpa_math(query, key, value, attn_mask, 0.0, is_causal, scale, with_logsumexp=True)
 
+    def flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
+                           scale=None):
+        if declines(query, key, dropout_p, is_causal and attn_mask is not None):
+            return NotImplemented
+        return attention_backward(grad_out, query, key, value, attn_mask, out, is_causal, scale)[:3]
+
     table = {}
     for name, fn in (("_scaled_dot_product_efficient_attention", efficient),
+                     ("_scaled_dot_product_efficient_attention_backward", efficient_backward),
                      ("_scaled_dot_product_flash_attention", flash),
+                     ("_scaled_dot_product_flash_attention_backward", flash_backward),
                      ("_scaled_dot_product_cudnn_attention", cudnn),
-                     ("_scaled_dot_product_flash_attention_for_cpu", flash_cpu)):
+                     ("_scaled_dot_product_flash_attention_for_cpu", flash_cpu),
+                     ("_scaled_dot_product_flash_attention_for_cpu_backward", flash_cpu_backward)):
         packet = getattr(aten, name, None)
         if packet is not None:
             table[packet.default] = fn

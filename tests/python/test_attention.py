@@ -180,8 +180,31 @@ class FusedOps(unittest.TestCase):
         with torch.no_grad():
             self.assertIs(decompose(q, k, v, 0.1), NotImplemented)  # dropout
             self.assertIs(self.table(max_score_bytes=64)(q, k, v), NotImplemented)
-        with torch.enable_grad():  # a backward may read the log-sum-exp
-            self.assertIs(decompose(q, k, v), NotImplemented)
+        with torch.enable_grad():  # its backward is decomposed too
+            self.assertIsNot(decompose(q, k, v), NotImplemented)
+
+    def test_backward_equal_to_the_fused_kernel(self):
+        """The backward op decomposed (attention_backward) against ATen's own, from the same
+        forward result: query, key and value gradients, with masks, causal, scale, and bf16."""
+        backward = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward", None)
+        if backward is None:
+            self.skipTest("torch without the CPU flash attention backward")
+        table = attention.fused_attention_decompositions()
+        keep = torch.rand(2, 1, 6, 6, generator=torch.Generator().manual_seed(1)) > 0.3
+        bias = torch.zeros(2, 1, 6, 6).masked_fill(~keep, float("-inf"))
+        for dtype, tolerance in ((torch.float32, 1e-5), (torch.bfloat16, 3e-2)):
+            q, k, v = inputs(dtype, L=6, S=6)
+            grad = torch.randn(q.shape[:-1] + (v.size(-1),), generator=torch.Generator().manual_seed(2)).to(dtype)
+            for kw in ({}, {"is_causal": True}, {"attn_mask": bias.to(dtype)}, {"scale": 0.3}):
+                with torch.no_grad():
+                    out, lse = FLASH_CPU.default(q, k, v, **kw)
+                    causal = kw.get("is_causal", False)
+                    rest = {key: value for key, value in kw.items() if key != "is_causal"}
+                    want = backward.default(grad, q, k, v, out, lse, 0.0, causal, **rest)
+                    got = table[backward.default](grad, q, k, v, out, lse, 0.0, causal, **rest)
+                for name, w, g in zip(("query", "key", "value"), want, got):
+                    err = (w.float() - g.float()).abs().max().item()
+                    self.assertLess(err, tolerance, (dtype, kw, name))
 
     def test_multi_head_attention_compiles_without_fallbacks(self):
         """nn.MultiheadAttention's inference fast path through torch.compile(backend="toroid"):
