@@ -427,27 +427,28 @@ Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
   cudnnMathType_t math = !f32 ? CUDNN_TENSOR_OP_MATH : a.tf32 && a.dtype == DType::Float32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
   check(l.conv_math(d.conv, math), "cudnnSetConvolutionMathType", a);
 
-  // The heuristics' ranked choices; the first that reports a workspace size runs, with the math
-  // the heuristics chose it for (FMA stays when TF32 is not allowed).
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  int found = 0;
-  check(l.algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-        "cudnnGetConvolutionForwardAlgorithm_v7", a);
-  int chosen = -1;
-  for (int i = 0; i < found && chosen < 0; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    if (l.workspace_size(handle, d.x, d.w, d.conv, d.y, perf[i].algo, &p.workspace) == CUDNN_STATUS_SUCCESS) chosen = i;
-  }
-  if (chosen < 0) user_error("cuDNN has no algorithm for the " + describe(a));
-  p.algo = perf[chosen].algo;
-  if (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH)
-    check(l.conv_math(d.conv, perf[chosen].mathType), "cudnnSetConvolutionMathType", a);
   if (graph_api_wanted()) {
     p.graph = make_graph_plan(handle, a);
-    TOROID_LOG("cuda", describe(a) + " strides " + shape(a.x_strides) + " by " + shape(a.w_strides) +
-                           (p.graph.plan ? ": graph API, workspace " + std::to_string(p.graph.workspace) +
-                                                          " bytes"
-                                                    : ": convolution API (" + p.graph.engine + ")"));
+    std::string api = p.graph.plan ? "graph API, workspace " + std::to_string(p.graph.workspace) + " bytes"
+                                   : "convolution API (" + p.graph.engine + ")";
+    TOROID_LOG("cuda", describe(a) + " strides " + shape(a.x_strides) + " by " + shape(a.w_strides) + ": " + api);
+  }
+  if (!p.graph.plan) {
+    // The heuristics' ranked choices; the first that reports a workspace size runs, with the math
+    // the heuristics chose it for (FMA stays when TF32 is not allowed).
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    check(l.algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+          "cudnnGetConvolutionForwardAlgorithm_v7", a);
+    int chosen = -1;
+    for (int i = 0; i < found && chosen < 0; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      if (l.workspace_size(handle, d.x, d.w, d.conv, d.y, perf[i].algo, &p.workspace) == CUDNN_STATUS_SUCCESS) chosen = i;
+    }
+    if (chosen < 0) user_error("cuDNN has no algorithm for the " + describe(a));
+    p.algo = perf[chosen].algo;
+    if (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH)
+      check(l.conv_math(d.conv, perf[chosen].mathType), "cudnnSetConvolutionMathType", a);
   }
   if (a.bias) {
     std::vector<int64_t> bsizes(a.y_sizes.size(), 1), bstrides(a.y_sizes.size(), 1);
