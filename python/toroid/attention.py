@@ -205,6 +205,11 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
         nbytes = score_bytes(query, key)
         return nbytes is None or nbytes > limit
 
+    def backward_decomposed(name):
+        # A forward decomposed for a backward hands its log-sum-exp to that backward: only where
+        # the backward op is decomposed too (ATen's would read it as its own kernel's).
+        return getattr(aten, name, None) is not None
+
     def scalar(query):  # a philox seed or offset without dropout: unused
         return query.new_empty((), dtype=torch.int64)
 
@@ -212,11 +217,13 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
         return query.new_empty((0,))
 
     def efficient(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *, scale=None):
-        if declines(query, key, dropout_p, is_causal and attn_bias is not None):
+        if declines(query, key, dropout_p, is_causal and attn_bias is not None,
+                    compute_log_sumexp and not backward_decomposed("_scaled_dot_product_efficient_attention_backward")):
             return NotImplemented
         if not compute_log_sumexp:
             out = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale)
-            return out, query.new_empty((query.size(0), query.size(1), 0), dtype=torch.float32), scalar(query), scalar(query)
+            no_lse = query.new_empty((query.size(0), query.size(1), 0), dtype=torch.float32)
+            return out, no_lse, scalar(query), scalar(query)
         # For a backward: the log-sum-exp only its decomposition below reads (it recomputes).
         out, lse = sdpa_math(query, key, value, attn_bias, 0.0, is_causal, scale, with_logsumexp=True)
         return out, lse, scalar(query), scalar(query)
@@ -233,7 +240,9 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
         return grad_q, grad_k, grad_v, grad_bias
 
     def flash(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
-        if declines(query, key, dropout_p, return_debug_mask):
+        for_backward = torch.is_grad_enabled()
+        if declines(query, key, dropout_p, return_debug_mask,
+                    for_backward and not backward_decomposed("_scaled_dot_product_flash_attention_backward")):
             return NotImplemented
         out, lse = sdpa_math(query, key, value, None, 0.0, is_causal, scale, with_logsumexp=True)
         return (out, lse, nothing(query), nothing(query), query.size(-2), key.size(-2), nothing(query),
@@ -254,7 +263,9 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
                 nothing(query))
 
     def flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
-        if declines(query, key, dropout_p, is_causal and attn_mask is not None):
+        for_backward = torch.is_grad_enabled()
+        if declines(query, key, dropout_p, is_causal and attn_mask is not None,
+                    for_backward and not backward_decomposed("_scaled_dot_product_flash_attention_for_cpu_backward")):
             return NotImplemented
         return sdpa_math(query, key, value, attn_mask, 0.0, is_causal, scale, with_logsumexp=True)
 
