@@ -75,6 +75,11 @@ bool order_varies(LibraryCall c) {
          c == LibraryCall::ScatterReduce || c == LibraryCall::IndexAdd;
 }
 
+bool updates_first_operand(LibraryCall c) {
+  return c == LibraryCall::IndexPut || c == LibraryCall::Scatter || c == LibraryCall::ScatterAdd ||
+         c == LibraryCall::ScatterReduce || c == LibraryCall::IndexAdd;
+}
+
 const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device) {
   for (const LibraryKernel& k : kTable)
     if (k.op == op && ((device.is_cuda() ? k.cuda_dtypes : k.cpu_dtypes) & bit(dtype))) return &k;

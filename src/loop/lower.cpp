@@ -242,9 +242,46 @@ void Lowering::fallback(const Node* n, const std::string& why) {
       b->deterministic = options.deterministic && options.target.is_cuda() && order_varies(device_kernel->call);
     }
     if (first) TOROID_LOG("lowering", "fallback " + n->target() + " for " + describe_value(r));
+    if (first && b->on_device && updates_first_operand(b->library)) {
+      Buffer* memory = updatable_operand(n, r);
+      if (memory && graph.shape_env().simplify(memory->storage_numel) == graph.shape_env().simplify(b->storage_numel)) {
+        TOROID_LOG("lowering", n->target() + " updates " + memory->name + " in place");
+        b->storage = memory;
+      }
+    }
     first = false;
     define_buffer(r, std::move(b));
   }
+}
+
+Buffer* Lowering::updatable_operand(const Node* n, const Value* r) {
+  if (n->args().empty() || !n->args()[0].is_value()) return nullptr;
+  const Value* self = n->args()[0].value();
+  if (!self->is_tensor() || self->users().size() != 1 || self->users()[0] != n) return nullptr;
+  auto owner = prog.owners.find(self->meta().storage);
+  if (owner == prog.owners.end()) return nullptr;
+  Buffer* memory = owner->second;
+  bool intermediate = memory->kind == BufferKind::Pointwise || memory->kind == BufferKind::Reduction ||
+                      memory->kind == BufferKind::Extern || memory->kind == BufferKind::Fallback;
+  if (!intermediate || memory->storage != memory) return nullptr;
+  ShapeEnv& env = graph.shape_env();
+  auto same = [&](const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (env.simplify(a[i]) != env.simplify(b[i])) return false;
+    return true;
+  };
+  const TensorMeta &m = self->meta(), &want = r->meta();
+  SymExpr zero = SymExpr::integer(0);
+  if (m.dtype != want.dtype || env.simplify(m.offset) != zero || env.simplify(want.offset) != zero ||
+      env.simplify(memory->offset) != zero || !same(m.sizes, want.sizes) || !same(m.strides, want.strides) ||
+      !same(memory->sizes, want.sizes) || !same(memory->strides, want.strides))
+    return nullptr;
+  // No other value views that memory (a reader the scheduler could place after the update).
+  for (const Node* x : graph.nodes())
+    for (const Value* v : x->results())
+      if (v != self && v->is_tensor() && v->has_meta() && v->meta().storage == m.storage) return nullptr;
+  return memory;
 }
 
 namespace {

@@ -56,6 +56,11 @@ class Lowering {
   // Runs `n` as a fallback: its reference kernel on realized operands. `why`: what its lowering
   // rule (if any) could not compile, for the log and the error with reference kernels off.
   void fallback(const Node* n, const std::string& why = "no lowering rule");
+  // The buffer holding `n`'s first operand when `n` (a call returning that operand with some
+  // elements updated, result `r`) may run in its memory: an intermediate owning it in r's
+  // layout, read by nothing else (`n` is its only use and no other value views it). Embedding's
+  // backward then accumulates into its zeros instead of into a copy of them. Null otherwise.
+  Buffer* updatable_operand(const Node* n, const Value* r);
 
   // A fresh buffer laid out as v's meta says (sizes, strides, offset; storage extent), named,
   // with v's node as origin. Not yet added to the program.

@@ -61,9 +61,12 @@ class ProgramCheck {
     for (SymExpr s : b.strides) symbols_of(b, s, none, "stride");
     symbols_of(b, b.offset, none, "offset");
     if (!b.storage || !known(b.storage)) fail(b, "its storage is not a buffer of the program");
-    if (b.storage != &b && b.kind != BufferKind::UserKernel &&
-        (b.storage->kind != BufferKind::Input || b.storage->storage != b.storage))
+    if (b.storage != &b && b.kind == BufferKind::Fallback) {
+      in_place(b);
+    } else if (b.storage != &b && b.kind != BufferKind::UserKernel &&
+               (b.storage->kind != BufferKind::Input || b.storage->storage != b.storage)) {
       fail(b, "writes the memory of " + b.storage->name + ", which is not a graph input owning its memory");
+    }
     if (b.storage != &b && b.kind == BufferKind::UserKernel &&
         (b.storage->storage != b.storage || b.storage->kind == BufferKind::Input || b.storage->kind == BufferKind::Constant ||
          !b.storage->holds_memory()))
@@ -115,6 +118,22 @@ class ProgramCheck {
       case BufferKind::Reduction: body(b); break;
     }
     for (const Buffer* r : b.reads()) read(b, r);
+  }
+
+  // A fallback in its first operand's memory (Lowering::updatable_operand): a device call that
+  // updates that operand, which is an intermediate owning its memory, read by this call alone.
+  void in_place(const Buffer& b) const {
+    const Buffer& m = *b.storage;
+    if (!b.on_device || !updates_first_operand(b.library) || !b.node || b.result_index != 0)
+      fail(b, "writes the memory of " + m.name + ", but is not a call that updates its first operand");
+    if (m.storage != &m || m.kind == BufferKind::Input || m.kind == BufferKind::Constant || !m.holds_memory())
+      fail(b, "updates " + m.name + " in place, which is not an intermediate owning its memory");
+    const Argument& self = b.node->args().at(0);
+    auto owner = self.is_value() && self.value()->is_tensor() ? p_.owners.find(self.value()->meta().storage) : p_.owners.end();
+    if (owner == p_.owners.end() || owner->second != &m)
+      fail(b, "updates " + m.name + " in place, which does not hold the call's first operand");
+    if (self.value()->users().size() != 1)
+      fail(b, "updates " + m.name + " in place, which another call reads too");
   }
 
   void body(const Buffer& b) const {

@@ -194,6 +194,10 @@ class CpuExecutor final : public Executor {
                   static_cast<int64_t>(t.storage()->nbytes()) <= nbytes && !operand_storages.count(t.storage().get());
       for (size_t d = 0; same && d < strides.size(); ++d) same = t.sizes()[d] <= 1 || t.strides()[d] == strides[d];
       auto slot = static_cast<size_t>(r.ref.slot);
+      if (rs.slots[slot]) {  // a call updating an operand in place: into that operand's memory
+        ops::copy_into(c.op_name, HostTensor::from_storage(rs.slots[slot], r.ref.dtype, t.sizes(), strides, offset), t);
+        continue;
+      }
       if (same && !rs.bound[slot]) {
         rs.slots[slot] = t.storage();
         rs.count(r.ref.slot, static_cast<int64_t>(t.storage()->nbytes()));

@@ -60,6 +60,9 @@ const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Devic
 // a repeated index where the last writer wins): its sorted form runs when deterministic results
 // are asked.
 bool order_varies(LibraryCall c);
+// Whether the call's result is its first operand with some elements updated (index_put, the
+// scatters, index_add): it may run in that operand's memory when nothing else reads it.
+bool updates_first_operand(LibraryCall c);
 
 // Whether some device has a library kernel for `op` (for messages: why a call fell back).
 bool has_library_kernel(std::string_view op);

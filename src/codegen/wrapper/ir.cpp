@@ -24,8 +24,15 @@ const char* capture_barrier(const Line& l) {
     case Line::Kind::UserKernel: return nullptr;
     case Line::Kind::PoolAlloc:
     case Line::Kind::PoolFree: return "a pool sized by the data";
-    case Line::Kind::FallbackCall:
-      return l.device_kernel ? "a device kernel that allocates its results" : "a host reference kernel";
+    case Line::Kind::FallbackCall: {
+      if (!l.device_kernel) return "a host reference kernel";
+      std::vector<int> operands;
+      for (const CallArg& a : l.call.args) add_arg_slots(a, operands);
+      bool in_place = std::all_of(l.call.results.begin(), l.call.results.end(), [&](const ReferenceCall::Result& r) {
+        return std::find(operands.begin(), operands.end(), r.ref.slot) != operands.end();
+      });
+      return in_place ? "a device kernel that may allocate scratch memory" : "a device kernel that allocates its results";
+    }
     case Line::Kind::SymbolDefs: return "sizes read back from a result";
     case Line::Kind::ScalarRead: return "an item() read (a sync)";
     case Line::Kind::Assert: return "a host check";

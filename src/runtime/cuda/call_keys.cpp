@@ -6,6 +6,7 @@
 #include "../cache_entry.h"
 #include "toroid/runtime/cuda/executor.h"
 #include "toroid/runtime/output_binding.h"
+#include "toroid/support/env.h"
 #include "toroid/support/log.h"
 
 namespace toroid::runtime::cuda {
@@ -38,6 +39,9 @@ void note(const std::vector<uintptr_t>& addresses, std::vector<uintptr_t>& last,
 }
 
 }  // namespace
+
+CallKeys::CallKeys(const codegen::wrapper::WrapperProgram& w)
+    : max_pooled_bytes_(static_cast<size_t>(env_count("TOROID_CUDA_GRAPH_STAGE_MIB").value_or(32)) << 20), w_(w) {}
 
 void CallKeys::note_moves(const std::vector<RtValue>& inputs, const RunOptions& o, const void* workspace) {
   input_address_.resize(inputs.size());
@@ -103,9 +107,9 @@ std::string CallKeys::why_not_pooled(const std::vector<RtValue>& inputs, const R
   if (w_.writes_inputs) return "it writes an input, which must be written where it is";
   if (!stageable(inputs)) return "an input has negative strides";
   size_t bytes = staged_bytes(inputs, o);
-  if (bytes > kMaxPooledBytes)
-    return std::to_string(bytes >> 20) + " MiB to stage, over the limit of " + std::to_string(kMaxPooledBytes >> 20) +
-           " MiB";
+  if (bytes > max_pooled_bytes_)
+    return std::to_string(bytes >> 20) + " MiB to stage, over the limit of " +
+           std::to_string(max_pooled_bytes_ >> 20) + " MiB (TOROID_CUDA_GRAPH_STAGE_MIB)";
   return "";
 }
 

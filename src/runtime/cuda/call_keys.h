@@ -34,7 +34,7 @@ struct CapturedCall {
 
 class CallKeys {
  public:
-  explicit CallKeys(const codegen::wrapper::WrapperProgram& w) : w_(w) {}
+  explicit CallKeys(const codegen::wrapper::WrapperProgram& w);
 
   // This call's key's state, made on its first call (the least recently used of more than
   // kMaxCapturedCalls dropped). Notes what moved since the last call, and may switch the
@@ -52,9 +52,10 @@ class CallKeys {
   static constexpr size_t kMaxCapturedCalls = 8;
   static constexpr int kFreshKeysBeforePooling = 3;
   // The most a pooled key may hold in buffers of its own (the inputs, outputs and workspace that
-  // moved): more is memory the caller's tensors already take, held again. An MLP's backward (two
-  // 16 MiB weight gradients and its activations) stages 68 MiB.
-  static constexpr size_t kMaxPooledBytes = size_t(256) << 20;
+  // moved; TOROID_CUDA_GRAPH_STAGE_MIB, 32 MiB by default): more is memory the caller's tensors
+  // already take, held again for the module's life, for a step long enough that its launches
+  // are a small part of it (BERT's forward would stage its 218 MiB of saved activations).
+  size_t max_pooled_bytes_;
 
   void note_moves(const std::vector<ops::RtValue>& inputs, const RunOptions& o, const void* workspace);
   // Into key_ (its memory kept from call to call).
