@@ -220,17 +220,23 @@ class Module:
         check(lib().toroid_run_into(self._h, inputs, len(inputs), outputs, len(outputs), workspace, workspace_bytes,
                                     stream))
 
-    def run_into_data(self, inputs, input_data, outputs, output_data, workspace=None, workspace_bytes=0, stream=None):
-        """run_into with the data pointers in arrays of their own (c_void_p arrays, or None for the
-        headers' own): the headers of a repeated call stay as they are. The hot path of every
-        call: the C function is called without ctypes' argument conversion (1-2 µs a call on the
-        dev machine), so the pointer and size arguments are wrapped here."""
+    def raw_run_into_data(self):
+        """(the C function toroid_run_into_data without ctypes' argument conversion, this module's
+        handle): for a caller that builds the arguments itself (runtime.Partition's lean run)."""
         raw = self._raw_run_into_data
         if raw is None:
             # Indexing a CDLL gives a function object of its own (attribute access shares one,
             # whose argtypes lib() declared); its arguments go as given.
             raw = self._raw_run_into_data = lib()["toroid_run_into_data"]
             raw.restype = ctypes.c_int
+        return raw, self._h
+
+    def run_into_data(self, inputs, input_data, outputs, output_data, workspace=None, workspace_bytes=0, stream=None):
+        """run_into with the data pointers in arrays of their own (c_void_p arrays, or None for the
+        headers' own): the headers of a repeated call stay as they are. The hot path of every
+        call: the C function is called without ctypes' argument conversion (1-2 µs a call on the
+        dev machine), so the pointer and size arguments are wrapped here."""
+        raw, _ = self.raw_run_into_data()
         if getattr(inputs, "_type_", None) is not Tensor or getattr(outputs, "_type_", None) is not Tensor:
             raise TypeError("run_into_data takes arrays of Tensor headers")
         rc = raw(self._h, inputs, input_data, len(inputs), outputs, output_data, len(outputs),

@@ -153,6 +153,7 @@ class Partition:
         # (check, signature, plan): a C++ check that tensors have the signature's dtypes, devices, sizes
         # and strides, for the signature the calls keep repeating (_tensor_guard).
         self._guard = None
+        self._leans = {}  # call signature -> _lean's function, or None where it has none
         self._last_key = None
         self._unguarded = None
         self._torch_device = {}  # where outputs are allocated, by CUDA device index (made once each)
@@ -225,16 +226,20 @@ class Partition:
         full = list(args) + self.params if self.params else list(args)
         guard = self._guard
         if guard is not None and guard[0](*full):  # the last signature again, checked in C++
-            return self._run(full, guard[1], guard[2])
+            return guard[3](full) if guard[3] is not None else self._run(full, guard[1], guard[2])
         key = _signature(full)
         if key in self._as_given:  # inputs like these need no cast, move or copy: no _prepare
             if key == self._last_key and key != self._unguarded:  # twice in a row: worth a check of its own
                 check = _tensor_guard(full)
-                self._guard = (check, key, self._plan(full, key)) if check else None
+                plan = self._plan(full, key)
+                self._guard = (check, key, plan, self._lean(plan)) if check else None
                 if check is None:  # no C++ check for these inputs: not tried again on every call
                     self._unguarded = key
             self._last_key = key
-            return self._run(full, key)
+            lean = self._leans.get(key, False)
+            if lean is False:
+                lean = self._leans[key] = self._lean(self._plan(full, key))
+            return lean(full) if lean is not None else self._run(full, key)
         prepared = self._prepare(args)
         if all(a is b for a, b in zip(prepared, full)):
             self._as_given.add(key)
@@ -244,6 +249,32 @@ class Partition:
             if prepared[i] is not args[i]:
                 args[i].copy_(prepared[i])
         return results
+
+    def _lean(self, plan):
+        """_run for one plan, where it is a plain call on the CPU: every input a tensor, every
+        output a fresh tensor in order, no workspace, scalar result or view. The per-call work is
+        then the data pointers, the outputs' allocation and the C call (no ctypes argument
+        conversion), in one Python frame. None where the plan needs _run."""
+        import torch
+        headers, tensors, infos, ws_bytes, outs, allocate, finish, scalars, data_type, out_data_type = plan
+        if (self.device != "cpu" or infos is None or ws_bytes or finish or scalars or self.cpu_outputs or
+                len(tensors) != len(headers) or [a[0] for a in allocate] != list(range(len(infos)))):
+            return None
+        raw, handle = self.module.raw_run_into_data()
+        check = _capi.check
+        n_in, n_out = len(headers), len(infos)
+        data_ptr, empty_strided, cpu = torch.Tensor.data_ptr, torch.empty_strided, torch.device("cpu")
+        specs = [(tuple(sizes), tuple(strides), dtype) for _, sizes, strides, dtype in allocate]
+        no_bytes = ctypes.c_size_t(0)
+
+        def run(full):
+            results = [empty_strided(sizes, strides, dtype=dtype, device=cpu) for sizes, strides, dtype in specs]
+            rc = raw(handle, headers, data_type(*map(data_ptr, full)), n_in, outs,
+                     out_data_type(*map(data_ptr, results)), n_out, None, no_bytes, None)
+            if rc:
+                check(rc)
+            return results
+        return run
 
     def _run(self, args, key, plan=None):
         import torch
@@ -700,9 +731,12 @@ class CompiledGraph:
         if any(isinstance(x, torch.fx.Node) and x not in part.outputs for x in flat):
             return False
         # Each output: its position among the partition's, or a constant (a backward's None
-        # for an input that needs no gradient) in a list of its own.
+        # for an input that needs no gradient) in a list of its own. None for either list where
+        # it is the identity (the call passes the list as it is).
         outputs = [part.outputs.index(x) if isinstance(x, torch.fx.Node) else [x] for x in flat]
-        return part, [self.placeholders.index(n) for n in part.inputs], outputs, rebuild
+        inputs = [self.placeholders.index(n) for n in part.inputs]
+        return (part, None if inputs == list(range(len(self.placeholders))) else inputs,
+                None if outputs == list(range(len(part.outputs))) else outputs, rebuild)
 
     def __call__(self, *args):
         return self.call_list(list(args))
@@ -718,15 +752,17 @@ class CompiledGraph:
             self._fast = self._single_partition()
         if self._fast:
             part, inputs, outputs, rebuild = self._fast
-            grad = torch.is_grad_enabled()
-            if grad:
+            if inputs is not None:
+                args = [args[i] for i in inputs]
+            if torch.is_grad_enabled():
                 torch._C._set_grad_enabled(False)
-            try:
-                outs = part([args[i] for i in inputs])
-            finally:
-                if grad:
+                try:
+                    outs = part(args)
+                finally:
                     torch._C._set_grad_enabled(True)
-            return rebuild([i[0] if type(i) is list else outs[i] for i in outputs])
+            else:
+                outs = part(args)
+            return rebuild(outs if outputs is None else [i[0] if type(i) is list else outs[i] for i in outputs])
         env = dict(zip(self.placeholders, args))
         args.clear()
         if self._drops is None:

@@ -19,7 +19,7 @@ except ImportError:
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import toroid  # noqa: E402
 from toroid.backend import _check_options  # noqa: E402
-from toroid.runtime import compile_graph  # noqa: E402
+from toroid.runtime import boxed, compile_graph  # noqa: E402
 
 F = torch.nn.functional
 
@@ -90,6 +90,25 @@ class CheckedCalls(unittest.TestCase):
         with self.assertRaisesRegex(toroid.ToroidError, "dtype is f64 but the graph expects f32"):
             c(x.double())  # same shape and strides: the call plan must not be reused
         close(self, c(x), x * 2 + 1)
+
+    def test_repeated_calls_take_the_lean_run_with_fresh_outputs(self):
+        # A signature seen again runs Partition._lean's function: each call's outputs are new
+        # tensors (a caller keeps the last call's), in the traced layout, with the right values.
+        fn = lambda x, y: (x - x.amax(-1, keepdim=True), (x * y).t().contiguous())  # noqa: E731
+        x, y = torch.randn(6, 4), torch.randn(6, 4)
+        c = boxed(compile_graph(make_fx(fn)(x, y), [x, y]))
+        kept = []
+        for k in range(4):
+            xs, ys = x + k, y - k
+            got = c([xs, ys])
+            kept.append(got)
+            for g, w in zip(got, fn(xs, ys)):
+                close(self, g, w)
+                self.assertEqual(g.stride(), w.stride())
+        part = c.compiled.steps[0][1]
+        self.assertTrue(any(f is not None for f in part._leans.values()))
+        self.assertEqual(len({t.data_ptr() for out in kept for t in out}), 8)  # no output memory shared
+        close(self, kept[0][0], fn(x, y)[0])  # the first call's result, unchanged by later calls
 
     def test_eager_result_of_another_dtype_than_traced_is_cast(self):
         # PyTorch's eager kernels and fake tensors disagree on a few dtypes (CUDA batch norm's
