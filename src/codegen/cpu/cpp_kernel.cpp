@@ -123,6 +123,19 @@ class CppEmitter : public KernelEmitter {
     return index(n);
   }
 
+  // The OpenMP clause that parallelizes a loop nest of `sizes` elements by its work: none where
+  // the count is a constant under kParallelThreshold (even a region that stays on one thread
+  // costs libgomp a team and a futex wake per call: most of a small kernel's time), no `if`
+  // where it is a constant at or over it, else `if(<work> >= threshold)` on `work`, the C++
+  // expression of the count.
+  std::optional<std::string> parallel_clause(const std::vector<SymExpr>& sizes, const std::string& work) {
+    SymExpr n = SymExpr::integer(1);
+    for (SymExpr s : sizes) n = n * s;
+    std::optional<int64_t> c = env_.simplify(n).as_int();
+    if (c) return *c < kParallelThreshold ? std::nullopt : std::optional<std::string>("");
+    return " if(" + work + " >= " + std::to_string(kParallelThreshold) + ")";
+  }
+
   // Declarations of the domain variables of `sizes` from the flat counter `flat`.
   void unravel(std::ostream& os, const std::string& ind, const std::vector<SymExpr>& sizes,
                SymExpr (*var)(size_t), const std::string& flat) {
@@ -211,7 +224,10 @@ class CppEmitter : public KernelEmitter {
     if (has_outer) {
       os << ind << "const int64_t n_outer = " << n_outer << ";\n";
       os << ind << "const int64_t n_inner = " << n_inner << ";\n";
-      os << ind << "#pragma omp parallel for schedule(static) if(n_outer * n_inner >= " << kParallelThreshold << ")\n";
+      std::vector<SymExpr> all = k_.outer;
+      all.insert(all.end(), k_.inner.begin(), k_.inner.end());
+      if (std::optional<std::string> clause = parallel_clause(all, "n_outer * n_inner"))
+        os << ind << "#pragma omp parallel for schedule(static)" << *clause << "\n";
       os << ind << "for (int64_t o_flat = 0; o_flat < n_outer; ++o_flat) {\n";
       unravel(os, ind + "  ", k_.outer, sched::outer_var, "o_flat");
       ind += "  ";
@@ -219,7 +235,7 @@ class CppEmitter : public KernelEmitter {
     } else {
       os << ind << "const int64_t n_inner = " << n_inner << ";\n";
     }
-    bool parallel_inner = !has_outer;
+    bool parallel_inner = !has_outer && parallel_clause(k_.inner, "n_inner").has_value();
     const std::vector<sched::Member>& ms = k_.members;
     for (size_t i = 0; i < ms.size();) {
       // A run of inner-level pointwise members shares one loop: each reads the others only at
@@ -310,8 +326,7 @@ class CppEmitter : public KernelEmitter {
   static bool inner_pointwise(const sched::Member& m) { return m.inner && m.buffer->kind != BufferKind::Reduction; }
 
   void emit_inner_pointwise(std::ostream& os, const std::string& ind, std::span<const sched::Member> group, bool parallel) {
-    std::string pragma = parallel ? "#pragma omp parallel for simd schedule(static) if(n_inner >= " +
-                                        std::to_string(kParallelThreshold) + ")"
+    std::string pragma = parallel ? "#pragma omp parallel for simd schedule(static)" + *parallel_clause(k_.inner, "n_inner")
                                   : "#pragma omp simd";
     std::unordered_map<Expr, std::string> names;
     std::unordered_set<const Buffer*> stored;  // loads of these stay in the loop
@@ -456,8 +471,8 @@ class CppEmitter : public KernelEmitter {
       return;
     }
     os << ind << A << " " << acc << " = " << init << ";\n";
-    std::string pragma = parallel ? "#pragma omp parallel for simd " + clause + " schedule(static) if(n_inner >= " +
-                                        std::to_string(kParallelThreshold) + ")"
+    std::string pragma = parallel ? "#pragma omp parallel for simd " + clause + " schedule(static)" +
+                                        *parallel_clause(k_.inner, "n_inner")
                                   : "#pragma omp simd " + clause;
     std::unordered_map<Expr, std::string> names;
     hoist_invariant_loads(os, ind, body, {b->storage}, names);
