@@ -61,10 +61,10 @@ def _signature(xs):
     """What decides a call's plan: each input's sizes, strides, dtype and device (scalars by type
     and value). Tensors only: one C-level pass per field (a call may have hundreds of inputs);
     anything else takes the per-input form."""
-    import operator
-    import torch
     global _signature_fields
     if _signature_fields is None:
+        import operator
+        import torch
         _signature_fields = (torch.Tensor.size, torch.Tensor.stride, operator.attrgetter("dtype"),
                              operator.attrgetter("device"))
     try:
@@ -744,8 +744,7 @@ class CompiledGraph:
     def call_list(self, args):
         """The call on a list of the inputs, which it takes over (and empties): an input no later
         step reads is let go of as the call goes (boxed, below)."""
-        import torch
-        from torch.fx.node import map_arg
+        import torch  # a lookup in sys.modules; the fx import below costs a µs, so it waits
         if len(args) != len(self.placeholders):
             raise TypeError("%s takes %d inputs, got %d" % (self.name, len(self.placeholders), len(args)))
         if self._fast is None:
@@ -763,6 +762,7 @@ class CompiledGraph:
             else:
                 outs = part(args)
             return rebuild(outs if outputs is None else [i[0] if type(i) is list else outs[i] for i in outputs])
+        from torch.fx.node import map_arg
         env = dict(zip(self.placeholders, args))
         args.clear()
         if self._drops is None:
