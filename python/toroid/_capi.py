@@ -60,6 +60,17 @@ def env_flag(name: str, default: bool) -> bool:
     raise ToroidError("%s=%r: 0 (off) or 1 (on)" % (name, v))
 
 
+def env_count(name: str, default: int) -> int:
+    """A toroid environment variable that is a positive integer (unset or empty: `default`);
+    anything else is a ToroidError naming it."""
+    v = os.environ.get(name, "")
+    if v == "":
+        return default
+    if v.isdigit() and int(v) > 0:
+        return int(v)
+    raise ToroidError("%s=%r: a positive integer" % (name, v))
+
+
 def _candidates():
     env = os.environ.get("TOROID_LIBRARY")
     if env:

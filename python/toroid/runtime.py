@@ -499,7 +499,9 @@ def _describe(n):
 # the saved activations) is compiled in up to SEGMENTS partitions, cut where the inputs that die
 # since the last cut hold an equal share of its input bytes (at least SEGMENT_MIN_BYTES): each
 # input is freed after the partition that reads it last, and each partition allocates its own
-# outputs (gradients) and scratch, so that a step never holds all of them at once.
+# outputs (gradients) and scratch, so that a step never holds all of them at once. More
+# segments hold less at once (a segment's inputs live until it returns) but fuse less and cost a
+# partition call each: TOROID_BACKWARD_SEGMENTS sets the count.
 SEGMENTS = 8
 SEGMENT_MIN_BYTES = 16 << 20
 
@@ -617,7 +619,8 @@ class CompiledGraph:
 
     def _segments(self, run):
         """`run` in pieces, cut after the nodes where the inputs that died since the last cut
-        (read by no later node of the run, nor after it) reach 1/SEGMENTS of the run's input bytes
+        (read by no later node of the run, nor after it) reach 1/SEGMENTS (TOROID_BACKWARD_SEGMENTS)
+        of the run's input bytes
         and at least SEGMENT_MIN_BYTES; [run] when its inputs hold less than twice that."""
         inside = set(run)
         end = self._position[run[-1]]
@@ -633,7 +636,7 @@ class CompiledGraph:
         total = sum(dying)
         if total < 2 * SEGMENT_MIN_BYTES:
             return [run]
-        target = max(total // SEGMENTS, SEGMENT_MIN_BYTES)
+        target = max(total // _capi.env_count("TOROID_BACKWARD_SEGMENTS", SEGMENTS), SEGMENT_MIN_BYTES)
         pieces, start, gone = [], 0, 0
         for i, b in enumerate(dying):
             gone += b

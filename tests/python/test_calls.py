@@ -3,6 +3,7 @@ against the compiled graph (dtype, device, rank), many threads on one callable, 
 ops run in eager (logged), integer division by zero, the dynamo backend's options. Runs with
 torch 1.13 (Debian's python3-torch) and newer on the CPU; exits 77 (skip) without torch.
 """
+import contextlib
 import logging
 import os
 import sys
@@ -20,6 +21,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import toroid  # noqa: E402
 from toroid.backend import _check_options  # noqa: E402
 from toroid.runtime import boxed, compile_graph  # noqa: E402
+
+
+@contextlib.contextmanager
+def env(name, value):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
 
 F = torch.nn.functional
 
@@ -192,6 +206,15 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual(args, [], "a boxed call empties its argument list")
         self.assertEqual(alive_in_second, [[False] * 4 + [True] * 4], "inputs read only by the first segment are freed")
         close(self, got, want)
+        # TOROID_BACKWARD_SEGMENTS sets the count (here one segment: inputs of 2 x 16 MiB in
+        # one piece); a value that is not a positive integer is an error naming it.
+        for value, pieces in (("1", 1), ("4", 2)):
+            with env("TOROID_BACKWARD_SEGMENTS", value):
+                one = compile_graph(make_fx(chain)(*traced), traced, free_inputs=True)
+            self.assertEqual(len([s for kind, s in one.steps if kind == "toroid"]), pieces, value)
+        with env("TOROID_BACKWARD_SEGMENTS", "many"):
+            with self.assertRaisesRegex(toroid.ToroidError, "TOROID_BACKWARD_SEGMENTS='many': a positive integer"):
+                compile_graph(make_fx(chain)(*traced), traced, free_inputs=True)
         # Without free_inputs: one partition.
         ys = [torch.randn(n) for _ in range(8)]
         whole = compile_graph(make_fx(chain)(*ys), ys)
