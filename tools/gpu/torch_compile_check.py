@@ -15,7 +15,12 @@ transformers) is missing is a SKIP row; a failure anywhere is a FAIL or ERROR ro
 traceback printed after the table, and the other rows still run. Ops that fell back to eager
 are counted per row (the toroid logger's lines). A second table gives each backend's device memory
 above what was allocated before its first call (peak from that call on, and held at the end;
-PyTorch's allocator and toroid's own together) and device allocations per warm call.
+PyTorch's allocator and toroid's own together) and device allocations per warm call. PyTorch's
+cuBLAS and cuBLASLt workspaces are released before each backend's first call (torch allocates
+them again at its next matmul), so that each backend's peak counts the library workspaces it
+uses: without that, the eager run allocated PyTorch's (32 MiB on Hopper) before Inductor's base
+and only toroid's own were counted. toroid's own workspaces are kept from row to row within a
+process: for the peaks of record run each row in a process of its own (--only ROW).
 """
 import argparse
 import copy
@@ -105,6 +110,8 @@ def first_call(fn, reps):
     import torch
     gc.collect()  # what earlier cases left in reference cycles is freed now, not during the measurement
     torch.cuda.synchronize()
+    if hasattr(torch._C, "_cuda_clearCublasWorkspaces"):  # see the module's docstring
+        torch._C._cuda_clearCublasWorkspaces()
     base = (torch.cuda.memory_allocated(), toroid_memory()["lent_bytes"])
     torch.cuda.reset_peak_memory_stats()
     toroid_memory(reset=True)
