@@ -89,16 +89,6 @@ def attention_backward(grad_out, query, key, value, attn_mask, out, is_causal=Fa
     return grad_q.to(query.dtype), grad_k.to(key.dtype), grad_v.to(value.dtype), grad_s
 
 
-def _summed_to(t, shape):
-    """t summed over the dims a tensor of `shape` was broadcast along to t's shape."""
-    while t.dim() > len(shape):
-        t = t.sum(0)
-    for i, size in enumerate(shape):
-        if size == 1 and t.size(i) != 1:
-            t = t.sum(i, keepdim=True)
-    return t
-
-
 def _targets():
     import torch
     found = []
@@ -236,7 +226,7 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
                                                             scale)
         grad_bias = None
         if attn_bias is not None and len(grad_input_mask) > 3 and grad_input_mask[3]:
-            grad_bias = _summed_to(grad_s, attn_bias.shape).to(attn_bias.dtype)
+            grad_bias = grad_s.sum_to_size(attn_bias.shape).to(attn_bias.dtype)
         return grad_q, grad_k, grad_v, grad_bias
 
     def flash(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):

@@ -206,6 +206,26 @@ class FusedOps(unittest.TestCase):
                     err = (w.float() - g.float()).abs().max().item()
                     self.assertLess(err, tolerance, (dtype, kw, name))
 
+    def test_efficient_backward_gives_the_bias_gradient(self):
+        """The efficient op's backward decomposed, against autograd through sdpa_math: query, key,
+        value and an additive bias broadcast over the heads (its gradient summed back to its
+        shape), in f64."""
+        backward = getattr(torch.ops.aten, "_scaled_dot_product_efficient_attention_backward", None)
+        if backward is None:
+            self.skipTest("torch without the efficient attention backward")
+        q, k, v = inputs(torch.float64, L=6, S=6)
+        bias = torch.randn(2, 1, 6, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+        leaves = [t.clone().requires_grad_() for t in (q, k, v, bias)]
+        out = attention.sdpa_math(*leaves[:3], leaves[3])
+        grad = torch.randn(out.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
+        out.backward(grad)
+        table = attention.fused_attention_decompositions()
+        got = table[backward.default](grad, q, k, v, bias, out.detach(), None, None, None, 0.0,
+                                      [True, True, True, True])
+        for name, leaf, g in zip(("query", "key", "value", "bias"), leaves, got):
+            self.assertEqual(g.shape, leaf.shape, name)
+            self.assertLess((leaf.grad - g).abs().max().item(), 1e-10, name)
+
     def test_multi_head_attention_compiles_without_fallbacks(self):
         """nn.MultiheadAttention's inference fast path through torch.compile(backend="toroid"):
         every op compiled, the result eager's."""
