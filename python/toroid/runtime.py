@@ -232,13 +232,11 @@ class Partition:
             if key == self._last_key and key != self._unguarded:  # twice in a row: worth a check of its own
                 check = _tensor_guard(full)
                 plan = self._plan(full, key)
-                self._guard = (check, key, plan, self._lean(plan)) if check else None
+                self._guard = (check, key, plan, self._lean_of(key, plan)) if check else None
                 if check is None:  # no C++ check for these inputs: not tried again on every call
                     self._unguarded = key
             self._last_key = key
-            lean = self._leans.get(key, False)
-            if lean is False:
-                lean = self._leans[key] = self._lean(self._plan(full, key))
+            lean = self._lean_of(key, None, full)
             return lean(full) if lean is not None else self._run(full, key)
         prepared = self._prepare(args)
         if all(a is b for a, b in zip(prepared, full)):
@@ -249,6 +247,14 @@ class Partition:
             if prepared[i] is not args[i]:
                 args[i].copy_(prepared[i])
         return results
+
+    def _lean_of(self, key, plan, args=None):
+        """_lean's function for signature `key` (its plan, or the inputs to make it from), made
+        once."""
+        lean = self._leans.get(key, False)
+        if lean is False:
+            lean = self._leans[key] = self._lean(plan or self._plan(args, key))
+        return lean
 
     def _lean(self, plan):
         """_run for one plan, where it is a plain call on the CPU: every input a tensor, every
