@@ -28,6 +28,21 @@ constexpr int kRealizeUsesTimesOps = 120;
 // not quadratic) and every C++ statement the kernels hold.
 constexpr int kRealizeSingleUseOpCount = 200;
 
+// Whether `owner`, the buffer holding value `m`, holds it at offset 0 in `want`'s dtype, sizes and
+// strides (so that memory can stand for a value laid out as `want`).
+bool holds_as(const Buffer& owner, const TensorMeta& m, const TensorMeta& want, ShapeEnv& env) {
+  auto same = [&](const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (env.simplify(a[i]) != env.simplify(b[i])) return false;
+    return true;
+  };
+  SymExpr zero = SymExpr::integer(0);
+  return m.dtype == want.dtype && env.simplify(m.offset) == zero && env.simplify(owner.offset) == zero &&
+         same(m.sizes, want.sizes) && same(m.strides, want.strides) && same(owner.sizes, want.sizes) &&
+         same(owner.strides, want.strides);
+}
+
 const LowerRule* find_rule(const std::string& op) {
   static const std::unordered_map<std::string, const LowerRule*> table = [] {
     std::unordered_map<std::string, const LowerRule*> t;
@@ -263,19 +278,9 @@ Buffer* Lowering::updatable_operand(const Node* n, const Value* r) {
   Buffer* memory = owner->second;
   bool intermediate = memory->kind == BufferKind::Pointwise || memory->kind == BufferKind::Reduction ||
                       memory->kind == BufferKind::Extern || memory->kind == BufferKind::Fallback;
-  if (!intermediate || memory->storage != memory) return nullptr;
-  ShapeEnv& env = graph.shape_env();
-  auto same = [&](const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (env.simplify(a[i]) != env.simplify(b[i])) return false;
-    return true;
-  };
-  const TensorMeta &m = self->meta(), &want = r->meta();
-  SymExpr zero = SymExpr::integer(0);
-  if (m.dtype != want.dtype || env.simplify(m.offset) != zero || env.simplify(want.offset) != zero ||
-      env.simplify(memory->offset) != zero || !same(m.sizes, want.sizes) || !same(m.strides, want.strides) ||
-      !same(memory->sizes, want.sizes) || !same(memory->strides, want.strides))
+  const TensorMeta& m = self->meta();
+  if (!intermediate || memory->storage != memory || !holds_as(*memory, m, r->meta(), graph.shape_env()) ||
+      graph.shape_env().simplify(r->meta().offset) != SymExpr::integer(0))
     return nullptr;
   // No other value views that memory (a reader the scheduler could place after the update).
   for (const Node* x : graph.nodes())
@@ -412,20 +417,10 @@ Buffer* own_output(Lowering& L, const Value* v, const Value* like, std::unordere
   Buffer* owner = L.realize(v);
   const TensorMeta& m = v->meta();
   const TensorMeta& want = like->meta();
-  ShapeEnv& env = L.graph.shape_env();
-  auto same = [&](const std::vector<SymExpr>& a, const std::vector<SymExpr>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (env.simplify(a[i]) != env.simplify(b[i])) return false;
-    return true;
-  };
-  SymExpr zero = SymExpr::integer(0);
   // A user kernel's result is in the memory of its clone (or of the tensor it wrote): that memory.
   Buffer* memory = owner->kind == BufferKind::UserKernel ? owner->storage : owner;
   bool in_place = memory->storage == memory && memory->kind != BufferKind::Input && memory->kind != BufferKind::Constant &&
-                  !taken.count(memory) && m.dtype == want.dtype && env.simplify(m.offset) == zero &&
-                  env.simplify(owner->offset) == zero && same(m.sizes, want.sizes) && same(m.strides, want.strides) &&
-                  same(owner->sizes, want.sizes) && same(owner->strides, want.strides);
+                  !taken.count(memory) && holds_as(*owner, m, want, L.graph.shape_env());
   if (in_place) {
     taken.insert(memory);
     return owner;
