@@ -231,6 +231,33 @@ class Meta:
                     break
         return perm
 
+    def preserve(self, sizes, strides):
+        """empty_like's preserve format: a dense layout's strides, else dense strides in the
+        input's dims' order (PyTorch's infer_dense_strides)."""
+        if self.dense(sizes, strides):
+            return list(strides)
+        n = len(sizes)
+
+        def cmp(d0, d1):
+            a, b = self.v(strides[d0]), self.v(strides[d1])
+            if a == 0 or b == 0:
+                return 0
+            if a < b:
+                return -1
+            if a > b:
+                return 1
+            if self.v(sizes[d1]) < self.v(sizes[d0]):
+                return 1
+            return 0
+
+        out = [None] * n
+        run = ONE
+        for d in self.order_dims(n, cmp):
+            out[d] = run
+            if self.v(sizes[d]) > 1:
+                run = run * sizes[d]
+        return out
+
     def elementwise_strides(self, shape, ins, has_numbers):
         n = len(shape)
         if not ins or n == 0:
@@ -498,29 +525,13 @@ class Gen:
 
     def to_float(self, x):
         """x (bool or int) as the graph's float dtype: a cast, or x * 1.0 where a cast can't be used."""
-        if self.castable(x):
-            return self.cast(x, self.fdt)
-        return self.pw("aten.mul.Tensor", [x], ["float"], promote([x], ["float"]), [f"%{x.name}", "1.0"])
-
-    def castable(self, x):
-        # _to_copy keeps a dense input's strides, but the reference kernel returns contiguous
-        # strides (tests/golden/xfail.txt: aten._to_copy.default/tposed): cast only inputs whose
-        # cast is contiguous either way.
-        m = self.m
-        return m.is_contiguous(x.sizes, x.strides) or not m.dense(x.sizes, x.strides)
+        return self.cast(x, self.fdt)
 
     def cast(self, x, dt=None):
-        if not self.castable(x):
-            return self.unary(x)
         if dt is None:
             dt = self.r.choice([d for d in (self.fdt, "i64", "bool") if d != x.dtype])
-        m = self.m
-        if m.dense(x.sizes, x.strides):
-            strides = x.strides
-        else:
-            strides = contiguous_strides(x.sizes)
         return self.emit("aten._to_copy.default", [f"%{x.name}", f"dtype={TORCH_DTYPE[dt]}"],
-                         T(self.fresh(), dt, x.sizes, strides))
+                         T(self.fresh(), dt, x.sizes, self.m.preserve(x.sizes, x.strides)))
 
     # -- reductions -----------------------------------------------------------------------------
 
