@@ -374,7 +374,10 @@ class CppEmitter : public KernelEmitter {
     os << in2 << "const " << A << " b_n = static_cast<" << A << ">(q_end - q_block);\n";
     os << in2 << "const " << A << " b_mean = b_sum / b_n;\n";
     os << in2 << A << " b_m2 = 0;\n";
-    inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_m2)", "q_block", "q_end");
+    // One element deviates by exactly 0; computed again, g++ may take the vector math function in
+    // one pass and the scalar one in the other (tanh of a 1-element var's element: 1 ulp apart),
+    // and m2 / 0 would then give inf where PyTorch gives nan.
+    inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_m2)", "q_end - q_block > 1 ? q_block : q_end", "q_end");
     {
       std::unordered_map<Expr, std::string> names;
       std::string v = value(os, in2 + "  ", body, names);
