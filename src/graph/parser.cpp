@@ -806,6 +806,8 @@ class Parser {
       take();
       std::string target;
       if (head.text == "param") target = expect(Tok::String, "a parameter name string").text;
+      bool donated = head.text == "input" && at_word("donated");
+      if (donated) take();
       std::optional<ConstantData> data;
       if (head.text == "constant") data = parse_constant_data(scope);
       std::vector<ParsedType> types = parse_types(1);
@@ -817,6 +819,7 @@ class Parser {
       NodeKind kind = head.text == "input" ? NodeKind::Input : head.text == "param" ? NodeKind::Param : NodeKind::Constant;
       node = api(head, [&] { return scope.graph->create_node(kind, target, {}, {}, std::move(specs)); });
       if (data) node->set_constant_data(std::move(bytes));
+      node->set_donated(donated);
     } else {
       if (head.kind != Tok::Ident && head.kind != Tok::String)
         fail(head, "expected an operator, 'input', 'param' or 'constant' but found " + describe_token(head));

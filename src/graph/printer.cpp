@@ -200,7 +200,7 @@ class GraphPrinter {
     for (size_t i = 0; i < n.num_results(); ++i) s += (i ? ", " : "") + value_ref(n.result(i));
     if (n.num_results()) s += " = ";
     switch (n.kind()) {
-      case NodeKind::Input: s += "input : " + types(n, true); break;
+      case NodeKind::Input: s += std::string(n.donated() ? "input donated : " : "input : ") + types(n, true); break;
       case NodeKind::Param: s += "param " + quote(n.target()) + " : " + types(n, true); break;
       case NodeKind::Constant: s += "constant " + constant_data(n) + " : " + types(n, false); break;
       default: {

@@ -102,6 +102,7 @@ class Copier {
     for (const Kwarg& k : src.kwargs()) kwargs.push_back(Kwarg{k.name, arg(k.value, values)});
     Node* n = dst.create_node(src.kind(), src.target(), std::move(args), std::move(kwargs), results(src));
     n->set_constant_data(src.constant_data());
+    n->set_donated(src.donated());
     n->set_loc(loc_);
     n->set_origin(origin_);
     for (const NamedSubgraph& s : src.subgraphs()) {

@@ -128,6 +128,8 @@ std::map<std::string, SubgraphChecker>& checkers() {
   return table;
 }
 
+const Storage* storage_of(const Value* v);
+
 class Verifier {
  public:
   Verifier(const Graph& g, Diagnostics& d) : d_(d) {
@@ -164,6 +166,7 @@ class Verifier {
       for (Value* r : n->results()) defined.insert(r);
     }
     if (functional) check_functional(g);
+    check_donated(g);
   }
 
  private:
@@ -354,6 +357,35 @@ class Verifier {
       err(&n, "tensor value " + what + " has no storage");
     } else if (!storages_.contains(m.storage)) {
       err(&n, "tensor value " + what + " has a storage that its root graph does not own");
+    }
+  }
+
+  // `input donated`: a tensor input of the root graph that no node writes (its caller gives up
+  // the memory, so a write would be lost; the program reuses the memory after the last read).
+  void check_donated(const Graph& g) {
+    std::unordered_map<const Storage*, const Node*> donated;
+    for (Node* n : g.nodes()) {
+      if (!n->donated()) continue;
+      if (n->kind() != NodeKind::Input || g.parent_node() != nullptr)
+        err(n, "only an input of the root graph can be donated");
+      else if (n->num_results() != 1 || !n->result()->is_tensor())
+        err(n, "a donated input must be a tensor");
+      else if (const Storage* st = storage_of(n->result()))
+        donated.emplace(st, n);
+    }
+    if (donated.empty()) return;
+    auto check_write = [&](const Node* n, const Argument* a) {
+      if (a == nullptr || !a->is_value() || a->value() == nullptr || !values_.contains(a->value())) return;
+      auto it = donated.find(storage_of(a->value()));
+      if (it == donated.end()) return;
+      err(n, n->target() + " writes donated input " + describe_value(it->second->result()) +
+                 " (a caller that gives up an input's memory never reads it again: drop 'donated' or the write)");
+    };
+    for (Node* n : g.nodes()) {
+      if (!n->is_call() || broken_.contains(n)) continue;
+      for (size_t a : op_info().mutated_args(*n))
+        if (a < n->args().size()) check_write(n, &n->args()[a]);
+      for (const std::string& k : op_info().mutated_kwargs(*n)) check_write(n, n->kwarg(k));
     }
   }
 

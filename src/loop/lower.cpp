@@ -466,6 +466,7 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     }
     std::unique_ptr<Buffer> b = L.new_buffer(v, BufferKind::Input);
     b->input_index = static_cast<int>(i);
+    b->donated = v->node()->donated();
     prog->inputs.push_back(L.define_buffer(v, std::move(b)));
   }
   bool epilogue_sources_realized = false;

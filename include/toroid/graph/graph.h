@@ -208,6 +208,10 @@ class Node {
   // Where the node came from in the user's program (empty when unknown); `origin(...)` in text.
   const NodeOrigin& origin() const { return origin_; }
   void set_origin(NodeOrigin origin) { origin_ = std::move(origin); }
+  // Input nodes: the caller gives up the tensor's memory (`input donated` in text), so the
+  // program may reuse it once nothing reads the value (a backward's saved activations).
+  bool donated() const { return donated_; }
+  void set_donated(bool donated) { donated_ = donated; }
 
   Node* next() const;  // null at the end
   Node* prev() const;  // null at the start
@@ -235,6 +239,7 @@ class Node {
   std::vector<uint8_t> constant_data_;
   SourceLoc loc_;
   NodeOrigin origin_;
+  bool donated_ = false;
   std::list<std::unique_ptr<Node>>::iterator self_;
   mutable uint64_t order_ = 0;
 };

@@ -75,8 +75,10 @@ struct Buffer {
   // Fallback: why no compiled kernel or library call computes it (debug reports, provenance).
   std::string fallback_reason;
 
-  // Input: the position among the graph inputs (Input nodes, then Param nodes).
+  // Input: the position among the graph inputs (Input nodes, then Param nodes), and whether its
+  // caller gave up its memory (`input donated`).
   int input_index = -1;
+  bool donated = false;
   // Constant: the data, laid out as `strides` say (row-major contiguous).
   const Node* constant = nullptr;
 

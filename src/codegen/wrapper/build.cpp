@@ -120,6 +120,17 @@ std::vector<OutputPlan> output_plan(const loop::LoopProgram& p) {
   return out;
 }
 
+// A donated input whose memory buffers may take: at offset 0 with every size provably at least 1
+// (so that its storage_numel is the extent the caller's memory holds), written by no buffer.
+bool donatable(const Buffer& in, const loop::LoopProgram& program, const ShapeEnv& env) {
+  if (in.offset != SymExpr::integer(0)) return false;
+  for (SymExpr s : in.sizes)
+    if (!env.statically_known_true(sym::ge(s, SymExpr::integer(1)))) return false;
+  for (const auto& b : program.buffers)
+    if (b->storage == &in && b.get() != &in) return false;
+  return true;
+}
+
 void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
   const ShapeEnv& env = program.graph->shape_env();
   int num_slots = 0;
@@ -136,6 +147,10 @@ void describe_slots(const loop::LoopProgram& program, WrapperProgram& w) {
              : b->kind == BufferKind::Constant ? Slot::Kind::Constant
                                                : Slot::Kind::Intermediate;
     if (s.kind == Slot::Kind::Intermediate) s.nbytes = nbytes_of(b.get(), env);
+    if (s.kind == Slot::Kind::Input && b->donated && donatable(*b, program, env)) {
+      s.donated = true;
+      s.nbytes = nbytes_of(b.get(), env);
+    }
     if (b->kind == BufferKind::Constant) {
       const TensorMeta& m = b->constant->result(0)->meta();
       w.constants.push_back({b->id, &b->constant->constant_data(), layout_ref(b.get(), m), b->constant->loc()});

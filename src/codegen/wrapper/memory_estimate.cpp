@@ -52,7 +52,12 @@ Replay replay(const WrapperProgram& w) {
         break;
       case Line::Kind::PoolAlloc: live = env.simplify(live + l.nbytes); break;
       case Line::Kind::PoolFree: live = env.simplify(live - w.pools.at(static_cast<size_t>(l.pool)).nbytes); break;
-      case Line::Kind::Reuse: block[l.slot] = block.at(l.from); break;
+      case Line::Kind::Reuse: {
+        // A donated input's block is the caller's memory: the program holds no more for it.
+        auto it = block.find(l.from);
+        block[l.slot] = it != block.end() ? it->second : SymExpr::integer(0);
+        break;
+      }
       case Line::Kind::FallbackCall:
         for (const ReferenceCall::Result& r : l.call.results) {
           if (block.count(r.ref.slot)) continue;

@@ -13,6 +13,7 @@ namespace {
 struct FreeBlock {
   int owner;      // the slot whose Free returned it
   SymExpr bytes;  // the block's size (its first buffer's)
+  bool donated;   // a donated input's memory (the input's, or a buffer's that took it)
 };
 
 bool same_device(const Slot& a, const Slot& b) {
@@ -21,13 +22,15 @@ bool same_device(const Slot& a, const Slot& b) {
 
 // The freed block a buffer of `need` bytes in `slot` takes: best fit among those provably at
 // least `need` and at most twice it (a small buffer does not pin a large block), an exact size
-// first. pool.end() if none.
+// first; a donated input's block only for a buffer the program does not return (the caller
+// would get its own input's memory back). pool.end() if none.
 std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const WrapperProgram& w, int slot,
-                                          SymExpr need) {
+                                          SymExpr need, bool returned) {
   const ShapeEnv& env = *w.env;
   auto best = pool.end();
   for (auto it = pool.begin(); it != pool.end(); ++it) {
     if (!same_device(w.slots[static_cast<size_t>(it->owner)], w.slots[static_cast<size_t>(slot)])) continue;
+    if (returned && it->donated) continue;
     if (it->bytes == need) return it;
     if (!env.statically_known_true(sym::ge(it->bytes, need)) ||
         !env.statically_known_true(sym::le(it->bytes, need * 2)))
@@ -172,6 +175,11 @@ void plan_memory(WrapperProgram& w) {
   auto plannable = [&](int s) {
     return w.slots[static_cast<size_t>(s)].kind == Slot::Kind::Intermediate && !returned.count(s);
   };
+  // A donated input's memory is free after its last use, unless an output views it.
+  auto donated = [&](int s) {
+    const Slot& slot = w.slots[static_cast<size_t>(s)];
+    return slot.kind == Slot::Kind::Input && slot.donated && !returned.count(s);
+  };
   // Last line that touches each slot.
   std::unordered_map<int, size_t> last;
   for (size_t i = 0; i < w.lines.size(); ++i)
@@ -179,6 +187,7 @@ void plan_memory(WrapperProgram& w) {
   std::vector<Line> out;
   std::vector<FreeBlock> pool;
   std::unordered_map<int, SymExpr> block;  // each allocated slot's block size
+  std::unordered_set<int> in_donated;      // slots whose block is a donated input's memory
   Pools pools(w);
   for (size_t i = 0; i < w.lines.size(); ++i) {
     Line l = w.lines[i];
@@ -186,11 +195,12 @@ void plan_memory(WrapperProgram& w) {
       // Its memory is its pool's: no block of its own to reuse.
     } else if (l.kind == Line::Kind::Alloc) {
       block[l.slot] = l.nbytes;
-      auto it = best_fit(pool, w, l.slot, l.nbytes);
+      auto it = best_fit(pool, w, l.slot, l.nbytes, returned.count(l.slot) > 0);
       if (it != pool.end()) {
         l.kind = Line::Kind::Reuse;
         l.from = it->owner;
         block[l.slot] = it->bytes;
+        if (it->donated) in_donated.insert(l.slot);
         pool.erase(it);
       }
     } else if (l.kind == Line::Kind::FallbackCall) {
@@ -199,13 +209,17 @@ void plan_memory(WrapperProgram& w) {
     out.push_back(l);
     // Frees after the call, so the pool only offers memory from earlier steps.
     for (int s : touched_slots(w.lines[i])) {
-      if (last[s] != i || !plannable(s)) continue;
+      if (last[s] != i || !(plannable(s) || donated(s))) continue;
       Line f;
       f.kind = Line::Kind::Free;
       f.slot = s;
       out.push_back(f);
+      if (donated(s)) {
+        pool.push_back({s, w.slots[static_cast<size_t>(s)].nbytes, true});
+        continue;
+      }
       if (pools.release(s, out.size() - 1)) continue;
-      if (auto it = block.find(s); it != block.end()) pool.push_back({s, it->second});
+      if (auto it = block.find(s); it != block.end()) pool.push_back({s, it->second, in_donated.count(s) > 0});
     }
   }
   pools.finish(w, out);

@@ -22,6 +22,8 @@ class LifecycleCheck {
     bound_.insert(w.input_symbols.begin(), w.input_symbols.end());
     for (size_t s = 0; s < w.slots.size(); ++s)
       if (w.slots[s].kind == Slot::Kind::Input || w.slots[s].kind == Slot::Kind::Constant) state_[s] = State::Live;
+    for (size_t s = 0; s < w.slots.size(); ++s)
+      if (w.slots[s].kind == Slot::Kind::Input && w.slots[s].donated) block_[static_cast<int>(s)] = w.slots[s].nbytes;
     for (const OutputPlan& o : w.outputs())
       if (o.kind == OutputPlan::Kind::Tensor) returned_.insert(o.tensor.slot);
   }
@@ -202,6 +204,10 @@ class LifecycleCheck {
         const Slot &from = slot(l.from), &to = slot(l.slot);
         if (from.device.type != to.device.type || from.device.index != to.device.index)
           fail("reuses memory of another device");
+        if (from.kind == Slot::Kind::Input || in_donated_.count(l.from)) {
+          if (returned_.count(l.slot)) fail("returns " + to.name + " in the memory of a donated input");
+          in_donated_.insert(l.slot);
+        }
         SymExpr have = block_.at(l.from);
         if (!env.statically_known_true(sym::ge(have, l.nbytes)))
           fail("the block of " + from.name + " holds " + have.str() + " bytes, not provably the " + l.nbytes.str() +
@@ -213,7 +219,8 @@ class LifecycleCheck {
       }
       case Line::Kind::Free: {
         const Slot& b = slot(l.slot);
-        if (b.kind != Slot::Kind::Intermediate) fail("frees " + b.name + ", which is an input or constant");
+        if (b.kind != Slot::Kind::Intermediate && !(b.kind == Slot::Kind::Input && b.donated))
+          fail("frees " + b.name + ", which is an input or constant its caller did not donate");
         if (returned_.count(l.slot)) fail("frees " + b.name + ", which the graph returns");
         use(l.slot);
         state(l.slot) = State::Freed;
@@ -280,6 +287,7 @@ class LifecycleCheck {
   std::unordered_map<int, size_t> freed_at_;
   std::unordered_map<int, SymExpr> block_;
   std::unordered_set<int> returned_;
+  std::unordered_set<int> in_donated_;  // slots holding a donated input's memory
 };
 
 }  // namespace

@@ -31,7 +31,11 @@ struct Slot {
   std::string name;          // "buf3", "arg0"
   DType dtype = DType::Float32;
   Device device;
-  SymExpr nbytes = SymExpr::integer(0);  // Intermediate: the bytes its buffer needs
+  SymExpr nbytes = SymExpr::integer(0);  // Intermediate: the bytes its buffer needs; donated Input: its extent's
+  // Input: its caller gave up its memory (`input donated`), which buffers may take after its last
+  // use. Set where the memory is provably the extent's bytes from the input's first element
+  // (offset 0, no size that may be 0) and nothing writes it.
+  bool donated = false;
 };
 
 // A tensor as a line names it: a view of the memory in slot `slot`; -1: absent (an optional
