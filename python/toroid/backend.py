@@ -48,13 +48,24 @@ def _compiler(device=None, dump_dir=None, backward=False):
                       for s in (list(x.shape) if hasattr(x, "shape") else [x]))
         with real_mode():
             compiled = compile_graph(gm, example_inputs, device=device, dynamic=True, dump_dir=dump_dir, name=name,
-                                     free_inputs=segments)
+                                     free_inputs=segments, donated_inputs=_donated_inputs() if segments else ())
         log.info("toroid: compiled %s (%d steps, %s shapes, %d fallbacks)", name, len(compiled.steps),
                  "dynamic" if dynamic else "static", len(compiled.fallbacks))
         for listener in list(listeners):
             listener(name, compiled, backward)
         return boxed(compiled)
     return compile_fn
+
+
+def _donated_inputs():
+    """The backward's inputs AOTAutograd lets the compiled graph reuse (saved activations that
+    are no forward input or output: its bw_donated_idxs), where this torch tells; else none."""
+    try:
+        import torch._guards
+        ctx = torch._guards.TracingContext.try_get()
+        return list(getattr(getattr(ctx, "fw_metadata", None), "bw_donated_idxs", None) or ())
+    except (ImportError, AttributeError):
+        return []
 
 
 def _check_options(mode, options):

@@ -391,6 +391,7 @@ class Emitter:
         self.storage = {}  # "%value" -> "%root" of its storage
         self.used = set()
         self.inputs, self.params = [], []  # nodes (inputs first at run time, then params)
+        self.donated = []  # the inputs emitted `input donated`
         self.line_nodes = {}  # index in self.lines -> the call node it emits
         self.bound = set()  # sympy symbols an input binds
         self.symbol_sources = symbol_sources or {}  # sympy symbol -> node whose value it is
@@ -449,12 +450,16 @@ class Emitter:
             return torch.device("cuda", 0)
         return None
 
-    def placeholder(self, node):
+    def placeholder(self, node, donated=False):
+        """An input; `donated`: its caller gives up the tensor's memory (`input donated`)."""
         v = self.values[node]
         name = self.define(node)
         self.storage[name] = name
         self.inputs.append(node)
-        self.lines.append("  %s = input : %s%s" % (name, self._type(v, device=self._moved(v)), origin(node)))
+        if donated:
+            self.donated.append(node)
+        self.lines.append("  %s = input%s : %s%s" % (name, " donated" if donated else "",
+                                                     self._type(v, device=self._moved(v)), origin(node)))
         # Symbols toroid can bind from this input: a size (or scalar value) that is one symbol.
         for x in (list(v.shape) if _is_tensor(v) else [v]):
             if is_symbolic(x) and sym_expr(x)[0].is_Symbol:
@@ -734,14 +739,16 @@ def node_values(gm, example_inputs=None):
     return vals
 
 
-def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu", symbol_sources=None):
+def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu", symbol_sources=None,
+               donated=()):
     """Emits `nodes` (a topologically ordered list) as a graph; `boundary` nodes defined outside
-    become inputs, and so do `symbol_sources` nodes (sympy symbol -> a node computed earlier
-    whose value is that symbol) for symbols no input binds. Returns the Emitter: .text, .inputs
-    and .params (nodes, in run-time order), .node_at_line."""
+    become inputs (`input donated` for those in `donated`), and so do `symbol_sources` nodes
+    (sympy symbol -> a node computed earlier whose value is that symbol) for symbols no input
+    binds. Returns the Emitter: .text, .inputs and .params (nodes, in run-time order),
+    .node_at_line."""
     e = Emitter(name, values, attr, device, symbol_sources)
     for b in boundary:
-        e.placeholder(b)
+        e.placeholder(b, b in donated)
     for n in nodes:
         if n.op == "output":
             raise Unsupported("node %s (%s)" % (n.name, n.op))

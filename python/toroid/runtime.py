@@ -116,6 +116,13 @@ class Partition:
 
     def __init__(self, emitter, outputs, attrs, values, device, dynamic, dump_dir, name, cuda_graphs=True):
         self.text = emitter.text
+        # Inputs whose memory the program may reuse (`input donated`): a call checks that nothing
+        # else holds them (_exclusive), else runs the same graph compiled without (_kept).
+        self.donated = [emitter.inputs.index(n) for n in getattr(emitter, "donated", ())]
+        self._kept_args = (emitter, outputs, attrs, values, device, dynamic, dump_dir, name, cuda_graphs) \
+            if self.donated else None
+        self._kept_partition = None
+        self.donations = [0, 0]  # calls that donated, and calls that could not
         self.cuda_graphs = cuda_graphs
         self.inputs = list(emitter.inputs)
         self.params = [attrs[n.target] for n in emitter.params]
@@ -223,6 +230,11 @@ class Partition:
         return plan
 
     def __call__(self, args):
+        if self.donated:
+            if not all(_exclusive(args, i) for i in self.donated):
+                self.donations[1] += 1
+                return self._kept()(args)
+            self.donations[0] += 1
         full = list(args) + self.params if self.params else list(args)
         guard = self._guard
         if guard is not None and guard[0](*full):  # the last signature again, checked in C++
@@ -247,6 +259,20 @@ class Partition:
             if prepared[i] is not args[i]:
                 args[i].copy_(prepared[i])
         return results
+
+    def _kept(self):
+        """This graph compiled without donated inputs, for calls whose inputs something else
+        still holds (made on the first such call)."""
+        if self._kept_partition is None:
+            import copy
+            emitter, outputs, attrs, values, device, dynamic, dump_dir, name, cuda_graphs = self._kept_args
+            kept = copy.copy(emitter)
+            kept.text = re.sub(r"(?m)^(  %\S+ = input) donated :", r"\1 :", emitter.text)
+            kept.donated = []
+            log.debug("toroid: %s: an input to donate is held elsewhere; compiled without donation", name)
+            self._kept_partition = Partition(kept, outputs, attrs, values, device, dynamic, dump_dir,
+                                             name.replace(".tir", "_kept.tir"), cuda_graphs)
+        return self._kept_partition
 
     def _lean_of(self, key, plan, args=None):
         """_lean's function for signature `key` (its plan, or the inputs to make it from), made
@@ -522,11 +548,51 @@ def _nbytes(v):
         return 0
 
 
+def _writes_first(node, a):
+    """Whether `node` is an in-place op (or copy_) whose first argument is `a`."""
+    name = getattr(getattr(node.target, "_schema", None), "name", "") or ""
+    return bool(node.args) and node.args[0] is a and name.endswith("_")
+
+
+_exclusive_base = None
+
+
+def _can_check_exclusive():
+    """Whether this torch tells how many tensors share a tensor's memory (torch 2: a tensor's
+    use count and its storage's); without, no input is donated."""
+    import torch
+    return hasattr(torch.Tensor, "_use_count") and hasattr(torch._C, "_storage_Use_Count") and \
+        hasattr(torch.Tensor, "untyped_storage")
+
+
+def _holders(x):
+    """Python references to `x`, C++ references to its tensor, and tensors on its storage."""
+    import sys
+    import torch
+    return sys.getrefcount(x), x._use_count(), torch._C._storage_Use_Count(x.untyped_storage()._cdata)
+
+
+def _exclusive(held, i):
+    """Whether held[i] (a list holds it) is held by nothing else: no other Python reference, no
+    C++ one (autograd's saved tensors under retain_graph, another graph's), no other tensor on
+    its storage. Compared with a fresh tensor in a list, measured once the same way (the counts
+    differ between Python and torch builds)."""
+    import torch
+    global _exclusive_base
+    try:
+        if _exclusive_base is None:
+            fresh = [torch.empty(1)]
+            _exclusive_base = _holders(fresh[0])
+        return all(n <= b for n, b in zip(_holders(held[i]), _exclusive_base))
+    except (AttributeError, RuntimeError, TypeError):
+        return False
+
+
 class CompiledGraph:
     """A callable over an FX GraphModule: toroid partitions and eager nodes, in graph order."""
 
     def __init__(self, gm, example_inputs=None, device=None, dynamic=True, dump_dir=None, name="graph",
-                 free_inputs=False):
+                 free_inputs=False, donated_inputs=()):
         import torch
         _capi.lib()  # a missing or mismatched library is an error here, not a fallback per node
         expand_foreach(gm)
@@ -540,6 +606,7 @@ class CompiledGraph:
             device = "cuda" if "cuda" in devs else "cpu"
         self.device, self.dynamic, self.dump_dir, self.name = device, dynamic, dump_dir, name
         self.free_inputs = free_inputs
+        self.donated_placeholders = {self.placeholders[i] for i in donated_inputs} if free_inputs else set()
         self._segment_graphs = True  # False while a backward's segments compile (_compile_run)
         self._position = {n: i for i, n in enumerate(gm.graph.nodes)}
         self.fallbacks = []  # (node name, op, reason)
@@ -702,9 +769,10 @@ class CompiledGraph:
         for n in outputs:
             if isinstance(self.values.get(n), (tuple, list)):
                 return None, (n, "a multi-result op whose results are used as a tuple")
+        donated = self._donatable(run, boundary)
         try:
             e = emit_nodes(attrs + run, outputs, self.values, self.attrs, "%s_p%d" % (self.name, index), boundary,
-                           self.device, self._symbol_sources(run[0]))
+                           self.device, self._symbol_sources(run[0]), donated)
         except Unsupported as err:
             bad = next((n for n in run if str(n.name) in str(err)), run[0])
             return None, (bad, str(err))
@@ -724,6 +792,32 @@ class CompiledGraph:
                         return None, failed
                 return None, (run[0], str(err))
             return None, (node, str(err).splitlines()[0])
+
+    def _donatable(self, run, boundary):
+        """The inputs of `run` whose memory its partition may reuse (`input donated`): where the
+        caller gives up its inputs (free_inputs), the tensors no node outside the run reads
+        (nor the graph's output) and none of the run writes, that are the graph's donated inputs
+        (AOTAutograd's bw_donated_idxs: saved activations, not parameters or the user's tensors)
+        or tensors an earlier step computed (not views, which share their base's memory). Empty
+        where torch cannot tell at call time that nothing else holds a tensor (_exclusive), or
+        with TOROID_DONATE_INPUTS=0."""
+        import torch
+        if not self.free_inputs or not _can_check_exclusive() or not env_flag("TOROID_DONATE_INPUTS", True):
+            return set()
+        inside = set(run)
+        out = set()
+        for a in boundary:
+            v = self.values.get(a)
+            if not isinstance(v, torch.Tensor) or not all(u in inside for u in a.users):
+                continue
+            if a.op == "placeholder" and a not in self.donated_placeholders:
+                continue
+            if a.op != "placeholder" and (a.op == "get_attr" or getattr(v, "_base", None) is not None):
+                continue
+            if any(_writes_first(u, a) for u in a.users):
+                continue
+            out.add(a)
+        return out
 
     def _single_partition(self):
         """(partition, positions of its inputs among the placeholders, the outputs' positions in the
@@ -761,7 +855,9 @@ class CompiledGraph:
         if self._fast:
             part, inputs, outputs, rebuild = self._fast
             if inputs is not None:
-                args = [args[i] for i in inputs]
+                picked = [args[i] for i in inputs]
+                args.clear()  # the partition's list holds the inputs alone (donated inputs)
+                args = picked
             if torch.is_grad_enabled():
                 torch._C._set_grad_enabled(False)
                 try:
@@ -792,8 +888,12 @@ class CompiledGraph:
                 if kind == "eager":
                     env[s] = s.target(*map_arg(s.args, fetch), **map_arg(s.kwargs, fetch))
                 else:
+                    # Inputs the partition may reuse leave env first: its list holds them alone.
+                    ins = [env.pop(n) if i in s.donated else env[n] for i, n in enumerate(s.inputs)] \
+                        if s.donated else [env[n] for n in s.inputs]
                     with torch.no_grad():
-                        outs = s([env[n] for n in s.inputs])
+                        outs = s(ins)
+                    ins = None
                     for n, v in zip(s.outputs, outs):
                         env[n] = v
                     outs = None
@@ -809,11 +909,14 @@ class CompiledGraph:
 
 def compile_graph(gm: "torch.fx.GraphModule", example_inputs: Optional[Sequence[Any]] = None, device: Optional[str] = None,
                   dynamic: bool = True, dump_dir: Optional[str] = None, name: str = "graph",
-                  free_inputs: bool = False) -> CompiledGraph:
+                  free_inputs: bool = False, donated_inputs: Sequence[int] = ()) -> CompiledGraph:
     """A callable running `gm` (an FX GraphModule of ATen ops) with toroid; see CompiledGraph.
     free_inputs: the caller keeps no reference to the inputs (boxed calls of AOTAutograd's
-    backward): the graph runs in segments that let each input go after its last use."""
-    return CompiledGraph(gm, example_inputs, device, dynamic, dump_dir, name, free_inputs)
+    backward): the graph runs in segments that let each input go after its last use.
+    donated_inputs: with free_inputs, the positions of inputs whose memory the program may reuse
+    after their last use (AOTAutograd's bw_donated_idxs), where a call finds nothing else holds
+    them."""
+    return CompiledGraph(gm, example_inputs, device, dynamic, dump_dir, name, free_inputs, donated_inputs)
 
 
 def boxed(compiled):

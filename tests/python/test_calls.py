@@ -194,7 +194,7 @@ class CheckedCalls(unittest.TestCase):
 
         class Probe:
             def __init__(self, part):
-                self.part, self.inputs, self.outputs = part, part.inputs, part.outputs
+                self.part, self.inputs, self.outputs, self.donated = part, part.inputs, part.outputs, part.donated
 
             def __call__(self, args):
                 alive_in_second.append([r() is not None for r in refs])
@@ -220,6 +220,56 @@ class CheckedCalls(unittest.TestCase):
         whole = compile_graph(make_fx(chain)(*ys), ys)
         self.assertEqual(len(whole.steps), 1)
         self.assertTrue(whole.steps[0][1].cuda_graphs)
+
+    def test_donated_inputs_are_reused_when_nothing_else_holds_them(self):
+        # A backward's input that only one partition reads is donated (`input donated`): the
+        # memory plan gives its memory to a later buffer. A call first checks that its list holds
+        # the tensor alone (no other Python or C++ reference, no other tensor on its storage),
+        # else it runs the graph compiled without donation. torch 1.13 cannot count a tensor's
+        # C++ holders: there, the Python count stands in for all three (the flow is the same).
+        from toroid import runtime
+        saved = runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base
+        if not runtime._can_check_exclusive():
+            runtime._can_check_exclusive = lambda: True
+            runtime._holders = lambda x: (sys.getrefcount(x), 1, 1)
+            runtime._exclusive_base = None
+        try:
+            def fn(a, w, v):
+                h = torch.mm(a, w)  # a's last read: the next product's result takes its memory
+                r = torch.relu(torch.mm(h, v))
+                return (r.sum(0),)
+            w, v = torch.randn(32, 16), torch.randn(16, 32)
+            traced = [torch.randn(64, 32), w, v]
+            c = compile_graph(make_fx(fn)(*traced), traced, free_inputs=True, donated_inputs=[0])
+            part = c.steps[0][1]
+            self.assertEqual(part.donated, [0], part.text)
+            self.assertIn("input donated : f32[64, 32]", part.text)
+            a0 = torch.randn(64, 32)
+            want = fn(a0, w, v)[0]
+            close(self, boxed(c)([a0.clone(), w, v])[0], want)
+            self.assertEqual(part.donations, [1, 0])
+            # The caller still holds it: the graph without donation runs, and leaves it as it was.
+            held = a0.clone()
+            close(self, boxed(c)([held, w, v])[0], want)
+            self.assertEqual(part.donations, [1, 1])
+            self.assertTrue(torch.equal(held, a0))
+            self.assertNotIn("donated", part._kept().text)
+            close(self, boxed(c)([a0.clone(), w, v])[0], want)
+            self.assertEqual(part.donations, [2, 1])
+            if saved[0]():  # torch counts C++ holders: a view's base holds the storage too
+                base = a0.clone()
+                close(self, boxed(c)([base.view(64, 32), w, v])[0], want)
+                self.assertEqual(part.donations, [2, 2])
+                self.assertTrue(torch.equal(base, a0))
+            # An input not among donated_inputs, without free_inputs, or with TOROID_DONATE_INPUTS=0:
+            # nothing is donated.
+            self.assertEqual(compile_graph(make_fx(fn)(*traced), traced, free_inputs=True).steps[0][1].donated, [])
+            self.assertEqual(compile_graph(make_fx(fn)(*traced), traced, donated_inputs=[0]).steps[0][1].donated, [])
+            with env("TOROID_DONATE_INPUTS", "0"):
+                self.assertEqual(compile_graph(make_fx(fn)(*traced), traced, free_inputs=True,
+                                               donated_inputs=[0]).steps[0][1].donated, [])
+        finally:
+            runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base = saved
 
     def test_inputs_given_up_with_eager_nodes_first(self):
         # A backward (free_inputs) that starts with two eager nodes in a row: no run of compiled
