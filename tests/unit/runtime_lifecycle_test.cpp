@@ -214,6 +214,53 @@ TEST_F(Lifecycle, VerifiedRunsMatchAndStayUnderThePlan) {
   ::unsetenv("TOROID_VERIFY_LIFECYCLE");
 }
 
+// %x is donated: its memory goes to %r's buffer after the product reads it last.
+constexpr const char* kDonatedGraph = R"(graph @donated functional {
+  %x = input donated : f32[32, 32]
+  %w = input : f32[32, 32]
+  %m = aten.mm.default(%x, %w) : f32[32, 32]
+  %p = aten.mm.default(%m, %w) : f32[32, 32]
+  %r = aten.sin.default(%p) : f32[32, 32]
+  %s = aten.sum.dim_IntList(%r, [1]) : f32[32]
+  output %m, %s
+})";
+
+TEST_F(Lifecycle, DonatedInputsAreFreedAndTakenOnlyByScratch) {
+  auto m = compile(false, kDonatedGraph);
+  const WrapperProgram& w = m->current().wrapper;
+  EXPECT_NO_THROW(toroid::codegen::wrapper::verify_wrapper(w));
+  const int x = w.inputs.at(0).slot;
+  size_t r = find_line(w, Line::Kind::Reuse);
+  EXPECT_EQ(w.lines[r].from, x);
+  // An input its caller did not donate is never freed.
+  WrapperProgram kept = w;
+  kept.slots[static_cast<size_t>(x)].donated = false;
+  std::string e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(kept); });
+  EXPECT_NE(e.find("which is an input or constant its caller did not donate"), std::string::npos) << e;
+  // No output lies in the caller's donated memory.
+  WrapperProgram returned = w;
+  returned.lines.back().outputs[0].tensor.slot = w.lines[r].slot;
+  e = internal_error([&] { toroid::codegen::wrapper::verify_wrapper(returned); });
+  EXPECT_NE(e.find("in the memory of a donated input"), std::string::npos) << e;
+  // Run with the lifecycle checks (freed blocks poisoned): the results match, the donated input
+  // was written (its memory held %p), and its bytes count in no peak.
+  ::setenv("TOROID_VERIFY_LIFECYCLE", "1", 1);
+  auto run = compile(true, kDonatedGraph);
+  std::vector<RtValue> in = inputs();
+  std::vector<RtValue> want = toroid::interp::interpret(run->graph(), {RtValue(in[0].tensor().clone()), in[1]});
+  HostTensor x_before = in[0].tensor().clone();
+  toroid::runtime::RunStats stats;
+  std::vector<RtValue> got = run->run(in, &stats);
+  for (size_t i = 0; i < got.size(); ++i)
+    for (int64_t k = 0; k < got[i].tensor().numel(); ++k)
+      ASSERT_NEAR(got[i].tensor().get_double(k), want[i].tensor().get_double(k), 1e-3);
+  bool written = false;
+  for (int64_t k = 0; k < x_before.numel(); ++k) written |= x_before.get_double(k) != in[0].tensor().get_double(k);
+  EXPECT_TRUE(written);
+  EXPECT_LE(stats.peak_bytes, stats.planned_peak_bytes);
+  ::unsetenv("TOROID_VERIFY_LIFECYCLE");
+}
+
 TEST_F(Lifecycle, UnbackedSizesArePooledAfterTheLineThatBindsThem) {
   auto m = compile(false, kPooledGraph);
   const WrapperProgram& w = m->current().wrapper;
