@@ -243,26 +243,33 @@ class Meta:
         input's dims' order (PyTorch's infer_dense_strides)."""
         if self.dense(sizes, strides):
             return list(strides)
-        n = len(sizes)
+        return self.dense_in_order(sizes, self.dims_by_stride(sizes, [strides]), skip_size1=True)
 
+    def dims_by_stride(self, shape, stride_lists):
+        """The dims from innermost out, by the first of `stride_lists` (per dim, 0 for a
+        broadcast) that orders them (equal strides: the smaller size inner), as the meta
+        functions' order_dims."""
         def cmp(d0, d1):
-            a, b = self.v(strides[d0]), self.v(strides[d1])
-            if a == 0 or b == 0:
-                return 0
-            if a < b:
-                return -1
-            if a > b:
-                return 1
-            if self.v(sizes[d1]) < self.v(sizes[d0]):
-                return 1
+            for s in stride_lists:
+                a, b = self.v(s[d0]), self.v(s[d1])
+                if a == 0 or b == 0:
+                    continue
+                if a < b:
+                    return -1
+                if a > b:
+                    return 1
+                if self.v(shape[d1]) < self.v(shape[d0]):
+                    return 1
             return 0
+        return self.order_dims(len(shape), cmp)
 
-        out = [None] * n
+    def dense_in_order(self, shape, perm, skip_size1=False):
+        out = [None] * len(shape)
         run = ONE
-        for d in self.order_dims(n, cmp):
+        for d in perm:
             out[d] = run
-            if self.v(sizes[d]) > 1:
-                run = run * sizes[d]
+            if not skip_size1 or self.v(shape[d]) > 1:
+                run = run * shape[d]
         return out
 
     def elementwise_strides(self, shape, ins, has_numbers):
@@ -284,28 +291,10 @@ class Meta:
                 s[off + i] = ZERO if bc else m.strides[i]
             st.append(s)
 
-        def cmp(d0, d1):
-            for s in st:
-                a, b = self.v(s[d0]), self.v(s[d1])
-                if a == 0 or b == 0:
-                    continue
-                if a < b:
-                    return -1
-                if a > b:
-                    return 1
-                if self.v(shape[d1]) < self.v(shape[d0]):
-                    return 1
-            return 0
-
-        perm = self.order_dims(n, cmp)
+        perm = self.dims_by_stride(shape, st)
         if perm == [n - 1 - i for i in range(n)]:
             return contiguous_strides(shape)
-        out = [None] * n
-        run = ONE
-        for d in perm:
-            out[d] = run
-            run = run * shape[d]
-        return out
+        return self.dense_in_order(shape, perm)
 
 
 def broadcast(a, b):
