@@ -769,7 +769,10 @@ class CompiledGraph:
         for n in outputs:
             if isinstance(self.values.get(n), (tuple, list)):
                 return None, (n, "a multi-result op whose results are used as a tuple")
-        donated = self._donatable(run, boundary)
+        # An output may come back in a donated input's memory (the program writes that input where
+        # it is), which CUDA graphs would capture per address: donation goes with segments, which
+        # run without them.
+        donated = self._donatable(run, boundary) if self.device != "cuda" or not self._segment_graphs else set()
         try:
             e = emit_nodes(attrs + run, outputs, self.values, self.attrs, "%s_p%d" % (self.name, index), boundary,
                            self.device, self._symbol_sources(run[0]), donated)

@@ -236,8 +236,8 @@ class CheckedCalls(unittest.TestCase):
         try:
             def fn(a, w, v):
                 h = torch.mm(a, w)  # a's last read: the next product's result takes its memory
-                r = torch.relu(torch.mm(h, v))
-                return (r.sum(0),)
+                y = torch.mm(h, v)  # an output: it comes back in a's memory, as a view of a
+                return torch.relu(y).sum(0), y
             w, v = torch.randn(32, 16), torch.randn(16, 32)
             traced = [torch.randn(64, 32), w, v]
             c = compile_graph(make_fx(fn)(*traced), traced, free_inputs=True, donated_inputs=[0])
@@ -245,9 +245,15 @@ class CheckedCalls(unittest.TestCase):
             self.assertEqual(part.donated, [0], part.text)
             self.assertIn("input donated : f32[64, 32]", part.text)
             a0 = torch.randn(64, 32)
-            want = fn(a0, w, v)[0]
-            close(self, boxed(c)([a0.clone(), w, v])[0], want)
+            want = fn(a0, w, v)
+            given = [a0.clone(), w, v]
+            ptr = given[0].data_ptr()
+            got = boxed(c)(given)
+            close(self, got[0], want[0])
+            close(self, got[1], want[1])
+            self.assertEqual(got[1].data_ptr(), ptr, "y is returned in a's memory")
             self.assertEqual(part.donations, [1, 0])
+            want = want[0]
             # The caller still holds it: the graph without donation runs, and leaves it as it was.
             held = a0.clone()
             close(self, boxed(c)([held, w, v])[0], want)

@@ -13,7 +13,7 @@ namespace {
 struct FreeBlock {
   int owner;      // the slot whose Free returned it
   SymExpr bytes;  // the block's size (its first buffer's)
-  bool donated;   // a donated input's memory (the input's, or a buffer's that took it)
+  int donor;      // the donated input whose memory it is (the input's block, or a buffer's that took it); -1: none
 };
 
 bool same_device(const Slot& a, const Slot& b) {
@@ -22,15 +22,16 @@ bool same_device(const Slot& a, const Slot& b) {
 
 // The freed block a buffer of `need` bytes in `slot` takes: best fit among those provably at
 // least `need` and at most twice it (a small buffer does not pin a large block), an exact size
-// first; a donated input's block only for a buffer the program does not return (the caller
-// would get its own input's memory back). pool.end() if none.
+// first; a donated input's memory goes to a buffer the program returns only where it has the
+// input's dtype (the caller gets the output as a view of that input). pool.end() if none.
 std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const WrapperProgram& w, int slot,
                                           SymExpr need, bool returned) {
   const ShapeEnv& env = *w.env;
   auto best = pool.end();
   for (auto it = pool.begin(); it != pool.end(); ++it) {
     if (!same_device(w.slots[static_cast<size_t>(it->owner)], w.slots[static_cast<size_t>(slot)])) continue;
-    if (returned && it->donated) continue;
+    if (returned && it->donor >= 0 && w.slots[static_cast<size_t>(it->donor)].dtype != w.slots[static_cast<size_t>(slot)].dtype)
+      continue;
     if (it->bytes == need) return it;
     if (!env.statically_known_true(sym::ge(it->bytes, need)) ||
         !env.statically_known_true(sym::le(it->bytes, need * 2)))
@@ -187,7 +188,7 @@ void plan_memory(WrapperProgram& w) {
   std::vector<Line> out;
   std::vector<FreeBlock> pool;
   std::unordered_map<int, SymExpr> block;  // each allocated slot's block size
-  std::unordered_set<int> in_donated;      // slots whose block is a donated input's memory
+  std::unordered_map<int, int> donor_of;   // slots whose block is a donated input's memory: that input's slot
   Pools pools(w);
   for (size_t i = 0; i < w.lines.size(); ++i) {
     Line l = w.lines[i];
@@ -200,7 +201,7 @@ void plan_memory(WrapperProgram& w) {
         l.kind = Line::Kind::Reuse;
         l.from = it->owner;
         block[l.slot] = it->bytes;
-        if (it->donated) in_donated.insert(l.slot);
+        if (it->donor >= 0) donor_of[l.slot] = it->donor;
         pool.erase(it);
       }
     } else if (l.kind == Line::Kind::FallbackCall) {
@@ -215,11 +216,30 @@ void plan_memory(WrapperProgram& w) {
       f.slot = s;
       out.push_back(f);
       if (donated(s)) {
-        pool.push_back({s, w.slots[static_cast<size_t>(s)].nbytes, true});
+        pool.push_back({s, w.slots[static_cast<size_t>(s)].nbytes, s});
         continue;
       }
       if (pools.release(s, out.size() - 1)) continue;
-      if (auto it = block.find(s); it != block.end()) pool.push_back({s, it->second, in_donated.count(s) > 0});
+      if (auto it = block.find(s); it != block.end()) {
+        auto d = donor_of.find(s);
+        pool.push_back({s, it->second, d != donor_of.end() ? d->second : -1});
+      }
+    }
+  }
+  // An output in a donated input's memory is that input's view for the caller (not written into
+  // memory the caller gives), and the program writes the input where it is (no staged copy).
+  for (Line& l : out) {
+    if (l.kind != Line::Kind::Return) continue;
+    for (OutputPlan& o : l.outputs) {
+      auto d = o.kind == OutputPlan::Kind::Tensor ? donor_of.find(o.tensor.slot) : donor_of.end();
+      if (d == donor_of.end()) continue;
+      for (const InputSlot& in : w.inputs)
+        if (in.slot == d->second) {
+          o.input_index = in.index;
+          o.input_offset = in.offset;
+        }
+      o.bindable = false;
+      w.writes_inputs = true;
     }
   }
   pools.finish(w, out);

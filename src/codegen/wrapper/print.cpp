@@ -63,9 +63,14 @@ std::string params_str(const Line& l) {
   return s;
 }
 
-std::string output_str(const OutputPlan& o) {
+std::string output_str(const WrapperProgram& w, const OutputPlan& o) {
   switch (o.kind) {
-    case OutputPlan::Kind::Tensor: return ref_str(o.tensor);
+    case OutputPlan::Kind::Tensor: {
+      // A buffer in a donated input's memory: the caller gets it as a view of that input.
+      bool in_donated = o.input_index >= 0 && o.tensor.slot >= 0 &&
+                        w.slots.at(static_cast<size_t>(o.tensor.slot)).kind == Slot::Kind::Intermediate;
+      return ref_str(o.tensor) + (in_donated ? " in input " + std::to_string(o.input_index) : "");
+    }
     case OutputPlan::Kind::Input: return "input " + std::to_string(o.input_index);
     case OutputPlan::Kind::Scalar: return o.scalar.str();
     case OutputPlan::Kind::None: return "None";
@@ -169,7 +174,7 @@ std::string print_line(const WrapperProgram& w, const Line& l) {
     }
     case Line::Kind::Return: {
       os << "return";
-      for (size_t i = 0; i < l.outputs.size(); ++i) os << (i ? ", " : " ") << output_str(l.outputs[i]);
+      for (size_t i = 0; i < l.outputs.size(); ++i) os << (i ? ", " : " ") << output_str(w, l.outputs[i]);
       break;
     }
   }

@@ -65,6 +65,20 @@ class LifecycleCheck {
     state(s) = State::Live;
   }
 
+  // Returned buffer `s` in donated input `donor`'s memory: the caller gets each output in it as
+  // a view of that input (its dtype), and the program writes the input where it is.
+  void returned_in_donated(int s, int donor) {
+    const Slot &b = slot(s), &in = slot(donor);
+    if (b.dtype != in.dtype) fail("returns " + b.name + " in the memory of " + in.name + ", of another dtype");
+    int index = -1;
+    for (const InputSlot& i : w_.inputs)
+      if (i.slot == donor) index = i.index;
+    for (const OutputPlan& o : w_.outputs())
+      if (o.kind == OutputPlan::Kind::Tensor && o.tensor.slot == s && (o.input_index != index || o.bindable))
+        fail("returns " + b.name + " in the memory of donated input " + in.name + ", but not as a view of it");
+    if (!w_.writes_inputs) fail("returns " + b.name + " in the memory of donated input " + in.name + " without writing inputs");
+  }
+
   void use(int s) {
     const Slot& b = slot(s);
     switch (state(s)) {
@@ -204,9 +218,10 @@ class LifecycleCheck {
         const Slot &from = slot(l.from), &to = slot(l.slot);
         if (from.device.type != to.device.type || from.device.index != to.device.index)
           fail("reuses memory of another device");
-        if (from.kind == Slot::Kind::Input || in_donated_.count(l.from)) {
-          if (returned_.count(l.slot)) fail("returns " + to.name + " in the memory of a donated input");
-          in_donated_.insert(l.slot);
+        if (from.kind == Slot::Kind::Input || donor_.count(l.from)) {
+          int donor = from.kind == Slot::Kind::Input ? l.from : donor_.at(l.from);
+          if (returned_.count(l.slot)) returned_in_donated(l.slot, donor);
+          donor_[l.slot] = donor;
         }
         SymExpr have = block_.at(l.from);
         if (!env.statically_known_true(sym::ge(have, l.nbytes)))
@@ -287,7 +302,7 @@ class LifecycleCheck {
   std::unordered_map<int, size_t> freed_at_;
   std::unordered_map<int, SymExpr> block_;
   std::unordered_set<int> returned_;
-  std::unordered_set<int> in_donated_;  // slots holding a donated input's memory
+  std::unordered_map<int, int> donor_;  // slots holding a donated input's memory: that input's slot
 };
 
 }  // namespace
