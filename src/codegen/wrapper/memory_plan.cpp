@@ -23,14 +23,18 @@ bool same_device(const Slot& a, const Slot& b) {
 // The freed block a buffer of `need` bytes in `slot` takes: best fit among those provably at
 // least `need` and at most twice it (a small buffer does not pin a large block), an exact size
 // first; a donated input's memory goes to a buffer the program returns only where it has the
-// input's dtype (the caller gets the output as a view of that input). pool.end() if none.
+// input's dtype and provably its size (the caller gets the output as a view of that input, which
+// keeps the whole block: a gradient held until the next step must not pin twice its bytes).
+// pool.end() if none.
 std::vector<FreeBlock>::iterator best_fit(std::vector<FreeBlock>& pool, const WrapperProgram& w, int slot,
                                           SymExpr need, bool returned) {
   const ShapeEnv& env = *w.env;
   auto best = pool.end();
   for (auto it = pool.begin(); it != pool.end(); ++it) {
     if (!same_device(w.slots[static_cast<size_t>(it->owner)], w.slots[static_cast<size_t>(slot)])) continue;
-    if (returned && it->donor >= 0 && w.slots[static_cast<size_t>(it->donor)].dtype != w.slots[static_cast<size_t>(slot)].dtype)
+    if (returned && it->donor >= 0 &&
+        (w.slots[static_cast<size_t>(it->donor)].dtype != w.slots[static_cast<size_t>(slot)].dtype ||
+         !env.statically_known_true(sym::eq(it->bytes, need))))
       continue;
     if (it->bytes == need) return it;
     if (!env.statically_known_true(sym::ge(it->bytes, need)) ||
