@@ -405,15 +405,15 @@ class Gen:
         self.lines.append(f"  %{out.name} = {op}({', '.join(args)}) : {out.type_str()}")
         self.vals.append(out)
         self.by_name[out.name] = out
-        out.mag = mag if mag is not None else self.magnitude(op, args, out)
-        out.cancels = (op in CANCELLING and is_float(out.dtype)) or any(
-            self.by_name[n].cancels for n in re.findall(r"%(\w+)", " ".join(args)) if n in self.by_name)
+        ts = [self.by_name[n] for n in re.findall(r"%(\w+)", " ".join(args))]  # the tensor operands
+        out.mag = mag if mag is not None else self.magnitude(op, args, ts, out)
+        out.cancels = (op in CANCELLING and is_float(out.dtype)) or any(t.cancels for t in ts)
         return out
 
-    def magnitude(self, op, args, out):
+    def magnitude(self, op, args, ts, out):
         """A bound on |element| of op's result, given its operands' bounds (inputs are in [-1, 1),
-        ints in [-8, 8)); inf where none is cheap to give (a division by a tensor)."""
-        ts = [self.by_name[n] for n in re.findall(r"%(\w+)", " ".join(args))]
+        ints in [-8, 8)); inf where none is cheap to give (a division by a tensor). `ts`: the
+        tensor operands."""
         nums = [abs(float(a)) for a in args if re.fullmatch(r"-?[0-9.]+", a)]
         m = [t.mag for t in ts] + nums
         if out.dtype == "bool" or op in BOUNDED_BY_ONE or op.startswith("aten.") and op.split(".")[1] in COMPARE:
