@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     import torch
 
 log = logging.getLogger("toroid")
+# Calls of partitions with donated inputs, over the process: [donated, declined] (a benchmark's
+# evidence that donation happened; each Partition keeps its own pair too).
+DONATIONS = [0, 0]
 _NO_POOL = contextlib.nullcontext()  # allocations where PyTorch puts them (a reusable context)
 
 _TORCH_DTYPES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64",
@@ -233,8 +236,10 @@ class Partition:
         if self.donated:
             if not all(_exclusive(args, i) for i in self.donated):
                 self.donations[1] += 1
+                DONATIONS[1] += 1
                 return self._kept()(args)
             self.donations[0] += 1
+            DONATIONS[0] += 1
         full = list(args) + self.params if self.params else list(args)
         guard = self._guard
         if guard is not None and guard[0](*full):  # the last signature again, checked in C++

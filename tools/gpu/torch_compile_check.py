@@ -309,6 +309,7 @@ CASES = [("mlp fwd+bwd", "mlp", case_mlp), ("resnet18 inference", "resnet18", ca
 def run_case(make_case, device, reps, rounds, dump):
     import torch
     import torch._dynamo
+    from toroid import runtime
     row = {"status": "FAIL", "eager": None, "toroid": None, "inductor": None, "toroid_c": None, "inductor_c": None,
            "note": ""}
     errors = []
@@ -324,7 +325,9 @@ def run_case(make_case, device, reps, rounds, dump):
             from toroid.backend import toroid_backend
             backend = lambda gm, ex: toroid_backend(gm, ex, dump_dir=dump)  # noqa: E731
         step = make(lambda m: torch.compile(distinct(m, "toroid_step"), backend=backend))
+        donations = list(runtime.DONATIONS)
         got, row["toroid_c"], row["toroid_mem"] = first_call(step, reps)
+        row["donations"] = [runtime.DONATIONS[0] - donations[0], runtime.DONATIONS[1] - donations[1]]
         steps["toroid"] = step
         problem = compare(got, want)
         row["status"] = "PASS" if problem is None else "FAIL"
@@ -402,6 +405,10 @@ def main():
             title, r["status"], fmt(r.get("eager")), fmt(r.get("toroid")), fmt(r.get("inductor")),
             fmt(r.get("toroid_c")), fmt(r.get("inductor_c")), r.get("note", "")))
     print()
+    for title, r in rows:
+        if r.get("donations") and any(r["donations"]):
+            print("%s: toroid calls with donated inputs: %d donated, %d declined (an input held elsewhere)"
+                  % (title, r["donations"][0], r["donations"][1]))
     print("MiB above what was allocated before each backend's first call; toroid's own allocator's in brackets")
     print("| model | peak MiB: eager / toroid / Inductor | held after: eager / toroid / Inductor | allocations per call: eager / toroid / Inductor |")
     print("|---|---|---|---|")
@@ -423,7 +430,10 @@ def main():
                                      "inductor_ms": r.get("inductor"), "toroid_compile_s": r.get("toroid_c"),
                                      "inductor_compile_s": r.get("inductor_c"), "note": r.get("note", ""),
                                      "eager_mem": r.get("eager_mem"), "toroid_mem": r.get("toroid_mem"),
-                                     "inductor_mem": r.get("inductor_mem")}) + "\n")
+                                     "inductor_mem": r.get("inductor_mem"),
+                                     "env": {k: v for k, v in os.environ.items() if k.startswith("TOROID_")
+                                             and k not in ("TOROID_LIBRARY", "TOROID_CACHE_DIR")},
+                                     "donations": r.get("donations")}) + "\n")
     if args.verbose:
         for title, r in rows:
             for line in r.get("fallback_lines", []):
