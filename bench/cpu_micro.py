@@ -225,6 +225,19 @@ def main():
         geo = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
         worst = min(rs)
         print(f"{dname}: geomean Inductor/toroid {geo:.2f}, slowest {worst[1]} at {worst[0]:.2f}")
+    # Two OpenMP runtimes in one process (torch's bundled libgomp and the system's, which toroid's
+    # kernels link) keep two thread pools spinning against each other.
+    print("OpenMP runtimes loaded:", ", ".join(openmp_libraries()) or "none")
+
+
+def openmp_libraries():
+    """The OpenMP runtimes mapped into this process (paths)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if len(line.split()) >= 6}
+    except OSError:
+        return []
+    return sorted(p for p in paths if any(k in os.path.basename(p) for k in ("gomp", "iomp", "libomp")))
 
 
 if __name__ == "__main__":

@@ -127,6 +127,7 @@ class Partition:
         self._kept_partition = None
         self.donations = [0, 0]  # calls that donated, and calls that could not
         self.cuda_graphs = cuda_graphs
+        self.name = name
         self.inputs = list(emitter.inputs)
         self.params = [attrs[n.target] for n in emitter.params]
         self.outputs = outputs
@@ -235,6 +236,10 @@ class Partition:
     def __call__(self, args):
         if self.donated:
             if not all(_exclusive(args, i) for i in self.donated):
+                if not self.donations[1] and log.isEnabledFor(logging.DEBUG):
+                    log.debug("toroid: %s: inputs held elsewhere (Python refs, tensor uses, storage uses; a "
+                              "fresh tensor's %s): %s", self.name, _exclusive_base, ", ".join(
+                                  "%d %s" % (i, _holders(args[i])) for i in self.donated if not _exclusive(args, i)))
                 self.donations[1] += 1
                 DONATIONS[1] += 1
                 return self._kept()(args)

@@ -373,6 +373,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dump", default=None, help="toroid debug dumps (graphs, kernels) go here")
     ap.add_argument("--verbose", action="store_true", help="print every fallback with its reason")
+    ap.add_argument("--debug-log", default=None, help="the toroid logger's debug lines go to this file")
     ap.add_argument("--json", default=None, help="append one JSON line per model to this file")
     ap.add_argument("--commit", default=None, help="the toroid commit measured, recorded in each JSON line")
     args = ap.parse_args()
@@ -380,6 +381,11 @@ def main():
     import toroid  # noqa: F401  registers the backend
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("no CUDA device")
+    if args.debug_log:
+        handler = logging.FileHandler(args.debug_log)
+        handler.setLevel(logging.DEBUG)
+        logging.getLogger("toroid").addHandler(handler)
+        logging.getLogger("toroid").setLevel(logging.DEBUG)
     print("torch %s, %s, toroid library %s" % (torch.__version__,
                                                 torch.cuda.get_device_name() if args.device == "cuda" else "cpu",
                                                 os.environ.get("TOROID_LIBRARY", "(default search)")))
