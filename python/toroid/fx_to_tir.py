@@ -701,16 +701,34 @@ class Emitter:
         return "\n".join(head + self.lines + [out, "}", ""])
 
 
+def _modes_differ(values):
+    """Whether the fake tensors among `values` come from more than one FakeTensorMode. make_fx in
+    real mode gives each node a fake tensor of its own mode made from sizes and strides alone, so a
+    view's storage offset is lost (torch 2): such a graph's values come from running it instead."""
+    modes = set()
+    for v in values:
+        for t in v if isinstance(v, (list, tuple)) else [v]:
+            mode = getattr(t, "fake_mode", None)
+            if mode is not None:
+                modes.add(id(mode))
+    return len(modes) > 1
+
+
 def node_values(gm, example_inputs=None):
     """Example values per node: meta['val'] where present; a node without one (torch 1.13 gives
     multi-result ops none) is run on its arguments' fake values in their FakeTensorMode; else the
-    graph is run on `example_inputs`."""
+    graph is run on copies of `example_inputs` (also where the meta values come from make_fx's real
+    mode, _modes_differ)."""
     import torch
     from torch.fx.node import map_arg
     nodes = list(gm.graph.nodes)
     vals = {}
     known = set()  # nodes whose value is known, None included (an assert returns nothing)
-    for n in nodes:
+    if example_inputs is not None and _modes_differ(n.meta.get("val") for n in nodes):
+        nodes_meta = []  # make_fx in real mode: run the graph (below) for the views' offsets
+    else:
+        nodes_meta = nodes
+    for n in nodes_meta:
         returns_nothing = n.op == "call_function" and getattr(n.target, "_schema", None) is not None and \
             not n.target._schema.returns
         if "val" in n.meta and (n.meta["val"] is not None or returns_nothing) or returns_nothing:
@@ -735,8 +753,26 @@ def node_values(gm, example_inputs=None):
             return r
 
     with torch.no_grad():
-        Recorder(gm).run(*example_inputs)
+        Recorder(gm).run(*[_layout_copy(x) for x in example_inputs])
     return vals
+
+
+def _layout_copy(x):
+    """A copy of tensor `x` and its whole storage, viewed with its sizes, strides and offset (a
+    graph that writes its inputs must not write the caller's while its values are found; an
+    as_strided may read past the view's own elements); anything else as it is."""
+    import torch
+    if not isinstance(x, torch.Tensor) or type(x) is not torch.Tensor and not isinstance(x, torch.nn.Parameter):
+        return x
+    with torch.no_grad():
+        try:
+            n = x.untyped_storage().nbytes() // x.element_size() if hasattr(x, "untyped_storage") \
+                else x.storage().size()
+            copy = x.new_empty(n)
+            copy.copy_(x.as_strided((n,), (1,), 0))
+            return copy.as_strided(x.shape, x.stride(), x.storage_offset())
+        except RuntimeError:  # a storage of its own kind (sparse, quantized): not copied
+            return x
 
 
 def emit_nodes(nodes, outputs, values, attr, name="main", boundary=(), device="cpu", symbol_sources=None,

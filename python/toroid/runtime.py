@@ -238,8 +238,9 @@ class Partition:
             if not all(_exclusive(args, i) for i in self.donated):
                 if not self.donations[1] and log.isEnabledFor(logging.DEBUG):
                     log.debug("toroid: %s: inputs held elsewhere (Python refs, tensor uses, storage uses; a "
-                              "fresh tensor's %s): %s", self.name, _exclusive_base, ", ".join(
-                                  "%d %s" % (i, _holders(args[i])) for i in self.donated if not _exclusive(args, i)))
+                              "fresh tensor's %s): %s", self.name, _exclusive_base, "; ".join(
+                                  "%d %s held by %s" % (i, _holders(args[i]), _referrers(args[i], args))
+                                  for i in self.donated if not _exclusive(args, i)))
                 self.donations[1] += 1
                 DONATIONS[1] += 1
                 return self._kept()(args)
@@ -580,6 +581,24 @@ def _holders(x):
     import sys
     import torch
     return sys.getrefcount(x), x._use_count(), torch._C._storage_Use_Count(x.untyped_storage()._cdata)
+
+
+def _referrers(x, held):
+    """What else refers to `x` in Python, for a debug line: frames by function and line,
+    containers by type and length."""
+    import gc
+    import types
+    out = []
+    for r in gc.get_referrers(x):
+        if r is held:
+            continue
+        if isinstance(r, types.FrameType):
+            out.append("frame %s (%s:%d)" % (r.f_code.co_name, r.f_code.co_filename.rsplit("/", 1)[-1], r.f_lineno))
+        elif isinstance(r, (list, tuple, dict, set)):
+            out.append("%s of %d" % (type(r).__name__, len(r)))
+        else:
+            out.append(type(r).__name__)
+    return "[%s]" % ", ".join(out)
 
 
 def _exclusive(held, i):

@@ -406,6 +406,20 @@ class InputMutations(unittest.TestCase):
                                  torch.tensor(3.0)])
         self.assertEqual(c.fallbacks, [])
 
+    def test_compiling_leaves_the_example_inputs_alone(self):
+        """A graph that writes its input (an in-place op make_fx kept) is run on copies when
+        compile_graph looks for its values: the example tensor (a view, at an offset) is unchanged
+        and the first call reads it as the caller left it."""
+        def fn(x):
+            x.add_(1)
+            return x * 2
+        base = torch.zeros(6)
+        x = base[2:]
+        c = compile_graph(make_fx(fn)(x.clone()), [x])
+        self.assertEqual(base.tolist(), [0.0] * 6)
+        self.assertEqual(c(x).tolist(), [2.0] * 4)
+        self.assertEqual(base.tolist(), [0.0, 0.0] + [1.0] * 4)
+
 
 class IntegerDivision(unittest.TestCase):
     def test_division_by_zero_raises_like_eager(self):
