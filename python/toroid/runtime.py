@@ -369,6 +369,14 @@ class Partition:
                 v = outs[i].scalar
                 results[i] = bool(v) if "Bool" in kind or kind == "bool" else int(v) if "Int" in kind or kind == "int" \
                     else v
+            elif info.alias_input >= 0 and info.alias_input in self.donated:
+                # In a donated input's memory: a tensor of its own on that storage, not a view
+                # (whose base would keep the dead input, and count as a holder of the storage
+                # when a later step donates this result in turn).
+                base = args[info.alias_input]
+                results[i] = torch.empty(0, dtype=base.dtype, device=base.device).set_(
+                    base.untyped_storage() if hasattr(base, "untyped_storage") else base.storage(),
+                    base.storage_offset() + info.offset, list(info.sizes[:info.ndim]), list(info.strides[:info.ndim]))
             elif info.alias_input >= 0 or info.alias_output >= 0:
                 base = args[info.alias_input] if info.alias_input >= 0 else results[info.alias_output]
                 results[i] = base.as_strided(list(info.sizes[:info.ndim]), list(info.strides[:info.ndim]),
@@ -926,8 +934,7 @@ class CompiledGraph:
                     with torch.no_grad():
                         outs = s(ins)
                     ins = None
-                    for n, v in zip(s.outputs, outs):
-                        env[n] = v
+                    env.update(zip(s.outputs, outs))  # no loop variable left holding the last one
                     outs = None
                 for n in drops:
                     env.pop(n, None)
