@@ -43,9 +43,14 @@ def first_line(e):
 
 def commit():
     """The commit of the library under test: TOROID_COMMIT when set (the GPU machine's copy of the
-    tree may carry a .git that is not the build's), else the tree's HEAD."""
+    tree may carry a .git that is not the build's), else the COMMIT file beside TOROID_LIBRARY
+    (a carried build), else the tree's HEAD."""
     if os.environ.get("TOROID_COMMIT"):
         return os.environ["TOROID_COMMIT"]
+    carried = os.path.join(os.path.dirname(os.environ.get("TOROID_LIBRARY", "")), "COMMIT")
+    if os.environ.get("TOROID_LIBRARY") and os.path.exists(carried):  # tools/gpu/make_carry.sh writes it
+        with open(carried) as f:
+            return f.read().strip()
     try:
         return subprocess.check_output(["git", "-C", REPO, "rev-parse", "HEAD"], stderr=subprocess.DEVNULL,
                                        text=True).strip()
