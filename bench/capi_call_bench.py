@@ -6,7 +6,9 @@ steady state does), with CUDA graphs on and off, for graphs of 1 to 32 blocks on
     TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 bench/capi_call_bench.py [--calls 5000] [--json FILE]
 
 `adam` k: an optimizer-like step over k parameters (4k inputs, 3k written in place), for the
-cost per input. `fused` blocks (`x - amax(x)`, fused into one kernel however many) and `mm` blocks
+cost per input. `fused` blocks (`x - amax(x)`, fused into one kernel however many), `kernels`
+blocks (the same over rows and columns in turn: k + 1 generated kernels, the cost per launch of
+toroid's own kernels) and `mm` blocks
 (`relu(x @ w)`: a cuBLASLt matmul with its epilogue, or a matmul and a kernel). µs per call is
 the loop's wall time over its calls, the GPU queue drained at the end: the host's cost, as long
 as the GPU keeps up (it does: each kernel here is a few µs). Launches are counted from the
@@ -60,6 +62,10 @@ def graph(family, k):
         x, y = "%%x%d" % i, "%%x%d" % (i + 1)
         if family == "fused":
             lines += ["  %%m%d = aten.amax.default(%s, [1], true) : f32[8, 1]" % (i, x),
+                      "  %s = aten.sub.Tensor(%s, %%m%d) : f32[8, 32]" % (y, x, i)]
+        elif family == "kernels":  # rows, then columns: each block's reduction is a kernel of its own
+            dim, shape = ("[0]", "[1, 32]") if i % 2 else ("[1]", "[8, 1]")
+            lines += ["  %%m%d = aten.amax.default(%s, %s, true) : f32%s" % (i, x, dim, shape),
                       "  %s = aten.sub.Tensor(%s, %%m%d) : f32[8, 32]" % (y, x, i)]
         else:
             lines += ["  %%h%d = aten.mm.default(%s, %%w) : f32[8, 32]" % (i, x),
@@ -123,7 +129,7 @@ def main():
     p.add_argument("--calls", type=int, default=5000)
     p.add_argument("--json", default=None)
     p.add_argument("--commit", default=None)
-    p.add_argument("--families", default="fused,mm,adam")
+    p.add_argument("--families", default="fused,kernels,mm,adam")
     p.add_argument("--device", default="cuda", help="cuda, or cpu (the host path alone; graphs columns equal)")
     a = p.parse_args()
     print("| family | blocks | launches | graphs off µs | µs per launch | graphs on µs | host µs, off | host µs, on |")
