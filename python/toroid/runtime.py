@@ -239,7 +239,10 @@ class Partition:
                 if not self.donations[1] and log.isEnabledFor(logging.DEBUG):
                     log.debug("toroid: %s: inputs held elsewhere (Python refs, tensor uses, storage uses; a "
                               "fresh tensor's %s): %s", self.name, _exclusive_base, "; ".join(
-                                  "%d %s held by %s" % (i, _holders(args[i]), _referrers(args[i], args))
+                                  "%d %s%s held by %s" % (i, _holders(args[i]),
+                                                         " (a view: its base holds the storage)"
+                                                         if args[i]._is_view() else "",
+                                                         _referrers(args[i], args))
                                   for i in self.donated if not _exclusive(args, i)))
                 self.donations[1] += 1
                 DONATIONS[1] += 1
