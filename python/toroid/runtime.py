@@ -577,6 +577,7 @@ def _writes_first(node, a):
 
 
 _exclusive_base = None
+_exclusive_view = None
 
 
 def _can_check_exclusive():
@@ -612,18 +613,33 @@ def _referrers(x, held):
     return "[%s]" % ", ".join(out)
 
 
+def _view_holders(x):
+    """_holders of view `x`, then its base's Python references and C++ uses."""
+    import sys
+    base = x._base
+    return _holders(x) + (sys.getrefcount(base), base._use_count())
+
+
 def _exclusive(held, i):
     """Whether held[i] (a list holds it) is held by nothing else: no other Python reference, no
     C++ one (autograd's saved tensors under retain_graph, another graph's), no other tensor on
     its storage. Compared with a fresh tensor in a list, measured once the same way (the counts
-    differ between Python and torch builds)."""
+    differ between Python and torch builds). A view (a backward's saved activations often are)
+    passes when its base is held by the view alone, compared with a fresh view of a fresh tensor."""
     import torch
-    global _exclusive_base
+    global _exclusive_base, _exclusive_view
     try:
         if _exclusive_base is None:
             fresh = [torch.empty(1)]
             _exclusive_base = _holders(fresh[0])
-        return all(n <= b for n, b in zip(_holders(held[i]), _exclusive_base))
+        if all(n <= b for n, b in zip(_holders(held[i]), _exclusive_base)):
+            return True
+        if not held[i]._is_view():
+            return False
+        if _exclusive_view is None:
+            fresh = [torch.empty(2)[:1]]
+            _exclusive_view = _view_holders(fresh[0])
+        return all(n <= b for n, b in zip(_view_holders(held[i]), _exclusive_view))
     except (AttributeError, RuntimeError, TypeError):
         return False
 

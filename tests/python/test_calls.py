@@ -270,6 +270,18 @@ class CheckedCalls(unittest.TestCase):
                 close(self, boxed(c)([base.view(64, 32), w, v])[0], want)
                 self.assertEqual(part.donations, [2, 2])
                 self.assertTrue(torch.equal(base, a0))
+                # A view whose base only the view holds (a backward's saved activation often is
+                # one): donated.
+                got = boxed(c)([a0.clone().view(64, 32), w, v])
+                close(self, got[0], want)
+                self.assertEqual(part.donations, [3, 2])
+                # Two views of one base: each holds the storage, neither is donated.
+                both = a0.clone()
+                second = both.view(2048)
+                del both
+                close(self, boxed(c)([second.view(64, 32), w, v])[0], want)
+                self.assertEqual(part.donations, [3, 3])
+                self.assertTrue(torch.equal(second.view(64, 32), a0))
             # An input not among donated_inputs, without free_inputs, or with TOROID_DONATE_INPUTS=0:
             # nothing is donated.
             self.assertEqual(compile_graph(make_fx(fn)(*traced), traced, free_inputs=True).steps[0][1].donated, [])
