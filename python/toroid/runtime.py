@@ -240,7 +240,9 @@ class Partition:
                     log.debug("toroid: %s: inputs held elsewhere (Python refs, tensor uses, storage uses; a "
                               "fresh tensor's %s): %s", self.name, _exclusive_base, "; ".join(
                                   "%d %s%s held by %s" % (i, _holders(args[i]),
-                                                         " (a view: its base holds the storage)"
+                                                         " (a view; with its base's Python references and "
+                                                         "uses %s, a fresh view's %s)" % (
+                                                             _view_holders(args[i]), _exclusive_view)
                                                          if args[i]._is_view() else "",
                                                          _referrers(args[i], args))
                                   for i in self.donated if not _exclusive(args, i)))
