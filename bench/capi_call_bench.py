@@ -76,7 +76,7 @@ def graph(family, k):
 
 def launches(dump):
     n = 0
-    for path in glob.glob(os.path.join(dump, "*.wrapper")):
+    for path in glob.glob(os.path.join(dump, "*", "wrapper.txt")):  # one debug directory per compile
         with open(path) as f:
             n += sum(line.strip().split(" ", 1)[0] in ("call", "extern", "user_kernel") for line in f)
     return n
