@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole model suite (tools/gpu/model_suite.py) at one commit in one device call: one shard
+# per GPU of a multi-GPU machine, run side by side (each process sees one GPU), then the rows
+# merged and summarized against issue 17's and 18's Done-when (tools/gpu/suite_summary.py).
+#   run(kind="nvidia-h100-x8", carry=[".cudacarry"], command="tools/gpu/suite_parallel.sh [ARGS...]")
+# ARGS go to every model_suite.py (e.g. --reps 5, --modes inference). Rows go to
+# $OUT/models-cuda.jsonl; each shard's log to $OUT/suite-K.log. Shards share the host's CPUs,
+# so compile times are longer than on an idle host (both backends alike).
+# A suite longer than one call (600 s): pass --time-budget 480 --resume, copy the returned
+# models-K.jsonl files into .suite/ in the tree (carried to the next call; keep it out of git),
+# and call again with the same machine kind: each shard skips the rows it already has.
+set -uo pipefail
+out=${OUT:-/tmp/suite}; mkdir -p "$out"
+mkdir -p /tmp/toroid-libs && tar xJf .cudacarry/libs.tar.xz -C /tmp/toroid-libs
+export LD_LIBRARY_PATH=$PWD/.cudacarry:/tmp/toroid-libs:${LD_LIBRARY_PATH:-}
+export TOROID_LIBRARY=$PWD/.cudacarry/libtoroid.so PYTHONPATH=$PWD/python
+export TOROID_COMMIT=${TOROID_COMMIT:-$(cat .cudacarry/COMMIT)}
+gpus=$(nvidia-smi -L | wc -l)
+echo "$gpus GPUs, commit $TOROID_COMMIT"
+for ((k = 0; k < gpus; k++)); do
+  [ -f ".suite/models-$k.jsonl" ] && cp ".suite/models-$k.jsonl" "$out/models-$k.jsonl"
+  CUDA_VISIBLE_DEVICES=$k TOROID_CACHE_DIR=/tmp/toroid-cache-$k \
+    python3 tools/gpu/model_suite.py --shard "$k/$gpus" --out "$out/models-$k.jsonl" "$@" > "$out/suite-$k.log" 2>&1 &
+done
+wait
+cat "$out"/models-[0-9]*.jsonl > "$out/models-cuda.jsonl" 2>/dev/null
+python3 tools/gpu/suite_summary.py "$out/models-cuda.jsonl"
