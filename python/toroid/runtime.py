@@ -624,10 +624,13 @@ def _empty_strided_cpu():
     import torch
     try:
         from torch._C._dynamo.guards import _empty_strided_cpu as fast
-        return fast
-    except ImportError:
-        cpu = torch.device("cpu")
-        return lambda sizes, strides, dtype: torch.empty_strided(sizes, strides, dtype=dtype, device=cpu)
+        probe = fast((2, 3), (1, 2), torch.bfloat16)  # the signature Inductor calls, checked once
+        if probe.shape == (2, 3) and probe.stride() == (1, 2) and probe.dtype == torch.bfloat16 and not probe.is_cuda:
+            return fast
+    except (ImportError, TypeError, RuntimeError):
+        pass
+    cpu = torch.device("cpu")
+    return lambda sizes, strides, dtype: torch.empty_strided(sizes, strides, dtype=dtype, device=cpu)
 
 
 def _view_holders(x):
