@@ -96,6 +96,24 @@ class EmptyTensors(unittest.TestCase):
         self.assertEqual(failures, [])
 
 
+@contextlib.contextmanager
+def counted_holders():
+    """Donation's holder counts for the test's duration. torch 1.13 cannot count a tensor's C++
+    holders: there, the Python count stands in for all three (the flow is the same). Yields
+    whether this torch counts them itself."""
+    from toroid import runtime
+    saved = (runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base, runtime._exclusive_view)
+    counts = runtime._can_check_exclusive()
+    if not counts:
+        runtime._can_check_exclusive = lambda: True
+        runtime._holders = lambda x: (sys.getrefcount(x), 1, 1)
+        runtime._exclusive_base = runtime._exclusive_view = None
+    try:
+        yield counts
+    finally:
+        runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base, runtime._exclusive_view = saved
+
+
 class CheckedCalls(unittest.TestCase):
     def test_dtype_switch_is_an_error_not_a_misread(self):
         c = compile_graph(make_fx(lambda x: x * 2 + 1)(torch.ones(4)), [torch.ones(4)])
@@ -225,18 +243,12 @@ class CheckedCalls(unittest.TestCase):
         # A backward's input that only one partition reads is donated (`input donated`): the
         # memory plan gives its memory to a later buffer. A call first checks that its list holds
         # the tensor alone (no other Python or C++ reference, no other tensor on its storage),
-        # else it runs the graph compiled without donation. torch 1.13 cannot count a tensor's
-        # C++ holders: there, the Python count stands in for all three (the flow is the same).
+        # else it runs the graph compiled without donation.
         from toroid import runtime
-        saved = runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base
-        if not runtime._can_check_exclusive():
-            runtime._can_check_exclusive = lambda: True
-            runtime._holders = lambda x: (sys.getrefcount(x), 1, 1)
-            runtime._exclusive_base = None
-        try:
+        with counted_holders() as saved:
             def fn(a, w, v):
                 h = torch.mm(a, w)  # a's last read: the next product's result takes its memory
-                y = torch.mm(h, v)  # an output: it comes back in a's memory, as a view of a
+                y = torch.mm(h, v)  # an output: it comes back in a's memory
                 return torch.relu(y).sum(0), y
             w, v = torch.randn(32, 16), torch.randn(16, 32)
             traced = [torch.randn(64, 32), w, v]
@@ -265,7 +277,7 @@ class CheckedCalls(unittest.TestCase):
             self.assertNotIn("donated", part._kept().text)
             close(self, boxed(c)([a0.clone(), w, v])[0], want)
             self.assertEqual(part.donations, [2, 1])
-            if saved[0]():  # torch counts C++ holders: a view's base holds the storage too
+            if saved:  # torch counts C++ holders: a view's base holds the storage too
                 base = a0.clone()
                 close(self, boxed(c)([base.view(64, 32), w, v])[0], want)
                 self.assertEqual(part.donations, [2, 2])
@@ -289,20 +301,12 @@ class CheckedCalls(unittest.TestCase):
             with env("TOROID_DONATE_INPUTS", "0"):
                 self.assertEqual(compile_graph(make_fx(fn)(*traced), traced, free_inputs=True,
                                                donated_inputs=[0]).steps[0][1].donated, [])
-        finally:
-            runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base = saved
 
     def test_results_of_one_partition_are_donated_to_the_next(self):
         # A backward's tensors that a partition computes and only the next reads are donated
         # there: nothing of the call (a loop variable, the first result's view of a) may hold
         # them. BERT's backward declined 7 of its 8 partitions' donations before.
-        from toroid import runtime
-        saved = runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base
-        if not runtime._can_check_exclusive():
-            runtime._can_check_exclusive = lambda: True
-            runtime._holders = lambda x: (sys.getrefcount(x), 1, 1)
-            runtime._exclusive_base = None
-        try:
+        with counted_holders():
             def fn(a, w):
                 h = torch.mm(a, w)  # in a's memory
                 g = torch.relu(h)  # the first partition's last result: donated to the second
@@ -314,8 +318,6 @@ class CheckedCalls(unittest.TestCase):
             self.assertEqual([len(p.donated) for p in parts], [1, 2], [p.text for p in parts])
             close(self, boxed(c)([a.clone(), w]), fn(a, w))
             self.assertEqual([p.donations for p in parts], [[1, 0], [1, 0]])
-        finally:
-            runtime._can_check_exclusive, runtime._holders, runtime._exclusive_base = saved
 
     def test_inputs_given_up_with_eager_nodes_first(self):
         # A backward (free_inputs) that starts with two eager nodes in a row: no run of compiled
