@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import logging
 import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
@@ -617,10 +618,11 @@ def _referrers(x, held):
     return "[%s]" % ", ".join(out)
 
 
+@functools.lru_cache(maxsize=None)
 def _empty_strided_cpu():
     """f(sizes, strides, dtype): an uninitialized CPU tensor. torch 2's dynamo ships one that
     skips the dispatcher (what Inductor's CPU wrappers call, ~2 µs less a tensor); else
-    torch.empty_strided."""
+    torch.empty_strided. Found (and probed) once per process."""
     import torch
     try:
         from torch._C._dynamo.guards import _empty_strided_cpu as fast

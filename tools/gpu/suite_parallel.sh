@@ -14,9 +14,8 @@ out=${OUT:-/tmp/suite}; mkdir -p "$out"
 mkdir -p /tmp/toroid-libs && tar xJf .cudacarry/libs.tar.xz -C /tmp/toroid-libs
 export LD_LIBRARY_PATH=$PWD/.cudacarry:/tmp/toroid-libs:${LD_LIBRARY_PATH:-}
 export TOROID_LIBRARY=$PWD/.cudacarry/libtoroid.so PYTHONPATH=$PWD/python
-export TOROID_COMMIT=${TOROID_COMMIT:-$(cat .cudacarry/COMMIT)}
 gpus=$(nvidia-smi -L | wc -l)
-echo "$gpus GPUs, commit $TOROID_COMMIT"
+echo "$gpus GPUs, commit ${TOROID_COMMIT:-$(cat .cudacarry/COMMIT)}"  # model_suite reads .cudacarry/COMMIT itself
 for ((k = 0; k < gpus; k++)); do
   [ -f ".suite/models-$k.jsonl" ] && cp ".suite/models-$k.jsonl" "$out/models-$k.jsonl"
   CUDA_VISIBLE_DEVICES=$k TOROID_CACHE_DIR=/tmp/toroid-cache-$k \
