@@ -437,6 +437,17 @@ class Emitter:
             return scalar_type(v, self.syms)
         raise Unsupported("result of type %s" % type(v).__name__)
 
+    def _undefined_type(self, node):
+        """The type of a result PyTorch leaves undefined (None: a false output_mask entry): toroid's
+        graph has an empty 1-d tensor there, of the call's first tensor operand's dtype and device."""
+        import torch
+        for a in node.args:
+            t = self.values.get(a) if isinstance(a, torch.fx.Node) else None
+            if _is_tensor(t):
+                return tensor_type(torch.empty(0, dtype=t.dtype, device="meta"), self.syms,
+                                   device=self._moved(t) or t.device)
+        raise Unsupported("an undefined result of %s, which has no tensor operand" % node.name)
+
     def define(self, node, index=None):
         name = self._fresh(node.name if index is None else "%s_%d" % (node.name, index))
         self.names[(node, index)] = name
@@ -664,7 +675,8 @@ class Emitter:
             root = self.storage.get(root) if root else None
             self.storage[name] = root or name
             names.append(name)
-            types.append(self._type(r, root, device=self._moved(r)))
+            types.append(self._undefined_type(node) if r is None and not single else
+                         self._type(r, root, device=self._moved(r)))
         if single:
             self.names[(node, None)] = names[0]
         rewrite = REWRITES.get(_schema_name(node.target))

@@ -522,7 +522,8 @@ def _supported(n, values, device):
                 tir_dtype(r.dtype)
             except Unsupported as e:
                 return str(e)
-        elif not isinstance(r, (int, float, bool)) and not is_symbolic(r) and not (r is None and op in _ASSERTS):
+        elif not isinstance(r, (int, float, bool)) and not is_symbolic(r) and not (r is None and op in _ASSERTS) \
+                and not (r is None and isinstance(v, (tuple, list))):  # an undefined result (output_mask)
             return "a result of type %s" % type(r).__name__
     return None
 

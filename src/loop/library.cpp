@@ -19,24 +19,26 @@ constexpr uint32_t kSortable = kInts | kCublasLt;
 // One row per op a library serves. The executors implement every LibraryCall for every dtype
 // their device's column names (a test walks this table against them).
 constexpr LibraryKernel kTable[] = {
-    {LibraryCall::Mm, "aten.mm.default", kCpuMatmul, kCublasLt},
-    {LibraryCall::Bmm, "aten.bmm.default", kCpuMatmul, kCublasLt},
-    {LibraryCall::Addmm, "aten.addmm.default", kCpuMatmul, kCublasLt},
-    {LibraryCall::Addmm, "aten._addmm_activation.default", kCpuMatmul, kCublasLt},
-    {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
+    {LibraryCall::Mm, "aten.mm.default", 0, kCpuMatmul, kCublasLt},
+    {LibraryCall::Bmm, "aten.bmm.default", 0, kCpuMatmul, kCublasLt},
+    {LibraryCall::Addmm, "aten.addmm.default", 0, kCpuMatmul, kCublasLt},
+    {LibraryCall::Addmm, "aten._addmm_activation.default", 0, kCpuMatmul, kCublasLt},
+    {LibraryCall::Convolution, "aten.convolution.default", 0, kOneDnn, kCudnn},
+    {LibraryCall::ConvolutionBackwardInput, "aten.convolution_backward.default", 0, kOneDnn, kCudnn},
+    {LibraryCall::ConvolutionBackwardWeight, "aten.convolution_backward.default", 1, kOneDnn, kCudnn},
     // Kernels of fallback lines: the GPU's device kernels (runtime/cuda/device_kernels.h) and
     // the CPU's typed host loops (runtime/cpu_library.h); other layouts run the reference kernel.
-    {LibraryCall::Nonzero, "aten.nonzero.default", bit(DType::Int64), bit(DType::Int64)},
-    {LibraryCall::Cumsum, "aten.cumsum.default", kScanOut, kScanOut},
-    {LibraryCall::Cumprod, "aten.cumprod.default", kScanOut, kScanOut},
-    {LibraryCall::IndexPut, "aten.index_put.default", kPut, kPut},
-    {LibraryCall::Scatter, "aten.scatter.src", kPut, kPut},
-    {LibraryCall::Scatter, "aten.scatter.value", kPut, kPut},
-    {LibraryCall::ScatterAdd, "aten.scatter_add.default", kPut, kPut},
-    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", kPut, kPut},
-    {LibraryCall::IndexAdd, "aten.index_add.default", kPut, kPut},
-    {LibraryCall::Sort, "aten.sort.default", kSortable, kSortable},
-    {LibraryCall::Topk, "aten.topk.default", kSortable, kSortable},
+    {LibraryCall::Nonzero, "aten.nonzero.default", 0, bit(DType::Int64), bit(DType::Int64)},
+    {LibraryCall::Cumsum, "aten.cumsum.default", 0, kScanOut, kScanOut},
+    {LibraryCall::Cumprod, "aten.cumprod.default", 0, kScanOut, kScanOut},
+    {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut, kPut},
+    {LibraryCall::Scatter, "aten.scatter.src", 0, kPut, kPut},
+    {LibraryCall::Scatter, "aten.scatter.value", 0, kPut, kPut},
+    {LibraryCall::ScatterAdd, "aten.scatter_add.default", 0, kPut, kPut},
+    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", 0, kPut, kPut},
+    {LibraryCall::IndexAdd, "aten.index_add.default", 0, kPut, kPut},
+    {LibraryCall::Sort, "aten.sort.default", 0, kSortable, kSortable},
+    {LibraryCall::Topk, "aten.topk.default", 0, kSortable, kSortable},
 };
 
 }  // namespace
@@ -47,6 +49,8 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::Bmm: return "bmm";
     case LibraryCall::Addmm: return "addmm";
     case LibraryCall::Convolution: return "convolution";
+    case LibraryCall::ConvolutionBackwardInput: return "convolution_backward_input";
+    case LibraryCall::ConvolutionBackwardWeight: return "convolution_backward_weight";
     case LibraryCall::Nonzero: return "nonzero";
     case LibraryCall::Cumsum: return "cumsum";
     case LibraryCall::Cumprod: return "cumprod";
@@ -80,10 +84,37 @@ bool updates_first_operand(LibraryCall c) {
          c == LibraryCall::ScatterReduce || c == LibraryCall::IndexAdd;
 }
 
-const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device) {
+const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device, unsigned result) {
   for (const LibraryKernel& k : kTable)
-    if (k.op == op && ((device.is_cuda() ? k.cuda_dtypes : k.cpu_dtypes) & bit(dtype))) return &k;
+    if (k.op == op && k.result == result && ((device.is_cuda() ? k.cuda_dtypes : k.cpu_dtypes) & bit(dtype))) return &k;
   return nullptr;
+}
+
+bool runs_as_fallback(LibraryCall c) {
+  switch (c) {
+    case LibraryCall::Mm:
+    case LibraryCall::Bmm:
+    case LibraryCall::Addmm:
+    case LibraryCall::Convolution:
+    case LibraryCall::ConvolutionBackwardInput:
+    case LibraryCall::ConvolutionBackwardWeight: return false;
+    case LibraryCall::Nonzero:
+    case LibraryCall::Cumsum:
+    case LibraryCall::Cumprod:
+    case LibraryCall::IndexPut:
+    case LibraryCall::Scatter:
+    case LibraryCall::ScatterAdd:
+    case LibraryCall::ScatterReduce:
+    case LibraryCall::IndexAdd:
+    case LibraryCall::Sort:
+    case LibraryCall::Topk: return true;
+  }
+  return true;
+}
+
+bool is_convolution(LibraryCall c) {
+  return c == LibraryCall::Convolution || c == LibraryCall::ConvolutionBackwardInput ||
+         c == LibraryCall::ConvolutionBackwardWeight;
 }
 
 bool has_library_kernel(std::string_view op, Device device) {

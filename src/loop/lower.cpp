@@ -237,6 +237,7 @@ void Lowering::fallback(const Node* n, const std::string& why) {
   const Value* r0 = n->num_results() ? n->result(0) : nullptr;
   const LibraryKernel* device_kernel =
       r0 && r0->is_tensor() ? find_library_kernel(n->target(), r0->meta().dtype, options.target.device) : nullptr;
+  if (device_kernel && !runs_as_fallback(device_kernel->call)) device_kernel = nullptr;  // an extern call's op
   if (!device_kernel) {
     note_reference_kernel(n, why);
   }

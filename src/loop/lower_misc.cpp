@@ -1,6 +1,6 @@
 // Lowerings of creation ops (pointwise constants and ramps), concatenation and constant
 // padding (pointwise with clamped reads), and the library calls (Extern: mm, bmm, addmm through
-// BLAS, convolution through oneDNN).
+// BLAS, convolutions and their backward through oneDNN).
 #include "lowering.h"
 
 namespace toroid::loop {
@@ -151,32 +151,85 @@ std::vector<SymExpr> spatial_list(std::vector<SymExpr> v, size_t spatial) {
   return v;
 }
 
+// A convolution's stride, padding, dilation and groups for `rank`-dim operands; empty lists
+// where the call's are not per spatial dim (or rank is not 3 to 5): no library takes it.
+LibraryParams convolution_params(const BoundArgs& a, size_t rank) {
+  LibraryParams p;
+  if (rank < 3 || rank > 5) return p;
+  p.stride = spatial_list(a.int_list("stride"), rank - 2);
+  p.padding = spatial_list(a.int_list("padding"), rank - 2);
+  p.dilation = spatial_list(a.int_list("dilation"), rank - 2);
+  p.groups = a.scalar("groups");
+  if (p.stride.empty() || p.padding.empty() || p.dilation.empty()) p.stride.clear();
+  return p;
+}
+
+// Why no library takes a convolution call (transposed, or its lists), or empty.
+std::string convolution_refusal(const BoundArgs& a, const LibraryParams& p, size_t rank) {
+  if (a.scalar("transposed") != SymExpr::boolean(false)) return "transposed convolution";
+  if (p.stride.empty()) return "a convolution of rank " + std::to_string(rank) + " (the libraries take 3 to 5)";
+  return "";
+}
+
 // convolution, not transposed, 1 to 3 spatial dims, where the table has a library for the dtype.
 void convolution_extern(Lowering& L, const Node* n, const BoundArgs& a) {
   const Value* out = n->result(0);
   DType d = out->meta().dtype;
-  bool transposed = a.scalar("transposed") != SymExpr::boolean(false);
   size_t rank = out->meta().rank();
-  LibraryParams p;
-  if (rank >= 3) {
-    p.stride = spatial_list(a.int_list("stride"), rank - 2);
-    p.padding = spatial_list(a.int_list("padding"), rank - 2);
-    p.dilation = spatial_list(a.int_list("dilation"), rank - 2);
-    p.groups = a.scalar("groups");
-  }
-  bool shape_ok = rank >= 3 && rank <= 5 && !p.stride.empty() && !p.padding.empty() && !p.dilation.empty() && p.groups;
-  const LibraryKernel* kernel = transposed || !shape_ok ? nullptr : find_library_kernel(n->target(), d, target_device(L));
-  std::unique_ptr<Buffer> b =
-      library_buffer(L, n, kernel,
-                     transposed ? "transposed convolution"
-                                : "no convolution library for " + std::string(dtype_short_name(d)) + " of rank " +
-                                      std::to_string(rank));
+  LibraryParams p = convolution_params(a, rank);
+  std::string why = convolution_refusal(a, p, rank);
+  const LibraryKernel* kernel = why.empty() ? find_library_kernel(n->target(), d, target_device(L)) : nullptr;
+  if (why.empty() && !kernel) why = "no convolution library for " + std::string(dtype_short_name(d));
+  std::unique_ptr<Buffer> b = library_buffer(L, n, kernel, why);
   if (kernel) {
     b->library_operands = {a.tensor("input"), a.tensor("weight"), a.tensor("bias")};
     p.tf32 = d == DType::Float32 && L.options.target.is_cuda() && L.options.tf32_convolutions;
     b->library_params = std::move(p);
   }
   L.define_buffer(out, std::move(b));
+}
+
+// convolution_backward: grad_input and grad_weight as library calls of their own (each reads
+// grad_output and one forward operand), grad_bias as a sum of grad_output over all dims but the
+// channels; a result output_mask leaves out is an empty tensor. The whole call runs its
+// reference kernel where a library lacks the dtype or the layout.
+void convolution_backward_extern(Lowering& L, const Node* n, const BoundArgs& a) {
+  const Value* grad = a.tensor("grad_output");
+  const Value* input = a.tensor("input");
+  const Value* weight = a.tensor("weight");
+  DType d = grad->meta().dtype;
+  size_t rank = input->meta().rank();
+  LibraryParams p = convolution_params(a, rank);
+  std::string why = convolution_refusal(a, p, rank);
+  std::vector<bool> mask;
+  for (const Argument& e : a.get("output_mask").list()) mask.push_back(e.scalar() == SymExpr::boolean(true));
+  if (mask.size() != 3) L.fail(n, "output_mask must have 3 entries");
+  const LibraryKernel* calls[2] = {nullptr, nullptr};
+  for (unsigned r = 0; r < 2 && why.empty(); ++r)
+    if (mask[r] && !(calls[r] = find_library_kernel(n->target(), d, target_device(L), r)))
+      why = "no convolution library for " + std::string(dtype_short_name(d));
+  if (why.empty() && mask[2] && n->result(2)->meta().rank() != 1) why = "a bias gradient of rank other than 1";
+  if (!why.empty()) return L.fallback(n, why);
+  p.tf32 = d == DType::Float32 && L.options.target.is_cuda() && L.options.tf32_convolutions;
+  for (unsigned r = 0; r < 3; ++r) {
+    const Value* out = n->result(r);
+    if (!mask[r]) {
+      L.define_pointwise(out, cast(scalar_expr(SymExpr::integer(0), compute_dtype(d)), d));
+    } else if (r == 2) {
+      std::vector<int64_t> dims{0};
+      for (int64_t k = 2; k < static_cast<int64_t>(rank); ++k) dims.push_back(k);
+      define_sum(L, n, out, grad, dims);
+    } else {
+      std::unique_ptr<Buffer> b = L.new_buffer(out, BufferKind::Extern);
+      b->node = n;
+      b->result_index = r;
+      b->library = calls[r]->call;
+      b->library_operands = {grad, r == 0 ? weight : input};
+      for (const Value* v : b->library_operands) b->extern_inputs.push_back(L.realize(v));
+      b->library_params = p;
+      L.define_buffer(out, std::move(b));
+    }
+  }
 }
 
 constexpr LowerRule kRules[] = {
@@ -198,6 +251,7 @@ constexpr LowerRule kRules[] = {
     {"aten.addmm.default", matmul_extern},
     {"aten._addmm_activation.default", matmul_extern},
     {"aten.convolution.default", convolution_extern},
+    {"aten.convolution_backward.default", convolution_backward_extern},
 };
 
 }  // namespace

@@ -162,4 +162,8 @@ constexpr LowerRule kRules[] = {
 
 std::span<const LowerRule> reduction_rules() { return kRules; }
 
+void define_sum(Lowering& L, const Node* n, const Value* r, const Value* in, const std::vector<int64_t>& dims) {
+  reduce(L, n, r, in, dims, false, ReduceOp::Sum, compute_dtype(r->meta().dtype));
+}
+
 }  // namespace toroid::loop

@@ -117,6 +117,10 @@ std::span<const LowerRule> misc_rules();
 std::span<const LowerRule> indexing_rules();
 std::span<const LowerRule> pool_rules();
 
+// Result r of n as the sum of `in` over `dims` (ascending), in r's compute dtype: a Reduction
+// buffer (lower_reduction.cpp), for lowerings of other families (convolution_backward's bias).
+void define_sum(Lowering& L, const Node* n, const Value* r, const Value* in, const std::vector<int64_t>& dims);
+
 // Host steps and control flow (lower_control.cpp): item() (_local_scalar_dense), the asserts
 // (_assert_scalar, sym_constrain_range*), and cond / while_loop with their subgraphs lowered on
 // their own.

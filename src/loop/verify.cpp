@@ -86,8 +86,8 @@ class ProgramCheck {
       case BufferKind::Extern: {
         if (!b.node) fail(b, "no graph call");
         if (b.library_operands.empty()) fail(b, "a library call with no operands");
-        const LibraryKernel* k = find_library_kernel(b.node->target(), b.dtype, p_.target.device);
-        if (!k || k->call != b.library)
+        const LibraryKernel* k = find_library_kernel(b.node->target(), b.dtype, p_.target.device, b.result_index);
+        if (!k || k->call != b.library || runs_as_fallback(k->call))
           fail(b, std::string("calls the library's ") + library_call_name(b.library) + ", which the table has not for " +
                       b.node->target() + " in " + dtype_short_name(b.dtype) + " on " + p_.target.device_name());
         break;
@@ -95,7 +95,7 @@ class ProgramCheck {
       case BufferKind::Fallback: {
         if (!b.node) fail(b, "no graph call");
         const LibraryKernel* k = b.on_device ? find_library_kernel(b.node->target(), b.dtype, p_.target.device) : nullptr;
-        if (b.on_device && (!k || k->call != b.library))
+        if (b.on_device && (!k || k->call != b.library || !runs_as_fallback(k->call)))
           fail(b, std::string("runs the device's ") + library_call_name(b.library) + ", which the table has not for " +
                       b.node->target() + " on " + p_.target.device_name());
         break;

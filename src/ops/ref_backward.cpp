@@ -1,6 +1,7 @@
 // Reference kernels: the normalization backward ops, native_layer_norm_backward and
 // native_group_norm_backward. They use the saved mean and rstd they are given (as PyTorch
-// does), compute in double and round once. A result whose output_mask entry is false is None.
+// does), compute in double and round once. A result whose output_mask entry is false is an empty
+// 1-d tensor of size 0, as the meta functions say (meta_helpers.h, undefined_result).
 //
 // With xhat = (x - mean) * rstd and g = grad_out * weight (grad_out without a weight), over the
 // n elements normalized together:
@@ -65,15 +66,13 @@ Out k_native_layer_norm_backward(const RtArgs& a, KernelContext&) {
       gi[u] = rs * (g - sg / dn - xh * sgx / dn);
     }
   }
-  Out res(3);
-  DType wd = w ? w->dtype() : x.dtype();
-  std::vector<int64_t> ws = w ? w->sizes() : ns;
+  // A parameter gradient is undefined where its mask entry is false or the parameter is absent.
+  const HostTensor* bias = a.opt_tensor("bias");
+  HostTensor none = HostTensor::zeros(x.dtype(), {0});
+  Out res{none, none, none};
   if (mask[0]) res[0] = from_double_vec(x.dtype(), x.sizes(), gi);
-  if (mask[1]) res[1] = from_double_vec(wd, ws, gw);
-  if (mask[2]) {
-    const HostTensor* b = a.opt_tensor("bias");
-    res[2] = from_double_vec(b ? b->dtype() : wd, b ? b->sizes() : ws, gb);
-  }
+  if (mask[1] && w) res[1] = from_double_vec(w->dtype(), w->sizes(), gw);
+  if (mask[2] && bias) res[2] = from_double_vec(bias->dtype(), bias->sizes(), gb);
   return res;
 }
 
@@ -120,8 +119,8 @@ Out k_native_group_norm_backward(const RtArgs& a, KernelContext&) {
         gi[u] = rs * (gg - sg / dn - xh * sgx / dn);
       }
     }
-  Out res(3);
   DType wd = w ? w->dtype() : x.dtype();
+  Out res{HostTensor::zeros(x.dtype(), {0}), HostTensor::zeros(wd, {0}), HostTensor::zeros(wd, {0})};
   if (mask[0]) res[0] = in_memory_format_of(from_double_vec(x.dtype(), x.sizes(), gi), x);
   if (mask[1]) res[1] = from_double_vec(wd, {C}, gw);
   if (mask[2]) res[2] = from_double_vec(wd, {C}, gb);

@@ -224,9 +224,12 @@ Out k_convolution_backward(const RtArgs& a, KernelContext&) {
       if (mask[0]) gi[static_cast<size_t>(i)] += gr * wv[static_cast<size_t>(k)];
       if (mask[1]) gw[static_cast<size_t>(k)] += gr * xv[static_cast<size_t>(i)];
     });
-  Out r(3);
-  if (mask[0]) r[0] = in_memory_format_of(from_double_vec(x.dtype(), x.sizes(), gi), x);
-  if (mask[1]) r[1] = from_double_vec(w.dtype(), w.sizes(), gw);
+  // A result output_mask leaves out is an empty 1-d tensor (meta_helpers.h, undefined_result).
+  Out r(3, HostTensor::zeros(go.dtype(), {0}));
+  // Both gradients channels-last where the input is (else where the weight is), as the meta says.
+  const HostTensor& layout = x.is_contiguous() ? w : x;
+  if (mask[0]) r[0] = in_memory_format_of(from_double_vec(x.dtype(), x.sizes(), gi), layout);
+  if (mask[1]) r[1] = in_memory_format_of(from_double_vec(w.dtype(), w.sizes(), gw), layout);
   if (mask[2]) {
     std::vector<double> gb(static_cast<size_t>(g.Cout), 0.0);
     int64_t per = numel_of(g.out);

@@ -221,6 +221,10 @@ class CpuExecutor final : public Executor {
     user_error(codegen::site_error(s, size, value), s.loc);
   }
 
+  ConvParams conv_params(const loop::LibraryParams& p) const {
+    return {eval(p.stride), eval(p.padding), eval(p.dilation), eval(p.groups)};
+  }
+
   void run_extern(const Line& l) {
     HostTensor out = view(l.result);
     const loop::LibraryParams& p = l.params;
@@ -233,12 +237,18 @@ class CpuExecutor final : public Executor {
         if (p.epilogue != loop::Epilogue::None) activate(out, p.epilogue == loop::Epilogue::Gelu);
         return;
       case loop::LibraryCall::Convolution: {
-        ConvParams c{eval(p.stride), eval(p.padding), eval(p.dilation), eval(p.groups)};
+        ConvParams c = conv_params(p);
         std::optional<HostTensor> bias;
         if (l.operands[2].slot >= 0) bias = view(l.operands[2]);
         onednn_convolution(view(l.operands[0]), view(l.operands[1]), bias ? &*bias : nullptr, c, out);
         return;
       }
+      case loop::LibraryCall::ConvolutionBackwardInput:
+        onednn_convolution_backward_input(view(l.operands[0]), view(l.operands[1]), conv_params(p), out);
+        return;
+      case loop::LibraryCall::ConvolutionBackwardWeight:
+        onednn_convolution_backward_weight(view(l.operands[0]), view(l.operands[1]), conv_params(p), out);
+        return;
       case loop::LibraryCall::Nonzero:  // fallback lines (cpu_library.h), never an extern line
       case loop::LibraryCall::Cumsum:
       case loop::LibraryCall::Cumprod:

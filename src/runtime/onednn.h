@@ -1,5 +1,5 @@
-// Convolution through oneDNN (f32, 1-3 spatial dims, groups, stride, padding, dilation), on
-// strided views: oneDNN reads and writes the tensors' own layouts.
+// Convolution and its two backward passes through oneDNN (f32, 1-3 spatial dims, groups, stride,
+// padding, dilation), on strided views: oneDNN reads and writes the tensors' own layouts.
 #pragma once
 
 #include <cstdint>
@@ -17,5 +17,11 @@ struct ConvParams {
 // out = conv(input, weight) + bias (bias may be undefined). Primitives are cached by shape.
 void onednn_convolution(const ops::HostTensor& input, const ops::HostTensor& weight, const ops::HostTensor* bias,
                         const ConvParams& p, const ops::HostTensor& out);
+// The gradients of out = conv(input, weight): grad_input from grad_output and the weight, and
+// grad_weight from grad_output and the input (convolution_backward's first two results).
+void onednn_convolution_backward_input(const ops::HostTensor& grad_output, const ops::HostTensor& weight,
+                                       const ConvParams& p, const ops::HostTensor& grad_input);
+void onednn_convolution_backward_weight(const ops::HostTensor& grad_output, const ops::HostTensor& input,
+                                        const ConvParams& p, const ops::HostTensor& grad_weight);
 
 }  // namespace toroid::runtime

@@ -179,8 +179,10 @@ class Scheduler {
     return at;
   }
 
+  // One step per call, shared by its results' buffers; each Extern buffer is a library call of
+  // its own (convolution_backward's grad_input and grad_weight).
   void add_call(Buffer* b) {
-    auto it = call_step_.find(b->node);
+    auto it = b->kind == BufferKind::Extern ? call_step_.end() : call_step_.find(b->node);
     if (it != call_step_.end()) {
       step_of_[b] = it->second;
       for (SymExpr e : b->sizes) note_defined(e, it->second);
@@ -189,7 +191,7 @@ class Scheduler {
     Step s{step_kind(b->kind), nullptr, b, {}};
     out_.steps.push_back(s);
     size_t step = out_.steps.size() - 1;
-    call_step_[b->node] = step;
+    if (b->kind != BufferKind::Extern) call_step_[b->node] = step;
     step_of_[b] = step;
     if (b->kind == BufferKind::Scalar) note_defined(b->scalar.is_symbol() ? b->scalar : SymExpr(), step);
     else if (b->kind != BufferKind::Extern)

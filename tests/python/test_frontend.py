@@ -247,6 +247,33 @@ class Frontend(unittest.TestCase):
         backward_fallbacks = [op for _, op, _ in compiled[1].fallbacks]
         self.assertIn("aten.native_batch_norm_backward.default", backward_fallbacks)
 
+    def test_convolution_backward_compiles(self):
+        # Both gradients of each convolution are library calls and the bias gradient a reduction:
+        # the backward graph runs nothing in eager. The first convolution's input needs no
+        # gradient (output_mask [False, True, True]); the second is strided and grouped.
+        from functorch.compile import aot_module
+        net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.Tanh(),
+                                  torch.nn.Conv2d(8, 6, 3, stride=2, padding=1, groups=2, bias=False),
+                                  torch.nn.Flatten(), torch.nn.Linear(6 * 5 * 5, 4))
+        compiled, targets = [], []
+
+        def compiler(gm, example_inputs):
+            targets.append([str(n.target) for n in gm.graph.nodes])
+            compiled.append(compile_graph(gm, example_inputs))
+            return boxed(compiled[-1])
+
+        x = torch.randn(2, 3, 10, 10)
+        out = aot_module(net, fw_compiler=compiler, bw_compiler=compiler)(x)
+        out.square().sum().backward()
+        grads = [p.grad.clone() for p in net.parameters()]
+        net.zero_grad()
+        ref = net(x)
+        ref.square().sum().backward()
+        close(self, out.detach(), ref.detach())
+        close(self, grads, [p.grad for p in net.parameters()], 1e-4)
+        self.assertEqual(sum("convolution_backward" in t for t in targets[1]), 2)
+        self.assertEqual([op for c in compiled for _, op, _ in c.fallbacks], [])
+
     @unittest.skipUnless(hasattr(torch, "compile"), "torch < 2.0: no dynamo")
     def test_batch_norm_training_step_compiles(self):
         # torch.compile's training graph holds _native_batch_norm_legit_functional, which the core

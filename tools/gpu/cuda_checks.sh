@@ -27,7 +27,7 @@ extra=(tests/lit/compile/split-reductions.tir:1 tests/lit/compile/Inputs/mm-epil
        tests/lit/compile/Inputs/max-pool-backward.tir:6 tests/lit/compile/Inputs/avg-pool-backward.tir:7
        tests/lit/compile/Inputs/adaptive-pool.tir:8 tests/lit/compile/row-slots.tir:3
        tests/lit/cuda/channels-last-flat.tir:4 tests/lit/compile/update-in-place.tir:5
-       tests/lit/compile/donated-inputs.tir:3)
+       tests/lit/compile/donated-inputs.tir:3 tests/lit/compile/Inputs/conv-backward.tir:3)
 graphs=()
 for e in "${examples[@]}"; do graphs+=("examples/${e%%:*}.tir:${e##*:}"); done
 graphs+=("${extra[@]}")
@@ -48,7 +48,7 @@ fi
 if has examples; then
   echo "== TF32 allowed (--allow-tf32=conv,matmul): f32 convolutions and matmuls match at bf16's tolerance"
   for e in examples/cnn.tir:7 examples/mlp.tir:1 tests/lit/compile/Inputs/conv-cuda.tir:3 \
-           tests/lit/compile/Inputs/mm-epilogues.tir:2; do
+           tests/lit/compile/Inputs/conv-backward.tir:3 tests/lit/compile/Inputs/mm-epilogues.tir:2; do
     f=${e%%:*}; s=${e##*:}
     printf '%-40s ' "$f"; "$B/toroidc" run "$f" --device cuda --allow-tf32=conv,matmul --random-inputs --seed "$s" --check 2>&1 | tail -1
   done 2>&1 | tee "$out/tf32.log"

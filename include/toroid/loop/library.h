@@ -18,6 +18,10 @@ enum class LibraryCall : uint8_t {
   Bmm,          // out[i] = a[i] @ b[i]
   Addmm,        // out = beta * self + alpha * (a @ b), then the epilogue
   Convolution,  // forward convolution, 1 to 3 spatial dims, optional bias
+  // convolution_backward's grad_input (operands grad_output, weight) and grad_weight (operands
+  // grad_output, input), one library call each; its grad_bias is a generated reduction.
+  ConvolutionBackwardInput,
+  ConvolutionBackwardWeight,
   // nonzero on the device: a count (the run's one sync), then the coordinates. Its result size
   // is data-dependent, so the call allocates it (a fallback line that runs a device kernel).
   Nonzero,
@@ -41,21 +45,27 @@ const char* epilogue_name(Epilogue e);
 struct LibraryParams {
   SymExpr beta = SymExpr::integer(1), alpha = SymExpr::integer(1);  // Addmm
   Epilogue epilogue = Epilogue::None;                               // Addmm
-  std::vector<SymExpr> stride, padding, dilation;                   // Convolution
-  SymExpr groups = SymExpr::integer(1);                             // Convolution
-  bool tf32 = false;  // f32 operands may be rounded to TF32 (Mm, Bmm, Addmm, Convolution)
+  std::vector<SymExpr> stride, padding, dilation;                   // the convolutions
+  SymExpr groups = SymExpr::integer(1);                             // the convolutions
+  bool tf32 = false;  // f32 operands may be rounded to TF32 (Mm, Bmm, Addmm, the convolutions)
 };
 
 struct LibraryKernel {
   LibraryCall call;
   std::string_view op;  // the ATen op it computes
+  unsigned result;       // which of the op's results (convolution_backward's grad_input or grad_weight)
   uint32_t cpu_dtypes;   // bit (1 << dtype) for each dtype the CPU library takes
   uint32_t cuda_dtypes;  // the same for the GPU library
 };
 
-// The library kernel for calls of `op` producing `dtype` on `device`, or null (the call runs
-// generated code or its reference kernel).
-const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device);
+// The library kernel for result `result` of calls of `op` producing `dtype` on `device`, or null
+// (the call runs generated code or its reference kernel).
+const LibraryKernel* find_library_kernel(std::string_view op, DType dtype, Device device, unsigned result = 0);
+// Whether the call runs as a fallback line (the device's kernel of an op that allocates its
+// results or updates its first operand), not as an extern line into planned memory.
+bool runs_as_fallback(LibraryCall c);
+// Whether the call is one of the convolutions (its params carry stride, padding, dilation, groups).
+bool is_convolution(LibraryCall c);
 // Whether the call's result may differ between runs (atomic adds in a varying order, stores to
 // a repeated index where the last writer wins): its sorted form runs when deterministic results
 // are asked.

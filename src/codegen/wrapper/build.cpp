@@ -463,7 +463,7 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
       call.slot = b->id;
       call.library = b->library;
       for (const Value* v : b->library_operands) call.operands.push_back(ref_of(program, v));
-      call.result = ref_of(program, b->node->result(0));
+      call.result = ref_of(program, b->node->result(b->result_index));
       call.params = b->library_params;
       call.call = reference_call(program, b->node, {b});
       call.sources = sources.of({b});

@@ -56,7 +56,7 @@ std::string params_str(const Line& l) {
   std::string s;
   if (l.library == loop::LibraryCall::Addmm)
     s = "beta=" + p.beta.str() + ", alpha=" + p.alpha.str() + ", epilogue=" + loop::epilogue_name(p.epilogue);
-  if (l.library == loop::LibraryCall::Convolution)
+  if (loop::is_convolution(l.library))
     s = "stride=" + list_str(p.stride) + ", padding=" + list_str(p.padding) + ", dilation=" + list_str(p.dilation) +
         ", groups=" + p.groups.str();
   if (p.tf32) s += s.empty() ? "tf32" : ", tf32";

@@ -23,6 +23,15 @@ bool laid_out_as(const std::vector<int64_t>& sizes, const std::vector<int64_t>& 
 
 }  // namespace
 
+const char* conv_pass_name(ConvPass p) {
+  switch (p) {
+    case ConvPass::Forward: return "convolution";
+    case ConvPass::BackwardData: return "convolution's input gradient";
+    case ConvPass::BackwardFilter: return "convolution's weight gradient";
+  }
+  return "?";
+}
+
 bool weight_channels_last(const ConvArgs& a) {
   return laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::ChannelsLast) &&
          (!laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::Contiguous) ||
@@ -62,6 +71,12 @@ struct Cudnn {
   decltype(&::cudnnGetConvolutionForwardAlgorithm_v7) algorithms = nullptr;
   decltype(&::cudnnGetConvolutionForwardWorkspaceSize) workspace_size = nullptr;
   decltype(&::cudnnConvolutionForward) forward = nullptr;
+  decltype(&::cudnnGetConvolutionBackwardDataAlgorithm_v7) data_algorithms = nullptr;
+  decltype(&::cudnnGetConvolutionBackwardDataWorkspaceSize) data_workspace_size = nullptr;
+  decltype(&::cudnnConvolutionBackwardData) backward_data = nullptr;
+  decltype(&::cudnnGetConvolutionBackwardFilterAlgorithm_v7) filter_algorithms = nullptr;
+  decltype(&::cudnnGetConvolutionBackwardFilterWorkspaceSize) filter_workspace_size = nullptr;
+  decltype(&::cudnnConvolutionBackwardFilter) backward_filter = nullptr;
   decltype(&::cudnnAddTensor) add_tensor = nullptr;
   // The graph (backend) API; absent symbols leave only the convolution API.
   decltype(&::cudnnBackendCreateDescriptor) backend_create = nullptr;
@@ -97,6 +112,12 @@ const Cudnn& lib() {
     toolkit::bind_symbol(h, "cudnnGetConvolutionForwardAlgorithm_v7", l.algorithms, &missing);
     toolkit::bind_symbol(h, "cudnnGetConvolutionForwardWorkspaceSize", l.workspace_size, &missing);
     toolkit::bind_symbol(h, "cudnnConvolutionForward", l.forward, &missing);
+    toolkit::bind_symbol(h, "cudnnGetConvolutionBackwardDataAlgorithm_v7", l.data_algorithms, &missing);
+    toolkit::bind_symbol(h, "cudnnGetConvolutionBackwardDataWorkspaceSize", l.data_workspace_size, &missing);
+    toolkit::bind_symbol(h, "cudnnConvolutionBackwardData", l.backward_data, &missing);
+    toolkit::bind_symbol(h, "cudnnGetConvolutionBackwardFilterAlgorithm_v7", l.filter_algorithms, &missing);
+    toolkit::bind_symbol(h, "cudnnGetConvolutionBackwardFilterWorkspaceSize", l.filter_workspace_size, &missing);
+    toolkit::bind_symbol(h, "cudnnConvolutionBackwardFilter", l.backward_filter, &missing);
     toolkit::bind_symbol(h, "cudnnAddTensor", l.add_tensor, &missing);
     if (!missing.empty()) l.why = "libcudnn lacks " + missing;
     std::string no_graph;
@@ -118,7 +139,7 @@ std::string shape(const std::vector<int64_t>& v) {
 }
 
 std::string describe(const ConvArgs& a) {
-  return std::string(dtype_short_name(a.dtype)) + " convolution of " + shape(a.x_sizes) + " by " + shape(a.w_sizes) +
+  return std::string(dtype_short_name(a.dtype)) + " " + conv_pass_name(a.pass) + " of " + shape(a.x_sizes) + " by " + shape(a.w_sizes) +
          " (stride " + shape(a.stride) + ", padding " + shape(a.padding) + ", dilation " + shape(a.dilation) +
          ", groups " + std::to_string(a.groups) + ")";
 }
@@ -270,6 +291,33 @@ bool numerics_allowed(const ConvArgs& a, cudnnBackendDescriptor_t config) {
   return true;
 }
 
+// The operation descriptor of a pass and its attributes' names for x, w and y (or their
+// gradients), the convolution, alpha and beta.
+struct OpAttributes {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+
+OpAttributes op_attributes(ConvPass p) {
+  switch (p) {
+    case ConvPass::BackwardData:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+    case ConvPass::BackwardFilter:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+    case ConvPass::Forward: break;
+  }
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+}
+
 GraphPlan make_graph_plan(cudnnHandle_t handle, const ConvArgs& a) {
   GraphPlan g;
   const Cudnn& l = lib();
@@ -305,20 +353,15 @@ GraphPlan make_graph_plan(cudnnHandle_t handle, const ConvArgs& a) {
       !conv->set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, pad.data()) ||
       !conv->set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, pad.data()) || !conv->finalize())
     return fail("the convolution descriptor was refused");
-  auto op = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+  OpAttributes names = op_attributes(a.pass);
+  auto op = std::make_unique<BackendDescriptor>(names.type);
   double one64 = 1.0, zero64 = 0.0;
   float one32 = 1.0f, zero32 = 0.0f;
   bool f64 = a.dtype == DType::Float64;
   cudnnBackendAttributeType_t scalar = f64 ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
-  if (!op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, *x) ||
-      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, *w) ||
-      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, *y) ||
-      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, *conv) ||
-      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, scalar, 1,
-               f64 ? static_cast<const void*>(&one64) : &one32) ||
-      !op->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, scalar, 1,
-               f64 ? static_cast<const void*>(&zero64) : &zero32) ||
-      !op->finalize())
+  if (!op->set(names.x, *x) || !op->set(names.w, *w) || !op->set(names.y, *y) || !op->set(names.conv, *conv) ||
+      !op->set(names.alpha, scalar, 1, f64 ? static_cast<const void*>(&one64) : &one32) ||
+      !op->set(names.beta, scalar, 1, f64 ? static_cast<const void*>(&zero64) : &zero32) || !op->finalize())
     return fail("the convolution operation was refused");
   auto graph = std::make_unique<BackendDescriptor>(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   cudnnBackendDescriptor_t ops = op->get();
@@ -364,7 +407,7 @@ GraphPlan make_graph_plan(cudnnHandle_t handle, const ConvArgs& a) {
 
 struct Plan {
   std::unique_ptr<Descriptors> d;
-  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  int algo = 0;  // the pass's cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
   size_t workspace = 0;
   GraphPlan graph;  // used when it has a plan
 };
@@ -385,12 +428,12 @@ State& state() {
 
 // What a plan depends on: everything but the pointers (bytes, not text: looked up every call).
 std::string plan_key(const ConvArgs& a) {
-  std::vector<int64_t> v{static_cast<int64_t>(a.dtype), a.groups, a.bias != nullptr, a.tf32,
+  std::vector<int64_t> v{static_cast<int64_t>(a.pass), static_cast<int64_t>(a.dtype), a.groups, a.bias != nullptr, a.tf32,
                          static_cast<int64_t>(a.x_sizes.size())};
   for (const auto* list : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.w_strides, &a.y_sizes, &a.y_strides, &a.stride,
                            &a.padding, &a.dilation})
     v.insert(v.end(), list->begin(), list->end());
-  for (const void* p : {a.x, a.w, static_cast<const void*>(a.y)}) v.push_back(alignment(p));  // the graph plan's tensors declare it
+  for (const void* p : {a.x, a.w, a.y}) v.push_back(alignment(p));  // the graph plan's tensors declare it
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t));
 }
 
@@ -398,6 +441,23 @@ std::string plan_key(const ConvArgs& a) {
 bool graph_api_wanted() {
   static const bool wanted = env_flag("TOROID_CUDNN_GRAPH").value_or(true);
   return wanted;
+}
+
+// The heuristics' ranked algorithms for a pass (perf[0..found)): the first whose result never
+// varies between runs and that reports a workspace size, else the first that reports one; its
+// algorithm, workspace and the math the heuristics chose it for go into the plan.
+template <class Perf, class WorkspaceSize>
+void choose(const ConvArgs& a, const Perf* perf, int found, Plan& p, cudnnMathType_t& math, WorkspaceSize size) {
+  for (bool deterministic : {true, false})
+    for (int i = 0; i < found; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS || (deterministic && perf[i].determinism != CUDNN_DETERMINISTIC))
+        continue;
+      if (size(perf[i].algo, &p.workspace) != CUDNN_STATUS_SUCCESS) continue;
+      p.algo = static_cast<int>(perf[i].algo);
+      math = perf[i].mathType;
+      return;
+    }
+  user_error("cuDNN has no algorithm for the " + describe(a));
 }
 
 // The descriptors and algorithm for one shape, layout and math (cuDNN's heuristics).
@@ -434,23 +494,38 @@ Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
     TOROID_LOG("cuda", describe(a) + " strides " + shape(a.x_strides) + " by " + shape(a.w_strides) + ": " + api);
   }
   if (!p.graph.plan) {
-    // The heuristics' ranked choices; the first that reports a workspace size runs, with the math
-    // the heuristics chose it for (FMA stays when TF32 is not allowed).
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int found = 0;
-    check(l.algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-          "cudnnGetConvolutionForwardAlgorithm_v7", a);
-    int chosen = -1;
-    for (int i = 0; i < found && chosen < 0; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      if (l.workspace_size(handle, d.x, d.w, d.conv, d.y, perf[i].algo, &p.workspace) == CUDNN_STATUS_SUCCESS) chosen = i;
+    // The convolution API's algorithms for the pass, with the math the heuristics chose (FMA stays
+    // when TF32 is not allowed).
+    cudnnMathType_t chosen_math = math;
+    if (a.pass == ConvPass::Forward) {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int found = 0;
+      check(l.algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+            "cudnnGetConvolutionForwardAlgorithm_v7", a);
+      choose(a, perf, found, p, chosen_math, [&](auto algo, size_t* bytes) {
+        return l.workspace_size(handle, d.x, d.w, d.conv, d.y, algo, bytes);
+      });
+    } else if (a.pass == ConvPass::BackwardData) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      int found = 0;
+      check(l.data_algorithms(handle, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
+            "cudnnGetConvolutionBackwardDataAlgorithm_v7", a);
+      choose(a, perf, found, p, chosen_math, [&](auto algo, size_t* bytes) {
+        return l.data_workspace_size(handle, d.w, d.y, d.conv, d.x, algo, bytes);
+      });
+    } else {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+      int found = 0;
+      check(l.filter_algorithms(handle, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
+            "cudnnGetConvolutionBackwardFilterAlgorithm_v7", a);
+      choose(a, perf, found, p, chosen_math, [&](auto algo, size_t* bytes) {
+        return l.filter_workspace_size(handle, d.x, d.y, d.conv, d.w, algo, bytes);
+      });
     }
-    if (chosen < 0) user_error("cuDNN has no algorithm for the " + describe(a));
-    p.algo = perf[chosen].algo;
     if (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH)
-      check(l.conv_math(d.conv, perf[chosen].mathType), "cudnnSetConvolutionMathType", a);
+      check(l.conv_math(d.conv, chosen_math), "cudnnSetConvolutionMathType", a);
   }
-  if (a.bias) {
+  if (a.bias && a.pass == ConvPass::Forward) {
     std::vector<int64_t> bsizes(a.y_sizes.size(), 1), bstrides(a.y_sizes.size(), 1);
     bsizes[1] = a.y_sizes[1];
     check(l.tensor_create(&d.bias), "cudnnCreateTensorDescriptor", a);
@@ -482,6 +557,9 @@ bool convolution_supported(const ConvArgs& a, std::string* why) {
   for (const auto* v : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.y_sizes, &a.y_strides})
     for (int64_t e : *v)
       if (e < 0 || e > INT_MAX) return no("a size or stride does not fit cuDNN's int descriptors");
+  for (const auto& [sizes, strides] : {std::pair{&a.x_sizes, &a.x_strides}, std::pair{&a.y_sizes, &a.y_strides}})
+    for (size_t d = 0; d < sizes->size(); ++d)
+      if ((*sizes)[d] > 1 && (*strides)[d] == 0) return no("a broadcast operand (a zero stride)");
   if (!laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::Contiguous) &&
       !laid_out_as(a.w_sizes, a.w_strides, MemoryFormat::ChannelsLast))
     return no("the weight is not contiguous (nor channels-last)");
@@ -514,7 +592,7 @@ void convolution(const ConvArgs& a, Stream s, Stream order) {
   const Descriptors& d = *plan.d;
   if (plan.graph.plan) {
     BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
-    void* data[3] = {const_cast<void*>(a.x), const_cast<void*>(a.w), a.y};
+    void* data[3] = {a.x, a.w, a.y};
     int64_t ids[3] = {kX, kW, kY};
     void* workspace_ptr = workspace ? ws->ptr : nullptr;
     if (!pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, data) ||
@@ -523,11 +601,22 @@ void convolution(const ConvArgs& a, Stream s, Stream order) {
       user_error("cuDNN refused the operands of the " + describe(a));
     check(l.backend_execute(st.handle, plan.graph.plan, pack.get()), "cudnnBackendExecute", a);
   } else {
-    check(l.forward(st.handle, one, d.x, a.x, d.w, a.w, d.conv, plan.algo, plan.workspace ? ws->ptr : nullptr,
-                    plan.workspace, zero, d.y, a.y),
-          "cudnnConvolutionForward", a);
+    void* space = plan.workspace ? ws->ptr : nullptr;
+    if (a.pass == ConvPass::Forward)
+      check(l.forward(st.handle, one, d.x, a.x, d.w, a.w, d.conv, static_cast<cudnnConvolutionFwdAlgo_t>(plan.algo),
+                      space, plan.workspace, zero, d.y, a.y),
+            "cudnnConvolutionForward", a);
+    else if (a.pass == ConvPass::BackwardData)
+      check(l.backward_data(st.handle, one, d.w, a.w, d.y, a.y, d.conv,
+                            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algo), space, plan.workspace, zero, d.x, a.x),
+            "cudnnConvolutionBackwardData", a);
+    else
+      check(l.backward_filter(st.handle, one, d.x, a.x, d.y, a.y, d.conv,
+                              static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algo), space, plan.workspace, zero,
+                              d.w, a.w),
+            "cudnnConvolutionBackwardFilter", a);
   }
-  if (a.bias) check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
+  if (a.bias && a.pass == ConvPass::Forward) check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
 }
 
 }  // namespace toroid::runtime::cuda

@@ -783,19 +783,29 @@ struct CudaExecutor::Impl {
   // The line's library call through cuBLASLt or cuDNN when the layouts allow it; else its op's
   // reference kernel on the host.
   void run_extern(const Line& l) {
-    bool done = l.library == loop::LibraryCall::Convolution ? try_convolution(l) : try_matmul(l);
+    bool done = loop::is_convolution(l.library) ? try_convolution(l) : try_matmul(l);
     if (!done) run_on_host(l.call);
   }
 
-  // A forward convolution through cuDNN when it takes the operands (else false: the host runs it).
+  // A convolution or one of its backward passes through cuDNN when it takes the operands (else
+  // false: the host runs it). Forward: (input, weight, bias) -> y; backward input: (grad_output,
+  // weight) -> dx; backward weight: (grad_output, input) -> dw.
   bool try_convolution(const Line& l) {
-    const HostTensor x = view(l.operands[0]);
-    const HostTensor wt = view(l.operands[1]);
-    HostTensor y = view(l.result);
-    if (x.dtype() != y.dtype() || wt.dtype() != y.dtype()) return false;
-    auto at = [](const HostTensor& t) -> const std::byte* { return t.storage()->data() + t.offset() * t.element_size(); };
+    HostTensor out = view(l.result);
+    HostTensor a = view(l.operands[0]), b = view(l.operands[1]);
     ConvArgs c;
-    c.dtype = y.dtype();
+    c.pass = l.library == loop::LibraryCall::ConvolutionBackwardInput    ? ConvPass::BackwardData
+             : l.library == loop::LibraryCall::ConvolutionBackwardWeight ? ConvPass::BackwardFilter
+                                                                         : ConvPass::Forward;
+    const HostTensor& x = c.pass == ConvPass::Forward ? a : c.pass == ConvPass::BackwardData ? out : b;
+    const HostTensor& wt = c.pass == ConvPass::Forward ? b : c.pass == ConvPass::BackwardData ? b : out;
+    const HostTensor& y = c.pass == ConvPass::Forward ? out : a;
+    if (x.dtype() != out.dtype() || wt.dtype() != out.dtype() || y.dtype() != out.dtype()) return false;
+    if (x.numel() == 0 || wt.numel() == 0 || y.numel() == 0) return false;  // cuDNN takes no empty dims
+    auto at = [](const HostTensor& t) -> void* {
+      return const_cast<std::byte*>(t.storage()->data() + t.offset() * t.element_size());
+    };
+    c.dtype = out.dtype();
     c.x_sizes = x.sizes();
     c.x_strides = x.strides();
     c.w_sizes = wt.sizes();
@@ -808,12 +818,13 @@ struct CudaExecutor::Impl {
     c.groups = eval(l.params.groups);
     c.x = at(x);
     c.w = at(wt);
-    c.y = const_cast<std::byte*>(at(y));
+    c.y = at(y);
     c.tf32 = l.params.tf32;
-    if (l.operands[2].slot >= 0) {
-      HostTensor b = view(l.operands[2]);
-      if (b.dtype() != y.dtype() || b.sizes().size() != 1 || (b.sizes()[0] > 1 && b.strides()[0] != 1)) return false;
-      c.bias = at(b);
+    if (c.pass == ConvPass::Forward && l.operands[2].slot >= 0) {
+      HostTensor bias = view(l.operands[2]);
+      if (bias.dtype() != out.dtype() || bias.sizes().size() != 1 || (bias.sizes()[0] > 1 && bias.strides()[0] != 1))
+        return false;
+      c.bias = at(bias);
     }
     if (!convolution_supported(c, nullptr)) return false;
     convolution(c, stream, capturing ? replay_stream : nullptr);

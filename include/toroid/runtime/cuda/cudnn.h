@@ -1,6 +1,6 @@
-// Convolution through cuDNN 9 (the libcudnn.so.9 shim), loaded at run time like the other
-// toolkit libraries: a one-operation graph of its graph API, run by the engine its heuristics
-// rank first among those with allowed numerics; where the graph API has none (or
+// Convolution and its two backward passes through cuDNN 9 (the libcudnn.so.9 shim), loaded at
+// run time like the other toolkit libraries: a one-operation graph of its graph API, run by the
+// engine its heuristics rank first among those with allowed numerics; where the graph API has none (or
 // TOROID_CUDNN_GRAPH=0), its convolution API's algorithms. f32 runs with FMA math unless
 // ConvArgs::tf32 lets cuDNN choose TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32);
 // bf16 and f16 may use tensor cores and accumulate in f32; f64 is supported; no engine that
@@ -19,19 +19,27 @@ namespace toroid::runtime::cuda {
 
 bool cudnn_available(std::string* why = nullptr);  // never throws
 
-// A forward (not transposed) convolution over 1 to 3 spatial dims. Sizes and strides are in
-// elements; x and y may be strided, the weight [k, c / groups, spatial...] contiguous or, with 2
-// spatial dims, channels-last.
+// Which pass of a convolution y = conv(x, w) a call runs: the forward (writes y), the gradient of
+// x (BackwardData: reads dy from y and w, writes dx to x) or the gradient of w (BackwardFilter:
+// reads dy from y and x, writes dw to w).
+enum class ConvPass : uint8_t { Forward, BackwardData, BackwardFilter };
+const char* conv_pass_name(ConvPass p);
+
+// A (not transposed) convolution over 1 to 3 spatial dims, or one of its backward passes. Sizes
+// and strides are in elements; x and y may be strided, the weight [k, c / groups, spatial...]
+// contiguous or, with 2 spatial dims, channels-last.
 struct ConvArgs {
+  ConvPass pass = ConvPass::Forward;
   DType dtype = DType::Float32;
   std::vector<int64_t> x_sizes, x_strides;  // [n, c, spatial...]
   std::vector<int64_t> w_sizes, w_strides;  // [k, c / groups, kernel...]
   std::vector<int64_t> y_sizes, y_strides;  // [n, k, out...]
   std::vector<int64_t> stride, padding, dilation;  // one per spatial dim
   int64_t groups = 1;
-  const void* x = nullptr;
-  const void* w = nullptr;
-  const void* bias = nullptr;  // optional, [k] contiguous
+  // The pass writes one of x, w and y (the pass says which) and reads the other two.
+  void* x = nullptr;
+  void* w = nullptr;
+  const void* bias = nullptr;  // the forward's, optional, [k] contiguous
   void* y = nullptr;
   bool tf32 = false;  // f32 operands may be rounded to TF32 on tensor cores
 };
