@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import functools
 import logging
+import operator
 import re
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
@@ -67,7 +68,6 @@ def _signature(xs):
     anything else takes the per-input form."""
     global _signature_fields
     if _signature_fields is None:
-        import operator
         import torch
         _signature_fields = (torch.Tensor.size, torch.Tensor.stride, operator.attrgetter("dtype"),
                              operator.attrgetter("device"))
@@ -496,7 +496,6 @@ def _is_cpu_scalar(v):
 
 def _supported(n, values, device):
     """None when toroid may compile node n for `device`, else why not."""
-    import operator
     if n.op != "call_function":
         return None
     op = op_name(n.target)
@@ -701,7 +700,6 @@ class CompiledGraph:
 
     def _fall_back(self, node, why):
         """Runs `node` in eager, with the getitems of its results (logged once per node)."""
-        import operator
         self.eager[node] = why
         if node.target is operator.getitem or why == _SYMBOLIC:
             return
@@ -792,7 +790,8 @@ class CompiledGraph:
         pieces, start, gone = [], 0, 0
         for i, b in enumerate(dying):
             gone += b
-            if gone >= target and i + 1 < len(run):
+            # Never between a multi-result call and its getitems: a piece cannot return a tuple.
+            if gone >= target and i + 1 < len(run) and run[i + 1].target is not operator.getitem:
                 pieces.append(run[start:i + 1])
                 start, gone = i + 1, 0
         pieces.append(run[start:])

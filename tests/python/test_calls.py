@@ -328,6 +328,19 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual([kind for kind, _ in c.steps], ["eager", "eager", "toroid"])
         close(self, c(x, y)[0], fn(x, y)[0])
 
+    def test_backward_segments_keep_a_call_with_its_getitems(self):
+        # The input that dies at max.dim holds most of the bytes, so a segment ends there; the cut
+        # goes after max's getitems (a piece cannot return the tuple: resnet18's training step ran
+        # its convolution_backward in eager).
+        fn = lambda a, b: (torch.max(a, 0)[0] + b.sum(0), torch.max(a, 0)[1])  # noqa: E731
+        a, b = torch.randn(2048, 4096), torch.randn(1024, 4096)  # 32 MiB and 16 MiB
+        c = compile_graph(make_fx(fn)(a, b), [a, b], free_inputs=True)
+        self.assertEqual(c.fallbacks, [])
+        self.assertEqual([kind for kind, _ in c.steps], ["toroid", "toroid"])
+        got, want = c(a, b), fn(a, b)
+        close(self, got[0], want[0])
+        self.assertTrue(torch.equal(got[1], want[1]))
+
     def test_environment_flags_take_0_or_1(self):
         from toroid._capi import env_flag
         old = os.environ.pop("TOROID_SEGMENT_BACKWARD", None)

@@ -77,7 +77,7 @@ void check(const std::string& text, double tol, bool tf32 = false, double least_
   c.y = const_cast<std::byte*>(data(y));
   c.tf32 = tf32;
   ASSERT_TRUE(cuda::convolution_supported(c, &why)) << why;
-  cuda::convolution(c);
+  ASSERT_TRUE(cuda::convolution(c));
   HostTensor got = cuda::to_host(y).tensor();
   const HostTensor& ref = want.back().tensor();
   ASSERT_EQ(got.sizes(), ref.sizes());
@@ -204,6 +204,24 @@ TEST(GpuCudnn, NonContiguousWeightIsRefusedWithAReason) {
   if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
   EXPECT_FALSE(cuda::convolution_supported(c, &why));
   EXPECT_NE(why.find("weight is not contiguous"), std::string::npos) << why;
+}
+
+TEST(GpuCudnn, BroadcastGradientIsRefusedWithAReason) {
+  // The gradient of a mean reaches convolution_backward expanded (zero strides): the host runs it.
+  cuda::ConvArgs c;
+  c.pass = cuda::ConvPass::BackwardData;
+  c.x_sizes = {1, 2, 4, 4};
+  c.x_strides = {32, 16, 4, 1};
+  c.w_sizes = {3, 2, 2, 2};
+  c.w_strides = {8, 4, 2, 1};
+  c.y_sizes = {1, 3, 3, 3};
+  c.y_strides = {0, 0, 0, 0};
+  c.stride = c.dilation = {1, 1};
+  c.padding = {0, 0};
+  std::string why;
+  if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
+  EXPECT_FALSE(cuda::convolution_supported(c, &why));
+  EXPECT_NE(why.find("broadcast"), std::string::npos) << why;
 }
 
 }  // namespace

@@ -445,7 +445,7 @@ bool graph_api_wanted() {
 
 // The heuristics' ranked algorithms for a pass (perf[0..found)): the first whose result never
 // varies between runs and that reports a workspace size, else the first that reports one; its
-// algorithm, workspace and the math the heuristics chose it for go into the plan.
+// algorithm, workspace and the math the heuristics chose it for go into the plan (algo -1: none).
 template <class Perf, class WorkspaceSize>
 void choose(const ConvArgs& a, const Perf* perf, int found, Plan& p, cudnnMathType_t& math, WorkspaceSize size) {
   for (bool deterministic : {true, false})
@@ -457,7 +457,8 @@ void choose(const ConvArgs& a, const Perf* perf, int found, Plan& p, cudnnMathTy
       math = perf[i].mathType;
       return;
     }
-  user_error("cuDNN has no algorithm for the " + describe(a));
+  p.algo = -1;
+  TOROID_LOG("cuda", "cuDNN's convolution API has no algorithm for the " + describe(a));
 }
 
 // The descriptors and algorithm for one shape, layout and math (cuDNN's heuristics).
@@ -522,7 +523,7 @@ Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
         return l.filter_workspace_size(handle, d.x, d.y, d.conv, d.w, algo, bytes);
       });
     }
-    if (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH)
+    if (p.algo >= 0 && (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH))
       check(l.conv_math(d.conv, chosen_math), "cudnnSetConvolutionMathType", a);
   }
   if (a.bias && a.pass == ConvPass::Forward) {
@@ -566,7 +567,7 @@ bool convolution_supported(const ConvArgs& a, std::string* why) {
   return true;
 }
 
-void convolution(const ConvArgs& a, Stream s, Stream order) {
+bool convolution(const ConvArgs& a, Stream s, Stream order) {
   std::string why;
   if (!convolution_supported(a, &why)) user_error("cuDNN cannot run the " + describe(a) + ": " + why);
   const Cudnn& l = lib();
@@ -579,6 +580,7 @@ void convolution(const ConvArgs& a, Stream s, Stream order) {
   auto it = st.plans.find(key);
   if (it == st.plans.end()) it = st.plans.emplace(key, make_plan(st.handle, a)).first;
   const Plan& plan = it->second;
+  if (!plan.graph.plan && plan.algo < 0) return false;
   size_t workspace = plan.graph.plan ? static_cast<size_t>(plan.graph.workspace) : plan.workspace;
   DeviceMemory& ws = st.workspaces[order ? order : s];
   if (workspace > 0 && (!ws || ws->nbytes < workspace)) {
@@ -617,6 +619,7 @@ void convolution(const ConvArgs& a, Stream s, Stream order) {
             "cudnnConvolutionBackwardFilter", a);
   }
   if (a.bias && a.pass == ConvPass::Forward) check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
+  return true;
 }
 
 }  // namespace toroid::runtime::cuda
@@ -630,7 +633,7 @@ bool cudnn_available(std::string* why) {
   return false;
 }
 bool convolution_supported(const ConvArgs&, std::string* why) { return cudnn_available(why); }
-void convolution(const ConvArgs&, Stream, Stream) { user_error("toroid was built without cuDNN's headers: no cuDNN convolution"); }
+bool convolution(const ConvArgs&, Stream, Stream) { user_error("toroid was built without cuDNN's headers: no cuDNN convolution"); }
 
 }  // namespace toroid::runtime::cuda
 

@@ -826,9 +826,7 @@ struct CudaExecutor::Impl {
         return false;
       c.bias = at(bias);
     }
-    if (!convolution_supported(c, nullptr)) return false;
-    convolution(c, stream, capturing ? replay_stream : nullptr);
-    return true;
+    return convolution_supported(c, nullptr) && convolution(c, stream, capturing ? replay_stream : nullptr);
   }
 
   static MatrixRef matrix(const HostTensor& x, bool batched) {

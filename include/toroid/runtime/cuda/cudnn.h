@@ -53,9 +53,10 @@ bool weight_channels_last(const ConvArgs& a);
 // Whether cuDNN can take these arguments (ranks, the weight's layout, sizes that fit its int
 // descriptors); the reason in *why otherwise.
 bool convolution_supported(const ConvArgs& a, std::string* why);
-// Runs on stream s, with a workspace from the device allocator. UserError naming the shapes
-// when cuDNN fails.
-// The workspace is one per `order` stream (null: s), as matmul's.
-void convolution(const ConvArgs& a, Stream s = nullptr, Stream order = nullptr);
+// Runs on stream s, with a workspace from the device allocator (one per `order` stream, null:
+// s, as matmul's); false, having run nothing, when cuDNN has no engine or algorithm for it (the
+// convolution API's algorithms refuse some mixes of layouts). UserError naming the shapes when
+// cuDNN fails.
+[[nodiscard]] bool convolution(const ConvArgs& a, Stream s = nullptr, Stream order = nullptr);
 
 }  // namespace toroid::runtime::cuda
