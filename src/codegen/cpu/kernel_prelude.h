@@ -41,7 +41,18 @@ inline double t_f64_from_bits(int64_t bits) {
   std::memcpy(&d, &bits, 8);
   return d;
 }
-inline float t_round_bf16(float f) { return t_bf16_to_float(t_float_to_bf16(f)); }
+// t_bf16_to_float(t_float_to_bf16(f)) without the trip through 16 bits: the vectorized loop then
+// needs no narrowing and widening shuffles (a fused bf16 kernel rounds each op's result).
+inline float t_round_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  uint32_t quiet = (u | 0x400000u) & 0xffff0000u;  // a NaN stays a NaN
+  uint32_t bits = (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
 inline float t_round_f16(float f) { return static_cast<float>(static_cast<_Float16>(f)); }
 // Dividing by -1 gives -a, which wraps for INT64_MIN (x86's idiv traps there, killing the
 // process), with remainder 0.
