@@ -443,11 +443,15 @@ bool graph_api_wanted() {
   return wanted;
 }
 
-// The heuristics' ranked algorithms for a pass (perf[0..found)): the first whose result never
-// varies between runs and that reports a workspace size, else the first that reports one; its
-// algorithm, workspace and the math the heuristics chose it for go into the plan (algo -1: none).
-template <class Perf, class WorkspaceSize>
-void choose(const ConvArgs& a, const Perf* perf, int found, Plan& p, cudnnMathType_t& math, WorkspaceSize size) {
+// The heuristics' ranked algorithms for a pass (`query`, named `name` in errors): the first whose
+// result never varies between runs and that reports a workspace size, else the first that
+// reports one; its algorithm, workspace and the math the heuristics chose it for go into the plan
+// (algo -1: none).
+template <class Perf, int kCount, class Query, class WorkspaceSize>
+void choose(const ConvArgs& a, Plan& p, cudnnMathType_t& math, const char* name, Query query, WorkspaceSize size) {
+  Perf perf[kCount];
+  int found = 0;
+  check(query(kCount, &found, perf), name, a);
   for (bool deterministic : {true, false})
     for (int i = 0; i < found; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS || (deterministic && perf[i].determinism != CUDNN_DETERMINISTIC))
@@ -498,31 +502,21 @@ Plan make_plan(cudnnHandle_t handle, const ConvArgs& a) {
     // The convolution API's algorithms for the pass, with the math the heuristics chose (FMA stays
     // when TF32 is not allowed).
     cudnnMathType_t chosen_math = math;
-    if (a.pass == ConvPass::Forward) {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      int found = 0;
-      check(l.algorithms(handle, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionForwardAlgorithm_v7", a);
-      choose(a, perf, found, p, chosen_math, [&](auto algo, size_t* bytes) {
-        return l.workspace_size(handle, d.x, d.w, d.conv, d.y, algo, bytes);
-      });
-    } else if (a.pass == ConvPass::BackwardData) {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      int found = 0;
-      check(l.data_algorithms(handle, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7", a);
-      choose(a, perf, found, p, chosen_math, [&](auto algo, size_t* bytes) {
-        return l.data_workspace_size(handle, d.w, d.y, d.conv, d.x, algo, bytes);
-      });
-    } else {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      int found = 0;
-      check(l.filter_algorithms(handle, d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7", a);
-      choose(a, perf, found, p, chosen_math, [&](auto algo, size_t* bytes) {
-        return l.filter_workspace_size(handle, d.x, d.y, d.conv, d.w, algo, bytes);
-      });
-    }
+    if (a.pass == ConvPass::Forward)
+      choose<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+          a, p, chosen_math, "cudnnGetConvolutionForwardAlgorithm_v7",
+          [&](int n, int* found, auto* perf) { return l.algorithms(handle, d.x, d.w, d.conv, d.y, n, found, perf); },
+          [&](auto algo, size_t* bytes) { return l.workspace_size(handle, d.x, d.w, d.conv, d.y, algo, bytes); });
+    else if (a.pass == ConvPass::BackwardData)
+      choose<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+          a, p, chosen_math, "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+          [&](int n, int* found, auto* perf) { return l.data_algorithms(handle, d.w, d.y, d.conv, d.x, n, found, perf); },
+          [&](auto algo, size_t* bytes) { return l.data_workspace_size(handle, d.w, d.y, d.conv, d.x, algo, bytes); });
+    else
+      choose<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+          a, p, chosen_math, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+          [&](int n, int* found, auto* perf) { return l.filter_algorithms(handle, d.x, d.y, d.conv, d.w, n, found, perf); },
+          [&](auto algo, size_t* bytes) { return l.filter_workspace_size(handle, d.x, d.y, d.conv, d.w, algo, bytes); });
     if (p.algo >= 0 && (math == CUDNN_DEFAULT_MATH || math == CUDNN_TENSOR_OP_MATH))
       check(l.conv_math(d.conv, chosen_math), "cudnnSetConvolutionMathType", a);
   }
