@@ -155,7 +155,8 @@ def promote(tensors, numbers=()):
 
 
 # Reductions whose float result may be 0 in one summation order and not in another.
-CANCELLING = ("aten.sum.dim_IntList", "aten.mean.dim", "aten.var.correction")
+CANCELLING = ("aten.sum.dim_IntList", "aten.mean.dim", "aten.var.correction", "aten.convolution.default",
+              "aten.convolution_backward.default")
 
 
 class T:
@@ -745,12 +746,59 @@ class Gen:
         return self.emit("aten.cat.default", ["[" + ", ".join("%" + p.name for p in parts) + "]", str(d)],
                          T(self.fresh(), dt, sizes))
 
+    # -- convolution ----------------------------------------------------------------------------
+
+    def conv(self, x):
+        """A 1-d convolution of a float [n, c, l] value (stride 1, padding that keeps l, dilation
+        1 or 2, two groups where c is an even constant, maybe a bias), then maybe its backward
+        with a random output_mask: the library calls (oneDNN for f32) on strided operands and
+        symbolic sizes."""
+        r = self.r
+        if x.rank != 3 or x.dtype != self.fdt:
+            return self.unary(x)
+        n, c, length = x.sizes
+        k, dil = r.choice([1, 3, 5]), r.choice([1, 1, 2])
+        pad = dil * (k - 1) // 2
+        cc = c.as_int()
+        groups = 2 if cc is not None and cc % 2 == 0 and r.random() < 0.4 else 1
+        cout = groups * r.choice([1, 2, 3])
+        cin = Poly.const(cc // groups) if groups > 1 else c
+        w = self.new_input([Poly.const(cout), cin, Poly.const(k)], dtype=self.fdt)
+        b = self.new_input([Poly.const(cout)], dtype=self.fdt) if r.random() < 0.5 else None
+        lists = ["[1]", f"[{pad}]", f"[{dil}]", "false", "[0]", str(groups)]
+        terms = c.ev(self.hints) / groups * k
+        y = self.emit("aten.convolution.default", [f"%{x.name}", f"%{w.name}", f"%{b.name}" if b else "None"] + lists,
+                      T(self.fresh(), self.fdt, [n, Poly.const(cout), length]),
+                      mag=x.mag * w.mag * terms + (b.mag if b else 0.0))
+        if r.random() < 0.5:
+            return y
+        g = y if r.random() < 0.5 else self.new_input(list(y.sizes), dtype=self.fdt)
+        mask = [r.random() < 0.7 for _ in range(3)]
+        if not any(mask):
+            mask[r.randrange(3)] = True
+        positions = n.ev(self.hints) * length.ev(self.hints)
+        shapes = [(x.sizes, g.mag * w.mag * cout / groups * k), (w.sizes, g.mag * x.mag * positions),
+                  ([Poly.const(cout)], g.mag * positions)]
+        outs = [T(self.fresh(), self.fdt, sizes if m else [ZERO]) for (sizes, _), m in zip(shapes, mask)]
+        args = [f"%{g.name}", f"%{x.name}", f"%{w.name}", f"[{cout}]" if mask[2] or r.random() < 0.5 else "None"]
+        args += lists + ["[" + ", ".join("true" if m else "false" for m in mask) + "]"]
+        self.lines.append(f"  {', '.join('%' + t.name for t in outs)} = aten.convolution_backward.default("
+                          f"{', '.join(args)}) : {', '.join(t.type_str() for t in outs)}")
+        for t, (_, mag), m in zip(outs, shapes, mask):
+            t.mag, t.cancels = mag, True
+            self.by_name[t.name] = t
+            if m:
+                self.vals.append(t)
+        return outs[mask.index(True)]
+
     # -- a graph --------------------------------------------------------------------------------
 
     def step(self, x):
         r = self.r
-        k = r.choices(["unary", "binary", "where", "reduce", "view", "cast", "cat"],
-                      [5, 6, 2, 4, 5, 1, 1])[0]
+        k = r.choices(["unary", "binary", "where", "reduce", "view", "cast", "cat", "conv"],
+                      [5, 6, 2, 4, 5, 1, 1, 1])[0]
+        if k == "conv":
+            return self.conv(x)
         if k == "unary":
             return self.unary(x)
         if k == "binary":
