@@ -127,7 +127,8 @@ class CppEmitter : public KernelEmitter {
   // the count is a constant under kParallelThreshold (even a region that stays on one thread
   // costs libgomp a team and a futex wake per call: most of a small kernel's time), no `if`
   // where it is a constant at or over it, else `if(<work> >= threshold)` on `work`, the C++
-  // expression of the count.
+  // expression of the count. (Row loops only ask whether there is one: t_for_rows decides the
+  // threads per call.)
   std::optional<std::string> parallel_clause(const std::vector<SymExpr>& sizes, const std::string& work) {
     SymExpr n = SymExpr::integer(1);
     for (SymExpr s : sizes) n = n * s;
@@ -217,6 +218,7 @@ class CppEmitter : public KernelEmitter {
 
   void emit_members(std::ostream& os) {
     bool has_outer = !k_.outer.empty();
+    bool parallel_rows = false;
     std::string n_outer = numel(k_.outer), n_inner = numel(k_.inner);
     std::string ind = "  ";
     bool pointwise_only = true;
@@ -226,9 +228,16 @@ class CppEmitter : public KernelEmitter {
       os << ind << "const int64_t n_inner = " << n_inner << ";\n";
       std::vector<SymExpr> all = k_.outer;
       all.insert(all.end(), k_.inner.begin(), k_.inner.end());
-      if (std::optional<std::string> clause = parallel_clause(all, "n_outer * n_inner"))
-        os << ind << "#pragma omp parallel for schedule(static)" << *clause << "\n";
-      os << ind << "for (int64_t o_flat = 0; o_flat < n_outer; ++o_flat) {\n";
+      // Rows in parallel (t_for_rows: threads by the work, none where one would do), unless
+      // the work is a constant under the threshold.
+      parallel_rows = parallel_clause(all, "n_outer * n_inner").has_value();
+      if (parallel_rows) {
+        os << ind << "t_for_rows(n_outer, n_outer * n_inner, [&](int64_t o_begin, int64_t o_end) {\n";
+        ind += "  ";
+        os << ind << "for (int64_t o_flat = o_begin; o_flat < o_end; ++o_flat) {\n";
+      } else {
+        os << ind << "for (int64_t o_flat = 0; o_flat < n_outer; ++o_flat) {\n";
+      }
       unravel(os, ind + "  ", k_.outer, sched::outer_var, "o_flat");
       ind += "  ";
       plan_row_caches(os, ind);
@@ -258,7 +267,7 @@ class CppEmitter : public KernelEmitter {
       os << ind << "}\n";
       i = end;
     }
-    if (has_outer) os << "  }\n";
+    if (has_outer) os << (parallel_rows ? "    }\n  });\n" : "  }\n");
   }
 
   // A row's reduction whose per-element value is expensive (softmax's exp(x - max)) and that a

@@ -8,6 +8,8 @@
 #include <limits>
 #include <vector>
 
+#include <omp.h>
+
 // glibc declares the vector variants of its float math (libmvec) only under -ffast-math; declare
 // the ones kernels use so `#pragma omp simd` loops call _ZGV*_expf etc. instead of scalar expf.
 #if defined(__x86_64__) && defined(__GLIBC__)
@@ -79,6 +81,27 @@ inline float* t_row_cache(int slot, int64_t n) {
   std::vector<float>& r = rows[slot];
   if (static_cast<int64_t>(r.size()) < n) r.resize(static_cast<size_t>(n));
   return r.data();
+}
+// Runs f(begin, end) over the rows [0, n) of a kernel with `work` elements: split evenly over one
+// thread per 32768 elements of work at most (ATen's grain: a 1 MB f32 add takes 8 threads of 16),
+// or on this thread where one would do or a parallel region is already running (libgomp's team
+// costs a futex call per region even when it has one thread).
+template <class F>
+inline void t_for_rows(int64_t n, int64_t work, F&& f) {
+  const int64_t grains = (work + 32767) / 32768;
+  const int64_t threads = std::min<int64_t>({static_cast<int64_t>(omp_get_max_threads()), n, grains});
+  if (threads <= 1 || omp_in_parallel()) {
+    f(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  {
+    const int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t q = n / nt, r = n % nt;
+    const int64_t begin = t * q + std::min(t, r);
+    const int64_t end = begin + q + (t < r ? 1 : 0);
+    if (begin < end) f(begin, end);
+  }
 }
 inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? t_neg_wrap(a) : a / b; }
 inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
