@@ -105,6 +105,7 @@ class CppEmitter : public KernelEmitter {
     size_t filled_by = 0, valid_until = 0;
   };
   std::unordered_map<Expr, RowCache> row_caches_;
+  std::string rows_parallel_;  // t_for_rows' condition: "true" or the work count's test
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -228,11 +229,14 @@ class CppEmitter : public KernelEmitter {
       os << ind << "const int64_t n_inner = " << n_inner << ";\n";
       std::vector<SymExpr> all = k_.outer;
       all.insert(all.end(), k_.inner.begin(), k_.inner.end());
-      // Rows in parallel (t_for_rows: threads by the work, none where one would do), unless
-      // the work is a constant under the threshold.
-      parallel_rows = parallel_clause(all, "n_outer * n_inner").has_value();
+      // Rows through t_for_rows (in parallel where the work is at or over the threshold, a
+      // symbolic count decided per call; no region where one thread would do). The loop is a
+      // lambda compiled once (noinline: t_for_rows calls it from two places).
+      std::optional<std::string> clause = parallel_clause(all, "n_outer * n_inner");
+      parallel_rows = clause.has_value();
       if (parallel_rows) {
-        os << ind << "t_for_rows(n_outer, n_outer * n_inner, [&](int64_t o_begin, int64_t o_end) {\n";
+        rows_parallel_ = clause->empty() ? "true" : "n_outer * n_inner >= " + std::to_string(kParallelThreshold);
+        os << ind << "const auto rows = [&](int64_t o_begin, int64_t o_end) __attribute__((noinline)) {\n";
         ind += "  ";
         os << ind << "for (int64_t o_flat = o_begin; o_flat < o_end; ++o_flat) {\n";
       } else {
@@ -267,7 +271,10 @@ class CppEmitter : public KernelEmitter {
       os << ind << "}\n";
       i = end;
     }
-    if (has_outer) os << (parallel_rows ? "    }\n  });\n" : "  }\n");
+    if (has_outer && parallel_rows)
+      os << "    }\n  };\n  t_for_rows(n_outer, " << rows_parallel_ << ", rows);\n";
+    else if (has_outer)
+      os << "  }\n";
   }
 
   // A row's reduction whose per-element value is expensive (softmax's exp(x - max)) and that a

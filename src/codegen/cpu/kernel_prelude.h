@@ -82,14 +82,13 @@ inline float* t_row_cache(int slot, int64_t n) {
   if (static_cast<int64_t>(r.size()) < n) r.resize(static_cast<size_t>(n));
   return r.data();
 }
-// Runs f(begin, end) over the rows [0, n) of a kernel with `work` elements: split evenly over one
-// thread per 32768 elements of work at most (ATen's grain: a 1 MB f32 add takes 8 threads of 16),
-// or on this thread where one would do or a parallel region is already running (libgomp's team
-// costs a futex call per region even when it has one thread).
+// Runs f(begin, end) over the rows [0, n): split evenly over OpenMP's threads (no more threads
+// than rows) where `parallel` (the kernel's work is at or over its threshold), else on this
+// thread, as also where one thread would do or a parallel region is already running (libgomp's
+// team costs a futex call per region even when it has one thread).
 template <class F>
-inline void t_for_rows(int64_t n, int64_t work, F&& f) {
-  const int64_t grains = (work + 32767) / 32768;
-  const int64_t threads = std::min<int64_t>({static_cast<int64_t>(omp_get_max_threads()), n, grains});
+inline void t_for_rows(int64_t n, bool parallel, const F& f) {
+  const int64_t threads = parallel ? std::min<int64_t>(omp_get_max_threads(), n) : 1;
   if (threads <= 1 || omp_in_parallel()) {
     f(int64_t(0), n);
     return;
