@@ -19,26 +19,26 @@ constexpr uint32_t kSortable = kInts | kCublasLt;
 // One row per op a library serves. The executors implement every LibraryCall for every dtype
 // their device's column names (a test walks this table against them).
 constexpr LibraryKernel kTable[] = {
-    {LibraryCall::Mm, "aten.mm.default", 0, kCpuMatmul, kCublasLt},
-    {LibraryCall::Bmm, "aten.bmm.default", 0, kCpuMatmul, kCublasLt},
-    {LibraryCall::Addmm, "aten.addmm.default", 0, kCpuMatmul, kCublasLt},
-    {LibraryCall::Addmm, "aten._addmm_activation.default", 0, kCpuMatmul, kCublasLt},
-    {LibraryCall::Convolution, "aten.convolution.default", 0, kOneDnn, kCudnn},
-    {LibraryCall::ConvolutionBackwardInput, "aten.convolution_backward.default", 0, kOneDnn, kCudnn},
-    {LibraryCall::ConvolutionBackwardWeight, "aten.convolution_backward.default", 1, kOneDnn, kCudnn},
+    {LibraryCall::Mm, "aten.mm.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Bmm, "aten.bmm.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Addmm, "aten.addmm.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Addmm, "aten._addmm_activation.default", kCpuMatmul, kCublasLt},
+    {LibraryCall::Convolution, "aten.convolution.default", kOneDnn, kCudnn},
+    {LibraryCall::ConvolutionBackwardInput, "aten.convolution_backward.default", kOneDnn, kCudnn},
+    {LibraryCall::ConvolutionBackwardWeight, "aten.convolution_backward.default", kOneDnn, kCudnn, 1},
     // Kernels of fallback lines: the GPU's device kernels (runtime/cuda/device_kernels.h) and
     // the CPU's typed host loops (runtime/cpu_library.h); other layouts run the reference kernel.
-    {LibraryCall::Nonzero, "aten.nonzero.default", 0, bit(DType::Int64), bit(DType::Int64)},
-    {LibraryCall::Cumsum, "aten.cumsum.default", 0, kScanOut, kScanOut},
-    {LibraryCall::Cumprod, "aten.cumprod.default", 0, kScanOut, kScanOut},
-    {LibraryCall::IndexPut, "aten.index_put.default", 0, kPut, kPut},
-    {LibraryCall::Scatter, "aten.scatter.src", 0, kPut, kPut},
-    {LibraryCall::Scatter, "aten.scatter.value", 0, kPut, kPut},
-    {LibraryCall::ScatterAdd, "aten.scatter_add.default", 0, kPut, kPut},
-    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", 0, kPut, kPut},
-    {LibraryCall::IndexAdd, "aten.index_add.default", 0, kPut, kPut},
-    {LibraryCall::Sort, "aten.sort.default", 0, kSortable, kSortable},
-    {LibraryCall::Topk, "aten.topk.default", 0, kSortable, kSortable},
+    {LibraryCall::Nonzero, "aten.nonzero.default", bit(DType::Int64), bit(DType::Int64)},
+    {LibraryCall::Cumsum, "aten.cumsum.default", kScanOut, kScanOut},
+    {LibraryCall::Cumprod, "aten.cumprod.default", kScanOut, kScanOut},
+    {LibraryCall::IndexPut, "aten.index_put.default", kPut, kPut},
+    {LibraryCall::Scatter, "aten.scatter.src", kPut, kPut},
+    {LibraryCall::Scatter, "aten.scatter.value", kPut, kPut},
+    {LibraryCall::ScatterAdd, "aten.scatter_add.default", kPut, kPut},
+    {LibraryCall::ScatterReduce, "aten.scatter_reduce.two", kPut, kPut},
+    {LibraryCall::IndexAdd, "aten.index_add.default", kPut, kPut},
+    {LibraryCall::Sort, "aten.sort.default", kSortable, kSortable},
+    {LibraryCall::Topk, "aten.topk.default", kSortable, kSortable},
 };
 
 }  // namespace

@@ -190,16 +190,23 @@ TEST(GpuCudnn, FilterLayoutFollowsTheWeightThenTheInput) {
   EXPECT_FALSE(cuda::weight_channels_last(c)) << "a general NCHW weight stays NCHW";
 }
 
-TEST(GpuCudnn, NonContiguousWeightIsRefusedWithAReason) {
+// A [1, 2, 4, 4] by [3, 2, 2, 2] convolution, all dense, for the refusal tests to bend.
+cuda::ConvArgs small_convolution() {
   cuda::ConvArgs c;
   c.x_sizes = {1, 2, 4, 4};
   c.x_strides = {32, 16, 4, 1};
   c.w_sizes = {3, 2, 2, 2};
-  c.w_strides = {1, 3, 6, 12};
+  c.w_strides = {8, 4, 2, 1};
   c.y_sizes = {1, 3, 3, 3};
   c.y_strides = {27, 9, 3, 1};
   c.stride = c.dilation = {1, 1};
   c.padding = {0, 0};
+  return c;
+}
+
+TEST(GpuCudnn, NonContiguousWeightIsRefusedWithAReason) {
+  cuda::ConvArgs c = small_convolution();
+  c.w_strides = {1, 3, 6, 12};
   std::string why;
   if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
   EXPECT_FALSE(cuda::convolution_supported(c, &why));
@@ -208,16 +215,9 @@ TEST(GpuCudnn, NonContiguousWeightIsRefusedWithAReason) {
 
 TEST(GpuCudnn, BroadcastGradientIsRefusedWithAReason) {
   // The gradient of a mean reaches convolution_backward expanded (zero strides): the host runs it.
-  cuda::ConvArgs c;
+  cuda::ConvArgs c = small_convolution();
   c.pass = cuda::ConvPass::BackwardData;
-  c.x_sizes = {1, 2, 4, 4};
-  c.x_strides = {32, 16, 4, 1};
-  c.w_sizes = {3, 2, 2, 2};
-  c.w_strides = {8, 4, 2, 1};
-  c.y_sizes = {1, 3, 3, 3};
   c.y_strides = {0, 0, 0, 0};
-  c.stride = c.dilation = {1, 1};
-  c.padding = {0, 0};
   std::string why;
   if (!cuda::cudnn_available(&why)) GTEST_SKIP() << "no cuDNN: " << why;
   EXPECT_FALSE(cuda::convolution_supported(c, &why));

@@ -53,9 +53,9 @@ struct LibraryParams {
 struct LibraryKernel {
   LibraryCall call;
   std::string_view op;  // the ATen op it computes
-  unsigned result;       // which of the op's results (convolution_backward's grad_input or grad_weight)
   uint32_t cpu_dtypes;   // bit (1 << dtype) for each dtype the CPU library takes
   uint32_t cuda_dtypes;  // the same for the GPU library
+  unsigned result = 0;   // which of the op's results (convolution_backward's grad_weight: 1)
 };
 
 // The library kernel for result `result` of calls of `op` producing `dtype` on `device`, or null

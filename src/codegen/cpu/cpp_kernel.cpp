@@ -105,7 +105,6 @@ class CppEmitter : public KernelEmitter {
     size_t filled_by = 0, valid_until = 0;
   };
   std::unordered_map<Expr, RowCache> row_caches_;
-  std::string rows_parallel_;  // t_for_rows' condition: "true" or the work count's test
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -220,6 +219,7 @@ class CppEmitter : public KernelEmitter {
   void emit_members(std::ostream& os) {
     bool has_outer = !k_.outer.empty();
     bool parallel_rows = false;
+    std::string rows_parallel;  // t_for_rows' condition: "true" or the work count's test
     std::string n_outer = numel(k_.outer), n_inner = numel(k_.inner);
     std::string ind = "  ";
     bool pointwise_only = true;
@@ -235,7 +235,7 @@ class CppEmitter : public KernelEmitter {
       std::optional<std::string> clause = parallel_clause(all, "n_outer * n_inner");
       parallel_rows = clause.has_value();
       if (parallel_rows) {
-        rows_parallel_ = clause->empty() ? "true" : "n_outer * n_inner >= " + std::to_string(kParallelThreshold);
+        rows_parallel = clause->empty() ? "true" : "n_outer * n_inner >= " + std::to_string(kParallelThreshold);
         os << ind << "const auto rows = [&](int64_t o_begin, int64_t o_end) __attribute__((noinline)) {\n";
         ind += "  ";
         os << ind << "for (int64_t o_flat = o_begin; o_flat < o_end; ++o_flat) {\n";
@@ -272,7 +272,7 @@ class CppEmitter : public KernelEmitter {
       i = end;
     }
     if (has_outer && parallel_rows)
-      os << "    }\n  };\n  t_for_rows(n_outer, " << rows_parallel_ << ", rows);\n";
+      os << "    }\n  };\n  t_for_rows(n_outer, " << rows_parallel << ", rows);\n";
     else if (has_outer)
       os << "  }\n";
   }

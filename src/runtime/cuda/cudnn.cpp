@@ -139,9 +139,9 @@ std::string shape(const std::vector<int64_t>& v) {
 }
 
 std::string describe(const ConvArgs& a) {
-  return std::string(dtype_short_name(a.dtype)) + " " + conv_pass_name(a.pass) + " of " + shape(a.x_sizes) + " by " + shape(a.w_sizes) +
-         " (stride " + shape(a.stride) + ", padding " + shape(a.padding) + ", dilation " + shape(a.dilation) +
-         ", groups " + std::to_string(a.groups) + ")";
+  return std::string(dtype_short_name(a.dtype)) + " " + conv_pass_name(a.pass) + " of " + shape(a.x_sizes) +
+         " by " + shape(a.w_sizes) + " (stride " + shape(a.stride) + ", padding " + shape(a.padding) +
+         ", dilation " + shape(a.dilation) + ", groups " + std::to_string(a.groups) + ")";
 }
 
 void check(cudnnStatus_t st, const char* call, const ConvArgs& a) {
@@ -428,8 +428,8 @@ State& state() {
 
 // What a plan depends on: everything but the pointers (bytes, not text: looked up every call).
 std::string plan_key(const ConvArgs& a) {
-  std::vector<int64_t> v{static_cast<int64_t>(a.pass), static_cast<int64_t>(a.dtype), a.groups, a.bias != nullptr, a.tf32,
-                         static_cast<int64_t>(a.x_sizes.size())};
+  std::vector<int64_t> v{static_cast<int64_t>(a.pass), static_cast<int64_t>(a.dtype), a.groups, a.bias != nullptr,
+                         a.tf32, static_cast<int64_t>(a.x_sizes.size())};
   for (const auto* list : {&a.x_sizes, &a.x_strides, &a.w_sizes, &a.w_strides, &a.y_sizes, &a.y_strides, &a.stride,
                            &a.padding, &a.dilation})
     v.insert(v.end(), list->begin(), list->end());
@@ -612,7 +612,8 @@ bool convolution(const ConvArgs& a, Stream s, Stream order) {
                               d.w, a.w),
             "cudnnConvolutionBackwardFilter", a);
   }
-  if (a.bias && a.pass == ConvPass::Forward) check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
+  if (a.bias && a.pass == ConvPass::Forward)
+    check(l.add_tensor(st.handle, one, d.bias, a.bias, one, d.y, a.y), "cudnnAddTensor", a);
   return true;
 }
 

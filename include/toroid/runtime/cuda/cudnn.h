@@ -1,10 +1,11 @@
 // Convolution and its two backward passes through cuDNN 9 (the libcudnn.so.9 shim), loaded at
 // run time like the other toolkit libraries: a one-operation graph of its graph API, run by the
-// engine its heuristics rank first among those with allowed numerics; where the graph API has none (or
-// TOROID_CUDNN_GRAPH=0), its convolution API's algorithms. f32 runs with FMA math unless
-// ConvArgs::tf32 lets cuDNN choose TF32 tensor cores (PyTorch's torch.backends.cudnn.allow_tf32);
-// bf16 and f16 may use tensor cores and accumulate in f32; f64 is supported; no engine that
-// varies between runs. The plan is made once per shape, layout and operand alignment.
+// engine its heuristics rank first among those with allowed numerics; where the graph API has
+// none (or TOROID_CUDNN_GRAPH=0), its convolution API's algorithms. f32 runs with FMA math
+// unless ConvArgs::tf32 lets cuDNN choose TF32 tensor cores (PyTorch's
+// torch.backends.cudnn.allow_tf32); bf16 and f16 may use tensor cores and accumulate in f32; f64
+// is supported; no graph-API engine that varies between runs (the convolution API's algorithms:
+// a deterministic one first, another only where it has none). The plan is made once per shape, layout and operand alignment.
 // TOROID_LOG=cuda says which API each shape got.
 #pragma once
 
