@@ -77,17 +77,31 @@ class CppEmitter : public KernelEmitter {
     collect_args();
     std::ostringstream body;
     emit_members(body);
-    std::ostringstream os;
-    os << header_comment("");
-    os << "extern \"C\" void " << k_.name << "(char* const* bufs, const int64_t* syms) {\n";
-    os << "  (void)syms;\n";
-    for (auto& [sym, slot] : used_syms_) os << "  const int64_t " << sym_name(sym) << " = syms[" << slot << "];\n";
+    std::ostringstream syms, pointers;
+    syms << "  (void)syms;\n";
+    for (auto& [sym, slot] : used_syms_) syms << "  const int64_t " << sym_name(sym) << " = syms[" << slot << "];\n";
     for (size_t i = 0; i < args_.size(); ++i) {
       const Buffer* b = args_[i];
-      os << "  " << storage_type(b->dtype) << "* __restrict__ " << ptr(b) << " = reinterpret_cast<"
-         << storage_type(b->dtype) << "*>(bufs[" << i << "]);\n";
+      pointers << "  " << storage_type(b->dtype) << "* __restrict__ " << ptr(b) << " = reinterpret_cast<"
+               << storage_type(b->dtype) << "*>(bufs[" << i << "]);\n";
     }
-    os << body.str() << "}\n";
+    std::ostringstream os;
+    os << header_comment("");
+    const std::string entry = "extern \"C\" void " + k_.name + "(char* const* bufs, const int64_t* syms) {\n";
+    if (rows_parallel_.empty()) {
+      os << entry << syms.str() << pointers.str() << body.str() << "}\n";
+    } else {
+      // The rows are a function of their own that declares the __restrict__ pointers itself: a
+      // lambda capturing them loses the promise (g++ then keeps the loops' loads in order, ~6x
+      // slower rows; bench/RESULTS.md 24a). noinline: t_for_rows calls it from two places.
+      os << "static __attribute__((noinline)) void " << k_.name
+         << "_rows(char* const* bufs, const int64_t* syms, int64_t o_begin, int64_t o_end) {\n"
+         << syms.str() << pointers.str() << body.str() << "}\n";
+      os << entry << syms.str() << "  const int64_t n_outer = " << numel(k_.outer) << ";\n"
+         << "  const int64_t n_inner = " << numel(k_.inner) << ";\n"
+         << "  t_for_rows(n_outer, " << rows_parallel_ << ", [&](int64_t o_begin, int64_t o_end) { " << k_.name
+         << "_rows(bufs, syms, o_begin, o_end); });\n}\n";
+    }
     out.source = os.str();
     out.symbol = content_symbol("cpu", out.source, out.name);
     for (const Buffer* b : args_) out.args.push_back(b->id);
@@ -105,6 +119,8 @@ class CppEmitter : public KernelEmitter {
     size_t filled_by = 0, valid_until = 0;
   };
   std::unordered_map<Expr, RowCache> row_caches_;
+  // t_for_rows' condition ("true" or the work count's test) where the rows run through it.
+  std::string rows_parallel_;
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -218,8 +234,6 @@ class CppEmitter : public KernelEmitter {
 
   void emit_members(std::ostream& os) {
     bool has_outer = !k_.outer.empty();
-    bool parallel_rows = false;
-    std::string rows_parallel;  // t_for_rows' condition: "true" or the work count's test
     std::string n_outer = numel(k_.outer), n_inner = numel(k_.inner);
     std::string ind = "  ";
     bool pointwise_only = true;
@@ -230,14 +244,10 @@ class CppEmitter : public KernelEmitter {
       std::vector<SymExpr> all = k_.outer;
       all.insert(all.end(), k_.inner.begin(), k_.inner.end());
       // Rows through t_for_rows (in parallel where the work is at or over the threshold, a
-      // symbolic count decided per call; no region where one thread would do). The loop is a
-      // lambda compiled once (noinline: t_for_rows calls it from two places).
-      std::optional<std::string> clause = parallel_clause(all, "n_outer * n_inner");
-      parallel_rows = clause.has_value();
-      if (parallel_rows) {
-        rows_parallel = clause->empty() ? "true" : "n_outer * n_inner >= " + std::to_string(kParallelThreshold);
-        os << ind << "const auto rows = [&](int64_t o_begin, int64_t o_end) __attribute__((noinline)) {\n";
-        ind += "  ";
+      // symbolic count decided per call; no region where one thread would do): this loop
+      // becomes the rows function, over the rows [o_begin, o_end) t_for_rows gives it.
+      if (std::optional<std::string> clause = parallel_clause(all, "n_outer * n_inner")) {
+        rows_parallel_ = clause->empty() ? "true" : "n_outer * n_inner >= " + std::to_string(kParallelThreshold);
         os << ind << "for (int64_t o_flat = o_begin; o_flat < o_end; ++o_flat) {\n";
       } else {
         os << ind << "for (int64_t o_flat = 0; o_flat < n_outer; ++o_flat) {\n";
@@ -271,10 +281,7 @@ class CppEmitter : public KernelEmitter {
       os << ind << "}\n";
       i = end;
     }
-    if (has_outer && parallel_rows)
-      os << "    }\n  };\n  t_for_rows(n_outer, " << rows_parallel << ", rows);\n";
-    else if (has_outer)
-      os << "  }\n";
+    if (has_outer) os << "  }\n";
   }
 
   // A row's reduction whose per-element value is expensive (softmax's exp(x - max)) and that a
