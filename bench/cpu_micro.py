@@ -141,6 +141,23 @@ def profile(path, fn, args, seconds=2.0):
     print(f"profile of {calls} toroid calls: {path}")
 
 
+def python_profile(name, fn, args, calls, top=30):
+    """Prints the Python function calls a call of fn makes and its top functions by own time."""
+    import cProfile
+    import pstats
+    for _ in range(20):
+        fn(*args)
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(calls):
+        fn(*args)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    print(f"{name}: {stats.total_calls / calls:.1f} Python function calls per call, "
+          f"{stats.total_tt / calls * 1e6:.1f} µs per call under the profiler")
+    stats.sort_stats("tottime").print_stats(top)
+
+
 def distinct(fn):
     """fn in a code object of its own: dynamo keeps one cache list per code object, and a backend
     sharing it would evaluate the other backends' guards on every call."""
@@ -161,6 +178,9 @@ def main():
     ap.add_argument("--breakdown", action="store_true",
                     help="also the µs of a toroid call spent in its partitions and, inside them, in the C ABI")
     ap.add_argument("--profile", default=None, help="a gperftools CPU profile of toroid's calls of the first row")
+    ap.add_argument("--cprofile", type=int, default=0, metavar="CALLS",
+                    help="cProfile CALLS calls of toroid and of Inductor on the first row: Python calls per call "
+                         "and the top functions by own time")
     a = ap.parse_args()
     import toroid  # noqa: F401  (registers the backend)
     if a.torch_threads:
@@ -197,6 +217,10 @@ def main():
                     if a.profile:
                         profile(a.profile, backends["toroid"], args)
                         a.profile = None
+                    if a.cprofile:
+                        for k in ("toroid", "inductor"):
+                            python_profile(k, backends[k], args, a.cprofile)
+                        a.cprofile = 0
                     per = {k: [] for k in backends}
                     keys = list(backends)
                     for r in range(a.rounds):
