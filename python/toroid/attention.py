@@ -63,8 +63,18 @@ def sdpa_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         probs = torch.dropout(probs, dropout_p, True)
     out = torch.matmul(probs, value.float() if low else value).to(out_dtype)
     if with_logsumexp:
-        return out, torch.logsumexp(scores.float(), dim=-1)
+        return out, _logsumexp_rows(scores.float())
     return out
+
+
+def _logsumexp_rows(scores):
+    """torch.logsumexp(scores, -1) written with the ops it is made of: aten.logsumexp is no core
+    ATen op, and a table of only these decompositions (make_fx with them) would leave it to
+    eager. A row's infinite max is taken as 0 (all -inf: -inf; a +inf: +inf), as torch does."""
+    import torch
+    m = scores.amax(dim=-1, keepdim=True)
+    m = torch.where(m.abs() == float("inf"), torch.zeros_like(m), m)
+    return (scores - m).exp().sum(dim=-1).log() + m.squeeze(-1)
 
 
 def attention_backward(grad_out, query, key, value, attn_mask, out, is_causal=False, scale=None):

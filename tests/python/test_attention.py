@@ -90,6 +90,18 @@ class SdpaMath(unittest.TestCase):
         self.assertEqual(got.dtype, torch.bfloat16)
         self.check(got, reference(q, k, v), 2e-2)
 
+    def test_logsumexp_without_the_aten_op(self):
+        x = torch.randn(3, 4, 7) * 30
+        x[0, 0] = float("-inf")  # every key masked: -inf
+        x[0, 1, 2] = float("inf")
+        x[1, 2, :3] = float("-inf")
+        torch.testing.assert_close(attention._logsumexp_rows(x), torch.logsumexp(x, -1))
+        q, k, v = inputs()
+        _, lse = attention.sdpa_math(q, k, v, is_causal=True, with_logsumexp=True)
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+        causal = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool).tril()
+        torch.testing.assert_close(lse, torch.logsumexp(scores.masked_fill(~causal, float("-inf")), -1))
+
     def test_score_bytes(self):
         q, k, _ = inputs(B=2, H=12, L=128, S=64)
         self.assertEqual(attention.score_bytes(q, k), 4 * 2 * 12 * 128 * 64)
