@@ -117,7 +117,9 @@ def lib():
         "toroid_device_memory_stats": ([P(DeviceMemory), i], i),
         "toroid_package_write": ([cp, cp, P(CompileOptions), P(Tensor), i, cp], i),
     }
-    optional = {"toroid_analyze_kernel", "toroid_device_memory_stats", "toroid_package_write"}  # newer than some libraries of this ABI version
+    sigs["toroid_python_call_available"] = ([], i)
+    optional = {"toroid_analyze_kernel", "toroid_device_memory_stats", "toroid_package_write",
+                "toroid_python_call_available"}  # newer than some libraries of this ABI version
     for name, (args, res) in sigs.items():
         try:
             fn = getattr(L, name)
@@ -130,6 +132,26 @@ def lib():
         raise ToroidError("%s has ABI version %d, this package needs %d" % (path, L.toroid_abi_version(), ABI_VERSION))
     _lib = L
     return L
+
+
+_python_run = False  # not looked for yet
+
+
+def python_run():
+    """libtoroid's toroid_python_run, called with the GIL held (ctypes.PyDLL over the loaded
+    library: a Python exception it leaves set is raised), taking (plan, inputs, results) as
+    Python objects; None where the library lacks it, finds no CPython API in this process, or
+    TOROID_PYTHON_CALL=0 (docs/environment.md). runtime.Partition's lean run uses it."""
+    global _python_run
+    if _python_run is False:
+        _python_run = None
+        L = lib()
+        if env_flag("TOROID_PYTHON_CALL", True) and hasattr(L, "toroid_python_run") and \
+                L.toroid_python_call_available():
+            fn = ctypes.PyDLL(L._name, handle=L._handle)["toroid_python_run"]
+            fn.argtypes, fn.restype = [ctypes.py_object] * 3, ctypes.c_int
+            _python_run = fn
+    return _python_run
 
 
 def check(rc):

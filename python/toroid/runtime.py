@@ -317,6 +317,20 @@ class Partition:
                  for _, sizes, strides, dtype in allocate]
         no_bytes = ctypes.c_size_t(0)
         empty = _empty_strided_cpu()
+        native = _capi.python_run()
+        if native is not None:
+            # The same call in one C function (toroid_python_run): no pointer arrays built in
+            # Python, no ctypes conversion of ten arguments. `plan` keeps the headers alive.
+            fields = (handle.value, ctypes.addressof(headers), ctypes.addressof(outs), empty, tuple(specs), data_ptr,
+                      _tensor_data_ptr_function())
+
+            def run_native(full):
+                results = []
+                if native(fields, full, results):
+                    check(1)  # no Python exception: the library's error
+                return results
+            run_native.plan = plan
+            return run_native
 
         def run(full):
             results = [empty(sizes, strides, dtype) for sizes, strides, dtype in specs]
@@ -616,6 +630,28 @@ def _referrers(x, held):
         else:
             out.append(type(r).__name__)
     return "[%s]" % ", ".join(out)
+
+
+_data_ptr_function = None
+
+
+def _tensor_data_ptr_function():
+    """The address of torch's C function from a tensor (PyObject*) to its data pointer (what
+    Inductor's CPU kernels' Python bindings call), checked once on a probe tensor; 0 where
+    this torch has none (toroid_python_run then calls torch.Tensor.data_ptr)."""
+    global _data_ptr_function
+    if _data_ptr_function is None:
+        _data_ptr_function = 0
+        try:
+            import torch
+            addr = torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr
+            probe = torch.empty(3)
+            if isinstance(addr, int) and addr and \
+                    ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object)(addr)(probe) == probe.data_ptr():
+                _data_ptr_function = addr
+        except (ImportError, AttributeError, TypeError):
+            pass
+    return _data_ptr_function
 
 
 @functools.lru_cache(maxsize=None)

@@ -510,6 +510,10 @@ bool is_live(const toroid_package* p) {
 }
 }  // namespace
 
+namespace toroid::capi {
+void set_last_error(std::string message) { last_error = std::move(message); }
+}  // namespace toroid::capi
+
 extern "C" {
 
 const char* toroid_last_error(void) { return last_error.c_str(); }

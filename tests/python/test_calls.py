@@ -142,6 +142,65 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual(len({t.data_ptr() for out in kept for t in out}), 8)  # no output memory shared
         close(self, kept[0][0], fn(x, y)[0])  # the first call's result, unchanged by later calls
 
+    def test_lean_run_in_c_and_through_ctypes_agree(self):
+        # toroid_python_run (the lean run in one C call) against the ctypes call it replaces
+        # (TOROID_PYTHON_CALL=0), over more inputs than the C call keeps on its stack.
+        from toroid import _capi
+        fn = lambda *xs: (sum(x * (i + 1) for i, x in enumerate(xs)), xs[0] - xs[-1])  # noqa: E731
+        xs = [torch.randn(3, 5) for _ in range(40)]
+        results = {}
+        for flag in ("1", "0"):
+            with env("TOROID_PYTHON_CALL", flag):
+                _capi._python_run = False  # looked for again under this setting
+                c = boxed(compile_graph(make_fx(fn)(*xs), xs))
+                for _ in range(3):
+                    got = c(list(xs))
+                part = c.compiled.steps[0][1]
+                lean = [f for f in part._leans.values() if f is not None]
+                self.assertEqual(len(lean), 1)
+                if flag == "1" and _capi.lib().toroid_python_call_available():
+                    self.assertEqual(lean[0].__name__, "run_native")
+                elif flag == "0":
+                    self.assertEqual(lean[0].__name__, "run")
+                results[flag] = got
+        _capi._python_run = False
+        for a, b, w in zip(results["1"], results["0"], fn(*xs)):
+            close(self, a, w)
+            self.assertTrue(torch.equal(a, b))
+
+    def test_lean_run_in_c_reports_errors(self):
+        # An error of the run (an out of range gather position) and a Python exception of the
+        # output allocation both reach the caller from toroid_python_run.
+        from toroid import _capi, runtime
+        if _capi.python_run() is None:
+            self.skipTest("no toroid_python_run in this process")
+        fn = lambda w, i: w[i] * 2  # noqa: E731
+        w, i = torch.randn(4, 3), torch.tensor([0, 3, 1])
+        c = boxed(compile_graph(make_fx(fn)(w, i), [w, i]))
+        for _ in range(3):
+            close(self, c([w, i]), fn(w, i))
+        with self.assertRaisesRegex(toroid.ToroidError, "out of range|out of bounds"):
+            c([w, torch.tensor([0, 9, 1])])
+        part = c.compiled.steps[0][1]
+
+        class Refused(Exception):
+            pass
+
+        def refuse(*args):
+            raise Refused("no memory for this output")
+        real = runtime._empty_strided_cpu
+        runtime._empty_strided_cpu = lambda: refuse
+        try:
+            part._leans.clear()  # made again, allocating with `refuse`
+            part._guard = None
+            with self.assertRaisesRegex(Refused, "no memory"):
+                c([w, i])
+        finally:
+            runtime._empty_strided_cpu = real
+            part._leans.clear()
+            part._guard = None
+        close(self, c([w, i]), fn(w, i))
+
     def test_eager_result_of_another_dtype_than_traced_is_cast(self):
         # PyTorch's eager kernels and fake tensors disagree on a few dtypes (CUDA batch norm's
         # saved statistics in eval mode); a partition after such an op takes the traced dtype.
