@@ -92,7 +92,11 @@ def main():
                   ("CompiledGraph.call_list", lambda: cg.call_list([x, y])),
                   ("Partition.__call__", lambda: part([x, y]))]
         if lean:
-            layers.append(("lean run (pointers, outputs, C call)", lambda: lean(full)))
+            layers.append(("lean run (%s)" % lean.__name__, lambda: lean(full)))
+            saved, toroid._capi._python_run = toroid._capi._python_run, None  # the ctypes call
+            through_ctypes = part._lean(part._plan(full, part._last_key))
+            toroid._capi._python_run = saved
+            layers.append(("lean run through ctypes (TOROID_PYTHON_CALL=0)", lambda: through_ctypes(full)))
         if check:
             layers.append(("the guard's check alone", lambda: check(x, y)))
         layers.append(("one output allocation alone", lambda: empty((a.rows, a.cols), (a.cols, 1), torch.float32)))
