@@ -201,6 +201,19 @@ class CheckedCalls(unittest.TestCase):
             part._guard = None
         close(self, c([w, i]), fn(w, i))
 
+    def test_python_run_refuses_a_malformed_plan(self):
+        # toroid_python_run checks what it is given: a tuple of another length is the library's
+        # error (rc 1, toroid_last_error says it), a plan that is no tuple a Python exception.
+        from toroid import _capi
+        native = _capi.python_run()
+        if native is None:
+            self.skipTest("no toroid_python_run in this process")
+        self.assertEqual(native((1, 2), [], []), 1)
+        with self.assertRaisesRegex(toroid.ToroidError, "a plan of 2 fields, not 7"):
+            _capi.check(1)
+        with self.assertRaises(SystemError):
+            native([1, 2, 3, 4, 5, 6, 7], [], [])
+
     def test_eager_result_of_another_dtype_than_traced_is_cast(self):
         # PyTorch's eager kernels and fake tensors disagree on a few dtypes (CUDA batch norm's
         # saved statistics in eval mode); a partition after such an op takes the traced dtype.
