@@ -302,8 +302,9 @@ class Partition:
     def _lean(self, plan):
         """_run for one plan, where it is a plain call on the CPU: every input a tensor, every
         output a fresh tensor in order, no workspace, scalar result or view. The per-call work is
-        then the data pointers, the outputs' allocation and the C call (no ctypes argument
-        conversion), in one Python frame. None where the plan needs _run."""
+        then the data pointers, the outputs' allocation and the C call, in one C function
+        (toroid_python_run) where _capi.python_run has it, else in one Python frame (the C call
+        without ctypes' argument conversion). None where the plan needs _run."""
         import torch
         headers, tensors, infos, ws_bytes, outs, allocate, finish, scalars, data_type, out_data_type = plan
         if (self.device != "cpu" or infos is None or ws_bytes or finish or scalars or self.cpu_outputs or
@@ -311,11 +312,9 @@ class Partition:
             return None
         raw, handle = self.module.raw_run_into_data()
         check = _capi.check
-        n_in, n_out = len(headers), len(infos)
         data_ptr = torch.Tensor.data_ptr
         specs = [(tuple(int(n) for n in sizes), tuple(int(n) for n in strides), dtype)
                  for _, sizes, strides, dtype in allocate]
-        no_bytes = ctypes.c_size_t(0)
         empty = _empty_strided_cpu()
         native = _capi.python_run()
         if native is not None:
@@ -331,6 +330,8 @@ class Partition:
                 return results
             run_native.plan = plan
             return run_native
+        n_in, n_out = len(headers), len(infos)
+        no_bytes = ctypes.c_size_t(0)
 
         def run(full):
             results = [empty(sizes, strides, dtype) for sizes, strides, dtype in specs]

@@ -1,10 +1,11 @@
 // toroid_python_run: the Python package's repeated CPU call (runtime.Partition's lean run) in
 // one C function, called through ctypes.PyDLL with the GIL held. Through plain ctypes the call
-// built two pointer arrays, allocated each output from Python and converted ten arguments: ~4 of
-// its ~6.5 µs on the GPU machine's host (bench/RESULTS.md 24b), where Inductor's whole compiled
-// call takes 2-3 µs. The CPython functions used are the stable ABI's, looked up in the running
-// process (libtoroid is built without Python's headers and loads into any CPython 3.8+); where
-// one is missing, toroid_python_call_available() says 0 and the package keeps the ctypes call.
+// built two pointer arrays in Python and converted ten arguments: its lean function took ~6.5
+// µs on the GPU machine's host against 2-3 µs for Inductor's whole compiled call
+// (bench/RESULTS.md 24b); locally this takes it from 3.75 to 3.15 µs (24c). The CPython
+// functions used are the stable ABI's, looked up in the running process (libtoroid is built
+// without Python's headers; run on CPython 3.11 and 3.12); where one is missing,
+// toroid_python_call_available() says 0 and the package keeps the ctypes call.
 #include <dlfcn.h>
 
 #include <cstddef>
@@ -33,7 +34,6 @@ struct PythonApi {
   PyObj* (*call_object)(PyObj*, PyObj*) = nullptr;  // new reference, or null with an exception set
   PyObj* (*call_function_obj_args)(PyObj*, ...) = nullptr;  // the same, arguments up to a null
   void* (*long_as_void_ptr)(PyObj*) = nullptr;
-  long long (*long_as_long_long)(PyObj*) = nullptr;
   PyObj* (*err_occurred)() = nullptr;
   void (*decref)(PyObj*) = nullptr;
   void* (*save_thread)() = nullptr;
@@ -54,7 +54,6 @@ struct PythonApi {
     get(call_object, "PyObject_CallObject");
     get(call_function_obj_args, "PyObject_CallFunctionObjArgs");
     get(long_as_void_ptr, "PyLong_AsVoidPtr");
-    get(long_as_long_long, "PyLong_AsLongLong");
     get(err_occurred, "PyErr_Occurred");
     get(decref, "Py_DecRef");
     get(save_thread, "PyEval_SaveThread");
@@ -121,14 +120,15 @@ int toroid_python_run(void* plan, void* inputs, void* results) {
   Ssize n_in = py.list_size(inputs), n_out = py.tuple_size(specs);
   if (n_in < 0 || n_out < 0) return 1;
   // Small calls keep their pointers on the stack; an optimizer step's hundreds of inputs do not.
-  constexpr Ssize kInline = 32;
-  const void* in_inline[kInline];
-  const void* out_inline[kInline];
-  std::vector<const void*> in_heap, out_heap;
-  const void** in_data = in_inline;
-  const void** out_data = out_inline;
-  if (n_in > kInline) in_data = (in_heap.resize(static_cast<size_t>(n_in)), in_heap.data());
-  if (n_out > kInline) out_data = (out_heap.resize(static_cast<size_t>(n_out)), out_heap.data());
+  constexpr Ssize kInline = 64;
+  const void* on_stack[kInline];
+  std::vector<const void*> on_heap;
+  const void** in_data = on_stack;
+  if (n_in + n_out > kInline) {
+    on_heap.resize(static_cast<size_t>(n_in + n_out));
+    in_data = on_heap.data();
+  }
+  const void** out_data = in_data + n_in;
   for (Ssize i = 0; i < n_in; ++i) {
     in_data[i] = data_of(py, py.list_get_item(inputs, i), fn, data_ptr);
     if (!fn && py.err_occurred()) return 1;  // (an empty tensor's pointer may be null)

@@ -147,7 +147,7 @@ class CheckedCalls(unittest.TestCase):
         # (TOROID_PYTHON_CALL=0), over more inputs than the C call keeps on its stack.
         from toroid import _capi
         fn = lambda *xs: (sum(x * (i + 1) for i, x in enumerate(xs)), xs[0] - xs[-1])  # noqa: E731
-        xs = [torch.randn(3, 5) for _ in range(40)]
+        xs = [torch.randn(3, 5) for _ in range(70)]
         results = {}
         for flag in ("1", "0"):
             with env("TOROID_PYTHON_CALL", flag):

@@ -5,7 +5,8 @@
 // unless ConvArgs::tf32 lets cuDNN choose TF32 tensor cores (PyTorch's
 // torch.backends.cudnn.allow_tf32); bf16 and f16 may use tensor cores and accumulate in f32; f64
 // is supported; no graph-API engine that varies between runs (the convolution API's algorithms:
-// a deterministic one first, another only where it has none). The plan is made once per shape, layout and operand alignment.
+// a deterministic one first, another only where it has none). The plan is made once per shape,
+// layout and operand alignment.
 // TOROID_LOG=cuda says which API each shape got.
 #pragma once
 
