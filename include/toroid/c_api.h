@@ -98,6 +98,9 @@ typedef struct {
                               * torch.backends.cudnn.allow_tf32, on by default there) */
   int32_t tf32_matmuls;  /* 0 (default); 1: f32 matmuls on CUDA may use TF32 tensor cores
                           * (torch.backends.cuda.matmul.allow_tf32) */
+  int32_t emulate_precision_casts; /* 0 (default): bf16/f16 values keep float precision between
+                                    * a kernel's ops and round when stored (Inductor's default);
+                                    * 1: they round after each op, as eager rounds them */
 } toroid_compile_options;
 
 void toroid_compile_options_init(toroid_compile_options* options);

@@ -34,7 +34,8 @@ class CompileOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("device", ctypes.c_char_p), ("dynamic", ctypes.c_int32),
                 ("dump_dir", ctypes.c_char_p), ("reference_kernels", ctypes.c_int32),
                 ("deterministic", ctypes.c_int32), ("cuda_graphs", ctypes.c_int32),
-                ("tf32_convolutions", ctypes.c_int32), ("tf32_matmuls", ctypes.c_int32)]
+                ("tf32_convolutions", ctypes.c_int32), ("tf32_matmuls", ctypes.c_int32),
+                ("emulate_precision_casts", ctypes.c_int32)]
 
 
 class DeviceMemory(ctypes.Structure):
@@ -220,14 +221,16 @@ class Module:
     """A compiled graph: a toroid_module handle, freed with the object."""
 
     def __init__(self, text, device="cpu", dynamic=True, dump_dir=None, filename="<python>", reference_kernels=True,
-                 deterministic=False, cuda_graphs=True, tf32_convolutions=False, tf32_matmuls=False):
+                 deterministic=False, cuda_graphs=True, tf32_convolutions=False, tf32_matmuls=False,
+                 emulate_precision_casts=False):
         from . import config
         L = lib()
         dump_dir = config.debug_root(dump_dir)
         o = CompileOptions(ctypes.sizeof(CompileOptions), device.encode(), 1 if dynamic else 0,
                            dump_dir.encode() if dump_dir else None, 1 if reference_kernels else 0,
                            1 if deterministic else 0, 1 if cuda_graphs else 0,
-                           1 if tf32_convolutions else 0, 1 if tf32_matmuls else 0)
+                           1 if tf32_convolutions else 0, 1 if tf32_matmuls else 0,
+                           1 if emulate_precision_casts else 0)
         h = ctypes.c_void_p()
         check(L.toroid_compile_with_options(text.encode(), filename.encode(), ctypes.byref(o), ctypes.byref(h)))
         self._h = h

@@ -150,12 +150,14 @@ class Partition:
         # sorted form, whose results never vary (dynamo guards on the flag, so a change compiles
         # again). PyTorch's TF32 flags as they are now (dynamo guards on the matmul one; a later
         # change of torch.backends.cudnn.allow_tf32 applies to graphs compiled after it).
+        # Inductor's emulate_precision_casts, where torch has it: bf16/f16 values round after each op.
         import torch
         self.module = _capi.Module(self.text, device=device, dynamic=dynamic, dump_dir=dump_dir, filename=name,
                                    reference_kernels=False,
                                    deterministic=torch.are_deterministic_algorithms_enabled(), cuda_graphs=cuda_graphs,
                                    tf32_convolutions=torch.backends.cudnn.allow_tf32,
-                                   tf32_matmuls=torch.backends.cuda.matmul.allow_tf32)
+                                   tf32_matmuls=torch.backends.cuda.matmul.allow_tf32,
+                                   emulate_precision_casts=_inductor_emulates_precision_casts())
         # Inputs the graph writes (a trailing copy_, kept by keep_inference_input_mutations): a
         # call that had to cast or copy one (_prepare) copies the result back into the caller's.
         copies = [n for n in emitter.line_nodes.values() if n.target is torch.ops.aten.copy_.default]
@@ -503,6 +505,15 @@ def _plain_symbol(v):
         return bool(sym_expr(v)[0].is_Symbol)
     except Unsupported:
         return False
+
+
+def _inductor_emulates_precision_casts():
+    """torch._inductor.config.emulate_precision_casts, False where torch has no such setting."""
+    try:
+        from torch._inductor import config as inductor_config
+    except ImportError:
+        return False
+    return bool(getattr(inductor_config, "emulate_precision_casts", False))
 
 
 def _is_cpu_scalar(v):

@@ -500,6 +500,7 @@ toroid::driver::CompileOptions driver_options(const toroid_compile_options* opti
   co.cuda_graphs = o.cuda_graphs != 0;
   co.tf32_convolutions = o.tf32_convolutions != 0;
   co.tf32_matmuls = o.tf32_matmuls != 0;
+  co.emulate_precision_casts = o.emulate_precision_casts != 0;
   if (o.dump_dir) co.dump_dir = o.dump_dir;
   return co;
 }

@@ -79,7 +79,8 @@ namespace {
 
 std::string cast_code(const std::string& x, DType to, ScalarDialect& d) {
   if (to == DType::Bool) return "(" + x + " != 0)";
-  if (to == DType::BFloat16 || to == DType::Float16) return d.round_to(x, to);
+  if (to == DType::BFloat16 || to == DType::Float16)
+    return d.rounds_16bit_casts() ? d.round_to(x, to) : "static_cast<float>(" + x + ")";
   return std::string("static_cast<") + compute_type(to) + ">(" + x + ")";
 }
 

@@ -227,6 +227,7 @@ std::unique_ptr<Specialization> CompiledModule::build(const sym::Binding* sizes)
   clock.lap("lower");
   sched::ScheduleOptions so;
   so.combo_kernels = options_.combo_kernels && options_.target.is_cuda() && !env_flag_off("TOROID_COMBO_KERNELS");
+  so.emulate_precision_casts = options_.emulate_precision_casts;
   sched::Schedule schedule = sched::schedule(*s->loop, so);
   clock.lap("schedule");
   s->wrapper = codegen::wrapper::build_wrapper(*s->loop, schedule);
@@ -336,7 +337,9 @@ class ModuleCache {
 std::string cache_key(const std::string& text, const std::string& filename, const CompileOptions& o) {
   return o.target.str() + "|" + (o.verify_each ? "v" : "") +
          (o.dynamic ? "d" : "s") + (o.reference_kernels ? "r" : "") + (o.deterministic ? "D" : "") +
-         (o.cuda_graphs ? "G" : "") + (o.combo_kernels ? "C" : "") + (o.tf32_convolutions ? "T" : "") + (o.tf32_matmuls ? "t" : "") + "|" + o.dump_dir + "|" + filename + "|" + text;
+         (o.cuda_graphs ? "G" : "") + (o.combo_kernels ? "C" : "") + (o.tf32_convolutions ? "T" : "") +
+         (o.tf32_matmuls ? "t" : "") + (o.emulate_precision_casts ? "E" : "") + "|" + o.dump_dir + "|" + filename +
+         "|" + text;
 }
 
 }  // namespace
@@ -351,6 +354,7 @@ std::unique_ptr<CompiledModule> CompiledModule::compile(const std::string& text,
   m->options_ = options;
   m->options_.target = resolve(options.target, options.compile && options.load);
   m->options_.dump_dir = debug_root(options.dump_dir);
+  if (env_flag("TOROID_EMULATE_PRECISION_CASTS") == true) m->options_.emulate_precision_casts = true;
   // Only runnable modules are cached: the others are for their text forms and compile checks.
   bool cacheable = options.compile && options.load && ModuleCache::global().enabled();
   std::string key = cacheable ? cache_key(text, filename, m->options_) : std::string();

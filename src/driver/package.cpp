@@ -122,7 +122,8 @@ void write_package(const std::string& path, const std::string& text, const std::
   if (t.is_cuda()) w.line("arch " + std::to_string(t.cuda_arch));
   else w.line("isa " + runtime::host_isa());
   w.line("flags " + std::to_string(co.dynamic) + " " + std::to_string(co.deterministic) + " " +
-         std::to_string(co.tf32_convolutions) + " " + std::to_string(co.tf32_matmuls));
+         std::to_string(co.tf32_convolutions) + " " + std::to_string(co.tf32_matmuls) + " " +
+         std::to_string(m->options().emulate_precision_casts));
   w.line("text " + w.add(text));
   w.line("wrapper " + w.add(codegen::wrapper::print_wrapper(s.wrapper)));
   for (size_t i = 0; i < values.size(); ++i) {
@@ -145,7 +146,7 @@ std::unique_ptr<Package> Package::load(const std::string& path) {
   Reader r(read_file(path), path);
   std::string text, wrapper, device = "cpu", isa, version;
   int arch = 0;
-  bool dynamic = true, deterministic = false, tf32c = false, tf32m = false;
+  bool dynamic = true, deterministic = false, tf32c = false, tf32m = false, emulate_casts = false;
   auto prebuilt = std::make_shared<PrebuiltKernels>();
   auto cubins = std::make_shared<std::unordered_map<std::string, std::string>>();
   std::vector<std::string> param_bytes;
@@ -158,7 +159,7 @@ std::unique_ptr<Package> Package::load(const std::string& path) {
     else if (word == "device") in >> device;
     else if (word == "arch") in >> arch;
     else if (word == "isa") isa = line.size() > 4 ? line.substr(4) : "";
-    else if (word == "flags") in >> dynamic >> deterministic >> tf32c >> tf32m;
+    else if (word == "flags") in >> dynamic >> deterministic >> tf32c >> tf32m >> emulate_casts;
     else if (word == "text") text = r.blob(in, "text");
     else if (word == "wrapper") wrapper = r.blob(in, "wrapper");
     else if (word == "param") {
@@ -185,6 +186,7 @@ std::unique_ptr<Package> Package::load(const std::string& path) {
   co.deterministic = deterministic;
   co.tf32_convolutions = tf32c;
   co.tf32_matmuls = tf32m;
+  co.emulate_precision_casts = emulate_casts;
   co.prebuilt = prebuilt;
   std::unique_ptr<Package> p(new Package());
   p->device_ = device;

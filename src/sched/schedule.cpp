@@ -328,6 +328,7 @@ class Scheduler {
       for (auto& k : out_.kernels) k->closed = true;
     }
     std::unique_ptr<Kernel> k = new_kernel(b, static_cast<int>(out_.kernels.size()));
+    k->emulate_precision_casts = out_.options.emulate_precision_casts;
     std::optional<Member> m = place(b, *k);
     TOROID_CHECK(m.has_value(), "a buffer does not fit its own kernel");
     k->members.push_back(std::move(*m));

@@ -672,6 +672,21 @@ class NumericsFlags(unittest.TestCase):
             torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved
         self.assertEqual(seen, [(True, False), (False, True)])
 
+    def test_bf16_values_round_where_stored_unless_emulating_casts(self):
+        # (x + 1) - 1 in bf16: eager rounds x + 1 to 1 (8 significant bits), then gives 0. By
+        # default the fused kernel keeps x + 1 in float, as Inductor does, and gives x back;
+        # emulate_precision_casts rounds each op's result, as eager.
+        from unittest import mock
+        from toroid import runtime
+        fn = lambda a: (a + 1) - 1  # noqa: E731
+        x = torch.full((64,), 0.001, dtype=torch.bfloat16)
+        for emulate, want in [(False, x), (True, fn(x))]:
+            with mock.patch.object(runtime, "_inductor_emulates_precision_casts", lambda: emulate):
+                got = boxed(compile_graph(make_fx(fn)(x), [x]))([x])
+            self.assertEqual(got.dtype, torch.bfloat16)
+            self.assertTrue(torch.equal(got, want), (emulate, got[:4]))
+        self.assertTrue(torch.equal(fn(x), torch.zeros_like(x)))
+
 
 class KernelAnalysis(unittest.TestCase):
     """toroid.analyze_kernel: the mutation analysis of user kernels through the C ABI."""

@@ -63,6 +63,10 @@ constexpr const char* kUsage =
     "                       cuda may round their operands to TF32 on tensor cores, as PyTorch's\n"
     "                       allow_tf32 flags (--check then compares f32 results at bf16's\n"
     "                       tolerance); default: neither, exact f32 products\n"
+    "  --emulate-precision-casts\n"
+    "                       bf16/f16 values round after each op inside a kernel, as eager\n"
+    "                       rounds them; default: they keep float precision between a\n"
+    "                       kernel's ops and round when stored (as Inductor)\n"
     "  --verify-each        verify the graph after every compiler pass, and the loop IR\n"
     "                       after lowering and after split reductions\n"
     "  --input NAME=VALUE   the value of graph input NAME (its value name, with or without '%',\n"
@@ -109,6 +113,7 @@ struct Options {
   bool verify_each = false;
   bool deterministic = false;
   bool tf32_convolutions = false, tf32_matmuls = false;
+  bool emulate_precision_casts = false;
   std::string emit;
   std::string device = "cpu";  // cpu or cuda
   bool compile_only = false;
@@ -146,6 +151,7 @@ Options parse_command_line(int argc, char** argv) {
     c.option("--seed", seed);
     c.flag("--deterministic", o.deterministic);
     c.option("--allow-tf32", tf32);
+    c.flag("--emulate-precision-casts", o.emulate_precision_casts);
     c.option("--device", o.device);
     c.option("--cuda-arch", cuda_arch);
   };
@@ -324,6 +330,7 @@ toroid::driver::CompileOptions compile_options(const Options& o) {
   co.deterministic = o.deterministic;
   co.tf32_convolutions = o.tf32_convolutions;
   co.tf32_matmuls = o.tf32_matmuls;
+  co.emulate_precision_casts = o.emulate_precision_casts;
   co.dynamic = !o.static_shapes;
   co.target = o.device == "cuda" ? toroid::Target::cuda(o.cuda_arch) : toroid::Target::cpu();
   co.compile = o.emit.empty();  // --emit prints text: nothing to compile (and no GPU needed)

@@ -37,6 +37,7 @@ class KernelEmitter : public ScalarDialect {
   // float type (the store converts with the same rounding; rounding twice costs a conversion
   // per element).
   static loop::Expr stored_body(const sched::Member& m);
+  bool rounds_16bit_casts() const override { return k_.emulate_precision_casts; }
 
   const sched::Kernel& k_;
   const SymbolSlots& slots_;

@@ -26,6 +26,9 @@ class ScalarDialect {
   virtual std::string float_literal(double v, DType d) const = 0;
   // Rounds a float value to bf16 or f16 and back (a cast between floats).
   virtual std::string round_to(const std::string& x, DType to) const = 0;
+  // Whether a cast to bf16 or f16 rounds (round_to), or only names the float value (the value
+  // keeps float precision until a store converts it).
+  virtual bool rounds_16bit_casts() const = 0;
   // A Load's value, as its compute type.
   virtual std::string load(loop::Expr load) = 0;
   // An index expression as integer code.

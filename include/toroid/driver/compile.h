@@ -64,6 +64,11 @@ struct CompileOptions {
   // (loop::LowerOptions). Off: f32 products are exact, as the reference kernels'.
   bool tf32_convolutions = false;
   bool tf32_matmuls = false;
+  // bf16/f16 values round after each op inside a kernel, as eager rounds them
+  // (sched::ScheduleOptions::emulate_precision_casts); off, as Inductor by default, they keep
+  // float precision between a kernel's ops and round when stored.
+  // TOROID_EMULATE_PRECISION_CASTS=1 in the environment turns it on everywhere.
+  bool emulate_precision_casts = false;
   // Load the kernels from here instead of compiling them (a UserError when one is missing).
   std::shared_ptr<const PrebuiltKernels> prebuilt;
   // Keep each specialization's compiled kernels (Specialization::kernel_images), to package them

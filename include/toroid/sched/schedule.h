@@ -31,6 +31,7 @@ struct Kernel {
   bool closed = false;  // takes no more members (a later write into an input follows)
   bool epilogues = false;  // its members all write into graph inputs (trailing copy_)
   int ops = 0;          // loop ops in its members' bodies (bounded, as the member count)
+  bool emulate_precision_casts = false;  // ScheduleOptions::emulate_precision_casts
 };
 
 // Kernel variables: o<k> for the outer domain, q<k> for the inner.
@@ -52,6 +53,10 @@ struct ScheduleOptions {
   // the updates of many small tensors in turn. For CUDA; the CPU runs a kernel's parallel loop
   // over every tensor of an iteration space either way.
   bool combo_kernels = false;
+  // A bf16/f16 value inside a kernel rounds where the graph casts to it (each op's result, as
+  // eager rounds), not only when stored. Off (Inductor's default, its emulate_precision_casts):
+  // values between a kernel's ops keep float precision, and only stores round.
+  bool emulate_precision_casts = false;
 };
 
 struct Schedule {
