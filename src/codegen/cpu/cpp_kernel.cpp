@@ -420,6 +420,13 @@ class CppEmitter : public KernelEmitter {
     os << ind << store(b, pos, "w_m2 / divisor");
   }
 
+  // A floating max or min that propagates NaN as PyTorch's does, in a form that vectorizes to one
+  // max/min instruction a step: NaNs set a flag of their own (an OR, off the accumulator's chain)
+  // instead of a compare-and-blend chain on the accumulator (t_maximum); the flag decides at the end.
+  static std::string nan_tracking_update(const std::string& acc, const char* better) {
+    return acc + " = V " + better + " " + acc + " ? V : " + acc + "; " + acc + "_nan |= V != V;";
+  }
+
   void emit_reduction(std::ostream& os, const std::string& ind, const sched::Member& m, bool parallel) {
     const Buffer* b = m.buffer;
     Expr body = sched::member_body(m);
@@ -442,8 +449,8 @@ class CppEmitter : public KernelEmitter {
       case ReduceOp::Max:
         if (is_floating(d)) {
           init = std::string("-std::numeric_limits<") + A + ">::infinity()";
-          update = acc + " = t_maximum(" + acc + ", V);";
-          clause = "reduction(t_max:" + acc + ")";
+          update = nan_tracking_update(acc, ">");
+          clause = "reduction(max:" + acc + ") reduction(|:" + acc + "_nan)";
         } else {
           init = std::string("std::numeric_limits<") + A + ">::lowest()";
           update = acc + " = std::max(" + acc + ", V);";
@@ -453,8 +460,8 @@ class CppEmitter : public KernelEmitter {
       case ReduceOp::Min:
         if (is_floating(d)) {
           init = std::string("std::numeric_limits<") + A + ">::infinity()";
-          update = acc + " = t_minimum(" + acc + ", V);";
-          clause = "reduction(t_min:" + acc + ")";
+          update = nan_tracking_update(acc, "<");
+          clause = "reduction(min:" + acc + ") reduction(|:" + acc + "_nan)";
         } else {
           init = std::string("std::numeric_limits<") + A + ">::max()";
           update = acc + " = std::min(" + acc + ", V);";
@@ -497,6 +504,8 @@ class CppEmitter : public KernelEmitter {
       return;
     }
     os << ind << A << " " << acc << " = " << init << ";\n";
+    bool tracks_nan = update.find(acc + "_nan") != std::string::npos;
+    if (tracks_nan) os << ind << "int " << acc << "_nan = 0;\n";
     std::string pragma = parallel ? "#pragma omp parallel for simd " + clause + " schedule(static)" +
                                         *parallel_clause(k_.inner, "n_inner")
                                   : "#pragma omp simd " + clause;
@@ -507,10 +516,11 @@ class CppEmitter : public KernelEmitter {
     if (auto cached = row_caches_.find(body); cached != row_caches_.end() && cached->second.filled_by == member_index(m))
       os << ind << "  " << cached->second.name << "[q_flat] = " << v << ";\n";
     std::string u = update;
-    u.replace(u.find('V'), 1, v);
+    for (size_t at = u.find('V'); at != std::string::npos; at = u.find('V', at + v.size())) u.replace(at, 1, v);
     os << ind << "  " << u << "\n";
     os << ind << "}\n";
     std::string result = acc;
+    if (tracks_nan) result = acc + "_nan ? std::numeric_limits<" + std::string(A) + ">::quiet_NaN() : " + acc;
     if (b->reduce == ReduceOp::Mean) result = acc + " / static_cast<" + std::string(A) + ">(" + n_red + ")";
     os << ind << store(b, pos, result);
   }

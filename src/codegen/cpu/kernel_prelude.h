@@ -176,8 +176,3 @@ template <class I> inline I t_nonzero(I b, int64_t site) {
   return b;
 }
 }  // namespace
-
-#pragma omp declare reduction(t_max : float : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
-#pragma omp declare reduction(t_max : double : omp_out = t_maximum(omp_out, omp_in)) initializer(omp_priv = -INFINITY)
-#pragma omp declare reduction(t_min : float : omp_out = t_minimum(omp_out, omp_in)) initializer(omp_priv = INFINITY)
-#pragma omp declare reduction(t_min : double : omp_out = t_minimum(omp_out, omp_in)) initializer(omp_priv = INFINITY)
