@@ -39,13 +39,24 @@ std::string softmax(const std::string& row, const std::string& dtype) {
 }
 
 TEST(RowKernels, KnownRowLengthFixesTheBlock) {
-  // 4096 f32: 1024 groups of 4, four a thread: 256 threads, compiled in.
-  CudaKernel k = row_kernel("4096", "f32", softmax("4096", "f32"));
+  // 2044 f32: 511 groups of 4, four a thread: 128 threads, compiled in.
+  CudaKernel k = row_kernel("2044", "f32", softmax("2044", "f32"));
   EXPECT_EQ(k.shape, CudaKernel::Shape::Rows);
   EXPECT_EQ(k.row_slots, 4);
-  EXPECT_EQ(k.row_threads, 256);
-  EXPECT_NE(k.entry_i32.find("__launch_bounds__(256)"), std::string::npos) << k.entry_i32;
-  EXPECT_NE(k.body.find("<= 4 * I(256)"), std::string::npos);
+  EXPECT_EQ(k.row_threads, 128);
+  EXPECT_NE(k.entry_i32.find("__launch_bounds__(128)"), std::string::npos) << k.entry_i32;
+  EXPECT_NE(k.body.find("<= 4 * I(128)"), std::string::npos);
+}
+
+TEST(RowKernels, RowsOfFiveHundredTwelveGroupsTakeEightSlots) {
+  // 2048 f32 = 512 groups: eight a thread, 64 threads; 8192 f32 (softmax's benchmark row) 256.
+  CudaKernel k = row_kernel("2048", "f32", softmax("2048", "f32"));
+  EXPECT_EQ(k.row_slots, 8);
+  EXPECT_EQ(k.row_threads, 64);
+  EXPECT_NE(k.body.find("<= 8 * I(64)"), std::string::npos);
+  EXPECT_EQ(row_kernel("8192", "f32", softmax("8192", "f32")).row_threads, 256);
+  // 4096 bf16 = 512 groups of 8.
+  EXPECT_EQ(row_kernel("4096", "bf16", softmax("4096", "bf16")).row_slots, 8);
 }
 
 TEST(RowKernels, ShortRowsTakeOneWarp) {
