@@ -4,9 +4,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "toroid/c_api.h"
@@ -36,7 +39,16 @@ class PrivateKernelCache {
     std::filesystem::create_directories(dir_);
     ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
   }
-  ~PrivateKernelCache() { std::filesystem::remove_all(dir_); }
+  // A detached precompile of the kernels' headers (runtime/so_cache.cpp) may still be adding and
+  // removing its lock and temporary directories here: removal never throws, and tries again.
+  ~PrivateKernelCache() {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+      if (!ec && !std::filesystem::exists(dir_, ec)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
