@@ -211,6 +211,9 @@ void convolution_backward_extern(Lowering& L, const Node* n, const BoundArgs& a)
   if (why.empty() && mask[2] && n->result(2)->meta().rank() != 1) why = "a bias gradient of rank other than 1";
   if (!why.empty()) return L.fallback(n, why);
   p.tf32 = d == DType::Float32 && L.options.target.is_cuda() && L.options.tf32_convolutions;
+  // Each library call keeps the whole op's reference kernel for layouts the library refuses at
+  // run time, and that kernel reads every tensor operand, those output_mask leaves unused too.
+  for (const Value* v : {grad, input, weight}) L.realize(v);
   for (unsigned r = 0; r < 3; ++r) {
     const Value* out = n->result(r);
     if (!mask[r]) {
