@@ -86,7 +86,7 @@ class CudaEmitter : public KernelEmitter {
     for (const char* I : {"int32_t", "int64_t"}) {
       std::ostringstream entry;
       entry << "extern \"C\" __global__ void __launch_bounds__(" << (flat ? 1024 : out.row_threads ? out.row_threads : kRowThreads)
-            << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
+            << (!flat && row_min_blocks_ ? ", " + std::to_string(row_min_blocks_) : std::string()) << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
             << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
             << "blockIdx.x, gridDim.x);\n}\n";
       (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
@@ -176,6 +176,8 @@ class CudaEmitter : public KernelEmitter {
   // row (caches and store slots), and those of one loop with them (a loop's loads beyond it are
   // read group by group, as on the other path).
   static constexpr size_t kRowArrays = 4, kSlotArrays = 6;
+  size_t slot_arrays_ = kSlotArrays;  // kSlotArrays, or $TOROID_CUDA_SLOT_ARRAYS (a tuning knob)
+  int row_min_blocks_ = 0;            // __launch_bounds__'s blocks per SM ($TOROID_CUDA_ROW_MIN_BLOCKS)
   // Sum and mean reductions that a var reduction of the same values in the same loop already
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
@@ -539,7 +541,7 @@ class CudaEmitter : public KernelEmitter {
         if (cache_filled_.insert(l).second) to_load.emplace_back(l, it->second);
         continue;
       }
-      if (arrays >= kSlotArrays) continue;  // read group by group, in the second phase
+      if (arrays >= slot_arrays_) continue;  // read group by group, in the second phase
       ++arrays;
       std::string t = declare_slot(os, ind, l.buffer()->storage->dtype);
       slotted[l] = t;
@@ -711,6 +713,10 @@ class CudaEmitter : public KernelEmitter {
     std::optional<int64_t> row_elements = out.elements.as_int();
     row_slots_ = row_elements && *row_elements >= kEightSlotGroups * vector_width_ ? 8 : 4;
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_SLOTS")) row_slots_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 16));
+    if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_SLOT_ARRAYS"))
+      slot_arrays_ = static_cast<size_t>(std::clamp<int64_t>(*tuned, 1, static_cast<int64_t>(kSlotArrays)));
+    if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_MIN_BLOCKS"))
+      row_min_blocks_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 32));
     // A row of known length that fits the slots gets a block size of its own, compiled in: the
     // groups' offsets are constants and the launch bound tells the compiler the thread count.
     if (row_elements && *row_elements > 0) {
