@@ -865,6 +865,14 @@ def run_one(args, index, tmp):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
         ok, out = p.returncode == 0, f"exit {p.returncode}\n{p.stdout}{p.stderr}"
+        # bf16 values keep float precision between a kernel's ops, where the reference rounds each
+        # op's result: a discontinuous op (a cast to bool, a comparison, floor) can then turn a
+        # rounding difference into a different answer. Such a graph must match when compiled with
+        # eager's rounding.
+        if not ok and "differs from the reference" in p.stderr and "bf16[" in text:
+            cmd.append("--emulate-precision-casts")
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+            ok, out = p.returncode == 0, f"exit {p.returncode} (with eager's bf16 rounding)\n{p.stdout}{p.stderr}"
         if ok and "--json" in cmd:
             why = memory_problem(p.stdout)
             ok, out = why is None, f"{why}\n{out}"
