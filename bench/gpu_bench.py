@@ -251,8 +251,28 @@ def adam(params=100):
     return tir, fn, tensors, nbytes(*tensors) // 4 * 7
 
 
+def attention(dtype, batch=4, heads=6, seq=750, head=64):
+    """Whisper-base encoder's attention (4 x 6 heads x 750 tokens x 64): one fused kernel in toroid;
+    eager (and Inductor, which calls it as an extern kernel) runs PyTorch's fused SDPA. The bytes
+    are q, k, v and the output, each once."""
+    t = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
+    shape = f"{t}[{batch}, {heads}, {seq}, {head}]"
+    tir = f"""graph @attention functional {{
+  %q = input : {shape}
+  %k = input : {shape}
+  %v = input : {shape}
+  %o = aten.scaled_dot_product_attention.default(%q, %k, %v) : {shape}
+  output %o
+}}
+"""
+    q, k, v = (torch.randn(batch, heads, seq, head, device="cuda", dtype=dtype) for _ in range(3))
+    return tir, lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [q, k, v], 4 * nbytes(q)
+
+
 WORKLOADS = {"gelu_affine": gelu_affine, "softmax": softmax, "layer_norm": layer_norm,
              "rmsnorm_residual": rmsnorm_residual, "cross_entropy": cross_entropy, "adam": adam}
+# Run only when named with --only (not part of the default suite yet).
+OPT_IN = {"attention_f32": lambda: attention(torch.float32), "attention_bf16": lambda: attention(torch.bfloat16)}
 
 # ---------------------------------------------------------------------------------------------
 
@@ -325,7 +345,8 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, copy bandwidth {bw / 1e12:.2f} TB/s",
           flush=True)
     results = []
-    for name, make in WORKLOADS.items():
+    chosen = dict(WORKLOADS, **{n: f for n, f in OPT_IN.items() if args.only and n in args.only})
+    for name, make in chosen.items():
         if args.only and name not in args.only:
             continue
         tir, fn, inputs, moved = make()

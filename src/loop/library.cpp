@@ -39,6 +39,7 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::IndexAdd, "aten.index_add.default", kPut, kPut},
     {LibraryCall::Sort, "aten.sort.default", kSortable, kSortable},
     {LibraryCall::Topk, "aten.topk.default", kSortable, kSortable},
+    {LibraryCall::Attention, "aten.scaled_dot_product_attention.default", 0, kCublasLt & ~bit(DType::Float64)},
 };
 
 }  // namespace
@@ -61,6 +62,7 @@ const char* library_call_name(LibraryCall c) {
     case LibraryCall::IndexAdd: return "index_add";
     case LibraryCall::Sort: return "sort";
     case LibraryCall::Topk: return "topk";
+    case LibraryCall::Attention: return "attention";
   }
   return "?";
 }
@@ -107,7 +109,8 @@ bool runs_as_fallback(LibraryCall c) {
     case LibraryCall::ScatterReduce:
     case LibraryCall::IndexAdd:
     case LibraryCall::Sort:
-    case LibraryCall::Topk: return true;
+    case LibraryCall::Topk:
+    case LibraryCall::Attention: return true;
   }
   return true;
 }

@@ -1,8 +1,10 @@
 // Reference kernels: matrix products. mm, bmm, addmm, baddbmm, linear and matmul (every rank
-// case: dot, matrix-vector, vector-matrix, batched with broadcast batch dims). Floating
+// case: dot, matrix-vector, vector-matrix, batched with broadcast batch dims), and
+// scaled_dot_product_attention. Floating
 // products accumulate in double and round once; integer ones accumulate in int64, wrapping.
 // Operands must share a dtype, as PyTorch requires; bool is not implemented (as on PyTorch CPU).
 #include <cmath>
+#include <optional>
 
 #include "ref_families.h"
 #include "toroid/ops/ref_util.h"
@@ -219,13 +221,105 @@ Out k_linear(const RtArgs& a, KernelContext&) {
   return {add_scaled(op, *b, full, x.dtype(), RtValue::integer(1), RtValue::integer(1))};
 }
 
+// The element offset of batch position `at` (the output's batch dims) in `t`, whose dims before
+// its last two broadcast against them; `group` > 1 maps a query head to its key head (gqa).
+int64_t batch_offset(const HostTensor& t, const std::vector<int64_t>& at, int64_t group) {
+  int64_t off = 0;
+  size_t tb = static_cast<size_t>(t.dim() - 2);
+  for (size_t d = 0; d < tb; ++d) {
+    int64_t i = at[at.size() - tb + d];
+    if (d + 1 == tb) i /= group;
+    if (t.sizes()[d] != 1) off += i * t.strides()[d];
+  }
+  return off;
+}
+
+// softmax(q k^T * scale + mask) v for each batch position, in double; a row whose keys are all
+// masked gives zeros (PyTorch's _safe_softmax), an is_causal query i attends to keys 0..i.
+Out k_attention(const RtArgs& a, KernelContext&) {
+  std::string op = op_of(a);
+  const HostTensor& q = a.tensor("query");
+  const HostTensor& k = a.tensor("key");
+  const HostTensor& v = a.tensor("value");
+  const HostTensor* mask = a.opt_tensor("attn_mask");
+  if (a.to_double("dropout_p") != 0.0) kernel_error(op, "dropout_p must be 0: toroid's attention has no dropout");
+  bool causal = a.to_bool("is_causal");
+  if (causal && mask) kernel_error(op, "attn_mask and is_causal=True are exclusive");
+  if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2) kernel_error(op, "query, key and value must be at least 2D");
+  int64_t L = q.size(-2), E = q.size(-1), S = k.size(-2), Ev = v.size(-1);
+  if (k.size(-1) != E || v.size(-2) != S) kernel_error(op, "query, key and value sizes do not match");
+  std::vector<int64_t> qb(q.sizes().begin(), q.sizes().end() - 2), kb(k.sizes().begin(), k.sizes().end() - 2),
+      vb(v.sizes().begin(), v.sizes().end() - 2);
+  int64_t group = 1;
+  if (a.to_bool("enable_gqa")) {
+    if (qb.empty() || kb.empty() || vb.empty() || kb.back() <= 0 || qb.back() % kb.back() != 0 || kb.back() != vb.back())
+      kernel_error(op, "enable_gqa: query heads must be a multiple of key and value heads");
+    group = qb.back() / kb.back();
+    kb.back() = vb.back() = qb.back();
+  }
+  std::vector<int64_t> batch = broadcast_shapes(op, broadcast_shapes(op, qb, kb), vb);
+  double scale = a.is_none("scale") ? 1.0 / std::sqrt(static_cast<double>(E)) : a.to_double("scale");
+  std::vector<int64_t> out_sizes = batch;
+  out_sizes.insert(out_sizes.end(), {L, Ev});
+  HostTensor out = HostTensor::zeros(q.dtype(), out_sizes);
+  std::vector<int64_t> scores_sizes = batch;
+  scores_sizes.insert(scores_sizes.end(), {L, S});
+  std::optional<HostTensor> m;
+  if (mask) m = broadcast_to(op, *mask, scores_sizes);
+  int64_t qs = q.element_size(), ks = k.element_size(), vs = v.element_size();
+  std::vector<double> row(static_cast<size_t>(S));
+  std::vector<int64_t> at(batch.size(), 0);
+  for (int64_t b = 0, nb = numel_of(batch); b < nb; ++b) {
+    for (int64_t rest = b, d = static_cast<int64_t>(batch.size()) - 1; d >= 0; --d) {
+      at[static_cast<size_t>(d)] = rest % batch[static_cast<size_t>(d)];
+      rest /= batch[static_cast<size_t>(d)];
+    }
+    const std::byte* qp = q.data() + batch_offset(q, at, 1) * qs;
+    const std::byte* kp = k.data() + batch_offset(k, at, group) * ks;
+    const std::byte* vp = v.data() + batch_offset(v, at, group) * vs;
+    int64_t q0 = q.strides()[static_cast<size_t>(q.dim() - 2)], q1 = q.strides().back();
+    int64_t k0 = k.strides()[static_cast<size_t>(k.dim() - 2)], k1 = k.strides().back();
+    int64_t v0 = v.strides()[static_cast<size_t>(v.dim() - 2)], v1 = v.strides().back();
+    for (int64_t i = 0; i < L; ++i) {
+      double top = -INFINITY;
+      for (int64_t j = 0; j < S; ++j) {
+        double sc = 0;
+        for (int64_t e = 0; e < E; ++e)
+          sc += load_double(q.dtype(), qp + (i * q0 + e * q1) * qs) * load_double(k.dtype(), kp + (j * k0 + e * k1) * ks);
+        sc *= scale;
+        if (causal && j > i) sc = -INFINITY;
+        if (m) {
+          int64_t linear = (b * L + i) * S + j;
+          if (m->dtype() == DType::Bool) {
+            if (m->get_int(linear) == 0) sc = -INFINITY;
+          } else {
+            sc += m->get_double(linear);
+          }
+        }
+        row[static_cast<size_t>(j)] = sc;
+        top = std::max(top, sc);
+      }
+      double sum = 0;
+      for (double& x : row) sum += (x = top == -INFINITY ? 0.0 : std::exp(x - top));
+      for (int64_t c = 0; c < Ev; ++c) {
+        double acc = 0;
+        if (top != -INFINITY)
+          for (int64_t j = 0; j < S; ++j)
+            acc += row[static_cast<size_t>(j)] * load_double(v.dtype(), vp + (j * v0 + c * v1) * vs);
+        out.set_double((b * L + i) * Ev + c, top == -INFINITY ? 0.0 : acc / sum);
+      }
+    }
+  }
+  return {RtValue(out)};
+}
+
 }  // namespace
 
 std::vector<KernelImpl> linalg_kernel_impls() {
   return {
       {"aten.mm.default", k_mm},           {"aten.bmm.default", k_bmm},       {"aten.addmm.default", k_addmm},
       {"aten.baddbmm.default", k_baddbmm}, {"aten.matmul.default", k_matmul}, {"aten.linear.default", k_linear},
-      {"aten._addmm_activation.default", k_addmm_activation},
+      {"aten._addmm_activation.default", k_addmm_activation}, {"aten.scaled_dot_product_attention.default", k_attention},
   };
 }
 

@@ -258,7 +258,8 @@ class CpuExecutor final : public Executor {
       case loop::LibraryCall::ScatterReduce:
       case loop::LibraryCall::IndexAdd:
       case loop::LibraryCall::Sort:
-      case loop::LibraryCall::Topk: break;
+      case loop::LibraryCall::Topk:
+      case loop::LibraryCall::Attention: break;
     }
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }

@@ -86,6 +86,21 @@ TEST_F(CudaNvrtc, DeviceKernelFamiliesCompileAlone) {
   EXPECT_THROW(device_kernels_source("GATHER"), std::exception);
 }
 
+// The attention kernel for every dtype and head size it takes, without spilling registers.
+TEST_F(CudaNvrtc, AttentionKernelsCompile) {
+  const std::pair<toroid::DType, const char*> types[] = {
+      {toroid::DType::Float32, "f32"}, {toroid::DType::BFloat16, "bf16"}, {toroid::DType::Float16, "f16"}};
+  for (const auto& [dtype, t] : types) {
+    Cubin c = compile_cubin({attention_kernel_source(dtype), std::string("toroid_attention_") + t});
+    EXPECT_TRUE(is_elf(c.image));
+    for (int d : {16, 32, 64, 128}) {
+      std::string f = std::string("toroid_attention_") + t + "_" + std::to_string(d);
+      EXPECT_NE(c.image.find(f), std::string::npos) << f;
+    }
+  }
+  EXPECT_THROW(attention_kernel_source(toroid::DType::Float64), std::exception);
+}
+
 TEST_F(CudaNvrtc, Version) { EXPECT_EQ(nvrtc_version().substr(0, 3), "13."); }
 
 TEST_F(CudaNvrtc, CompilesHalfPrecisionKernelAndHitsTheCache) {

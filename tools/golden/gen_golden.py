@@ -856,6 +856,20 @@ def gen_linalg(w, r):
     w.case("aten.matmul.default", "mv", [r.t([3, 4]), r.t([4])])
     w.case("aten.matmul.default", "batched", [r.t([2, 3, 4]), r.t([4, 2])])
     w.case("aten.matmul.default", "dot", [r.t([4]), r.t([4])])
+    sdpa = "aten.scaled_dot_product_attention.default"
+    w.case(sdpa, "f32", [r.t([2, 3, 5, 8]), r.t([2, 3, 7, 8]), r.t([2, 3, 7, 4])])
+    w.case(sdpa, "causal_scale", [r.t([1, 2, 6, 4]), r.t([1, 2, 6, 4]), r.t([1, 2, 6, 4])],
+           {"is_causal": True, "scale": 0.3})
+    w.case(sdpa, "causal_wide", [r.t([1, 1, 3, 4]), r.t([1, 1, 5, 4]), r.t([1, 1, 5, 2])], {"is_causal": True})
+    bool_mask = r.t([1, 1, 4, 6], BOOL)
+    bool_mask[0, 0, 1] = False  # a row with every key masked: zeros
+    w.case(sdpa, "bool_mask", [r.t([2, 2, 4, 8]), r.t([2, 2, 6, 8]), r.t([2, 2, 6, 8]), bool_mask])
+    w.case(sdpa, "float_mask", [r.t([2, 4, 3]), r.t([2, 5, 3]), r.t([2, 5, 3]), r.t([4, 5])])
+    w.case(sdpa, "gqa", [r.t([1, 4, 3, 8]), r.t([1, 2, 5, 8]), r.t([1, 2, 5, 8])], {"enable_gqa": True})
+    w.case(sdpa, "bcast_batch", [r.t([2, 3, 4, 8]), r.t([1, 3, 6, 8]), r.t([1, 3, 6, 8])])
+    w.case(sdpa, "bf16", [r.t([1, 2, 5, 16], BF16), r.t([1, 2, 9, 16], BF16), r.t([1, 2, 9, 16], BF16)], loose=True)
+    w.case(sdpa, "f64", [r.t([1, 2, 3, 4], F64), r.t([1, 2, 3, 4], F64), r.t([1, 2, 3, 4], F64)])
+    w.case(sdpa, "empty_keys", [r.t([1, 2, 3, 4]), r.t([1, 2, 0, 4]), r.t([1, 2, 0, 4])])
 
 
 def gen_norm_conv_pool(w, r):

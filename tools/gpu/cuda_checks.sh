@@ -27,7 +27,8 @@ extra=(tests/lit/compile/split-reductions.tir:1 tests/lit/compile/Inputs/mm-epil
        tests/lit/compile/Inputs/max-pool-backward.tir:6 tests/lit/compile/Inputs/avg-pool-backward.tir:7
        tests/lit/compile/Inputs/adaptive-pool.tir:8 tests/lit/compile/row-slots.tir:3
        tests/lit/cuda/channels-last-flat.tir:4 tests/lit/compile/update-in-place.tir:5
-       tests/lit/compile/donated-inputs.tir:3 tests/lit/compile/Inputs/conv-backward.tir:3)
+       tests/lit/compile/donated-inputs.tir:3 tests/lit/compile/Inputs/conv-backward.tir:3
+       tests/lit/compile/Inputs/attention-fused.tir:4)
 graphs=()
 for e in "${examples[@]}"; do graphs+=("examples/${e%%:*}.tir:${e##*:}"); done
 graphs+=("${extra[@]}")

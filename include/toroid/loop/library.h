@@ -34,6 +34,7 @@ enum class LibraryCall : uint8_t {
   IndexAdd,       // index_add: scatter_add of alpha * source with the index broadcast along the other dims
   Sort,           // sort: a stable bitonic sort per line
   Topk,           // topk: sort's first k
+  Attention,      // scaled_dot_product_attention: softmax(q k^T * scale + mask) v, one pass over the keys
 };
 const char* library_call_name(LibraryCall c);
 

@@ -1,6 +1,6 @@
 // Hand-written device kernels for the library calls no generated kernel can do: nonzero (its
-// result size only the data knows), the scans (cumsum, cumprod), index_put, the scatters and
-// sort / topk. Compiled with NVRTC (through the cubin cache) on first use.
+// result size only the data knows), the scans (cumsum, cumprod), index_put, the scatters,
+// sort / topk and attention. Compiled with NVRTC (through the cubin cache) on first use.
 #pragma once
 
 #include <cstdint>
@@ -96,5 +96,27 @@ void scatter_mean(void* out, DType t, int64_t n, const int32_t* count, bool incl
 bool sort_supported(DType t);
 void sort_lines(const void* x, DType t, int64_t outer, int64_t len, int64_t inner, int64_t k, bool descending,
                 void* values, int64_t* indices, Stream s);
+
+// scaled_dot_product_attention (device_attention.cpp): out[b, h] = softmax(q[b, h] k[b, h / group]^T
+// * scale + mask) v[b, h / group], each tensor as (batch, head, row, col) element strides (0 where
+// a dim broadcasts), f32 / bf16 / f16 with float accumulation; a row whose keys are all masked
+// gives zeros. The kernel takes last dims of up to 128 and at most 65,535 batch x heads.
+struct AttentionCall {
+  DType dtype = DType::Float32;
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const void* mask = nullptr;  // none, bool (allowed where true), or additive in `dtype`
+  bool mask_bool = false;
+  DType mask_dtype = DType::Float32;
+  void* out = nullptr;
+  int64_t q_strides[4] = {}, k_strides[4] = {}, v_strides[4] = {}, mask_strides[4] = {}, out_strides[4] = {};
+  int64_t batch = 1, heads = 1, L = 0, S = 0, E = 0, Ev = 0, group = 1;
+  double scale = 1.0;
+  bool causal = false;
+};
+bool attention_supported(const AttentionCall& a);
+void attention(const AttentionCall& a, Stream s);
+std::string attention_kernel_source(DType dtype);  // one dtype's kernels
 
 }  // namespace toroid::runtime::cuda
