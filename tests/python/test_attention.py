@@ -133,6 +133,80 @@ class Compiled(unittest.TestCase):
         self.run_compiled(lambda q, k, v: attention.sdpa_math(q, k, v), inputs(torch.bfloat16), 2e-2)
 
 
+class FusedOp(unittest.TestCase):
+    """aten.scaled_dot_product_attention as one op of a toroid graph (the fused kernel on a GPU,
+    the reference kernel on the CPU), run through the C ABI, against the float64 reference."""
+
+    TYPES = {torch.float32: "f32", torch.bfloat16: "bf16", torch.float16: "f16", torch.float64: "f64",
+             torch.bool: "bool"}
+
+    def run_op(self, args, options="", device="cpu"):
+        from toroid import _capi, runtime
+        names = ["q", "k", "v", "m"][:len(args)]
+        shape = lambda t: "%s[%s]" % (self.TYPES[t.dtype], ", ".join(str(n) for n in t.shape))
+        out_shape = list(args[0].shape[:-1]) + [args[2].shape[-1]]
+        out_type = "%s[%s]" % (self.TYPES[args[0].dtype], ", ".join(str(n) for n in out_shape))
+        call = ", ".join("%" + n for n in names) + ((", " + options) if options else "")
+        text = "graph @sdpa functional {\n%s  %%o = aten.scaled_dot_product_attention.default(%s) : %s\n" \
+               "  output %%o\n}\n" % ("".join("  %%%s = input : %s\n" % (n, shape(a)) for n, a in zip(names, args)),
+                                        call, out_type)
+        m = _capi.Module(text, device=device)
+        ins = (_capi.Tensor * len(args))(*[runtime._header(a) for a in args])
+        out = torch.empty(out_shape, dtype=args[0].dtype, device=device)
+        outs = (_capi.Tensor * 1)(runtime._header(out))
+        m.run_into(ins, outs)
+        return out
+
+    device = "cpu"
+
+    def check(self, args, want, tol, options=""):
+        got = self.run_op([a.to(self.device) for a in args], options, self.device).double().cpu()
+        self.assertEqual(tuple(got.shape), tuple(want.shape))
+        err = (got - want).abs().max().item() if got.numel() else 0.0
+        self.assertLess(err, tol, "max abs error %g" % err)
+
+    def test_plain_and_lengths(self):
+        q, k, v = inputs(L=9, S=13)
+        self.check((q, k, v), reference(q, k, v), 1e-6)
+
+    def test_causal_with_scale(self):
+        q, k, v = inputs(L=6, S=6)
+        self.check((q, k, v), reference(q, k, v, causal=True, scale=0.3), 1e-6, "None, 0.0, true, scale=0.3")
+
+    def test_bool_mask_with_empty_row(self):
+        q, k, v = inputs()
+        keep = torch.rand(2, 1, 5, 7, generator=torch.Generator().manual_seed(1)) > 0.3
+        keep[1, 0, 4] = False
+        self.check((q, k, v, keep), reference(q, k, v, mask=keep), 1e-6)
+
+    def test_additive_mask_broadcast(self):
+        q, k, v = inputs()
+        add = torch.randn(5, 7, generator=torch.Generator().manual_seed(2))
+        self.check((q, k, v, add), reference(q, k, v, mask=add), 1e-6)
+
+    def test_grouped_query(self):
+        q, k, v = inputs(H=4, KH=2)
+        self.check((q, k, v), reference(q, k, v, groups=2), 1e-6, "enable_gqa=true")
+
+    def test_bf16(self):
+        q, k, v = inputs(torch.bfloat16)
+        self.check((q, k, v), reference(q, k, v), 2e-2)
+
+    def test_no_keys(self):
+        q, k, v = inputs(S=0)
+        self.check((q, k, v), torch.zeros(2, 4, 5, 8, dtype=torch.float64), 1e-12)
+
+
+@unittest.skipUnless(torch.cuda.is_available(), "no GPU")
+class FusedOpCuda(FusedOp):
+    """The same cases through the CUDA device kernel (float accumulation, exp2 of log2-scaled
+    scores: 1e-5 of the float64 reference for f32)."""
+    device = "cuda"
+
+    def check(self, args, want, tol, options=""):
+        super().check(args, want, max(tol, 1e-5), options)
+
+
 @unittest.skipUnless(hasattr(torch.nn.functional, "scaled_dot_product_attention"), "torch < 2.0: no SDPA")
 class Rewrite(unittest.TestCase):
     def traced(self, L, S, **kw):
