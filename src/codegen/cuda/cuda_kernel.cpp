@@ -218,16 +218,24 @@ class CudaEmitter : public KernelEmitter {
     return ptr(s) + "[" + pos + "] = t_store<" + storage_type(s->dtype) + ">::from(" + v + ");\n";
   }
 
+  // 16 bytes of the narrowest dtype a group, at most 8 elements; at most 2 where a value is f64
+  // or complex (16 bytes of f64): f64 math is long inline code, and 8 copies of it per slot and loop made
+  // ptxas take minutes on a softmax whose result is also cast to bool.
   int choose_vector_width() const {
     int smallest = 16;
-    bool any = false;
+    bool any = false, f64 = false;
+    auto see = [&](DType d) {
+      smallest = std::min(smallest, dtype_size(d));
+      f64 = f64 || d == DType::Float64 || is_complex(d);
+    };
     for (const sched::Member& m : k_.members) {
-      smallest = std::min(smallest, dtype_size(m.buffer->storage->dtype));
+      see(m.buffer->storage->dtype);
+      see(sched::member_body(m).dtype());
       any = true;
-      for (Expr l : loop::loads(m.buffer->body)) smallest = std::min(smallest, dtype_size(l.buffer()->storage->dtype));
+      for (Expr l : loop::loads(m.buffer->body)) see(l.buffer()->storage->dtype);
     }
     if (!any || (k_.outer.empty() && k_.inner.empty())) return 1;
-    return std::min(8, 16 / smallest);
+    return std::min(f64 ? 2 : 8, 16 / smallest);
   }
 
   // Declarations of the domain variables from the flat counter `flat`.
