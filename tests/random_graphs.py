@@ -791,12 +791,43 @@ class Gen:
                 self.vals.append(t)
         return outs[mask.index(True)]
 
+    # -- attention ------------------------------------------------------------------------------
+
+    def attention(self, x):
+        """scaled_dot_product_attention with a float value of rank >= 2 as the query: keys of its
+        own length or another, values of another last size, maybe a bool mask (from a comparison,
+        broadcast over the batch dims), is_causal or a scale; the keys may be the query itself."""
+        r = self.r
+        if x.rank < 2 or x.rank > 4 or x.dtype != self.fdt:
+            return self.unary(x)
+        batch, length, e = x.sizes[:-2], x.sizes[-2], x.sizes[-1]
+        keys = length if r.random() < 0.5 else Poly.const(r.choice([1, 3, 7, 33]))
+        ev = Poly.const(r.choice([1, 4, 8]))
+        k = x if keys == length and r.random() < 0.5 else self.new_input(batch + [keys, e], dtype=self.fdt)
+        v = self.new_input(batch + [keys, ev], dtype=self.fdt)
+        args = [f"%{x.name}", f"%{k.name}", f"%{v.name}"]
+        kind = r.choice(["plain", "mask", "causal", "scale"])
+        if kind == "mask":
+            m = self.new_input([length, keys], dtype=self.fdt)
+            mask = self.emit("aten.gt.Scalar", [f"%{m.name}", "0.0"], T(self.fresh(), "bool", [length, keys]))
+            args.append(f"%{mask.name}")
+        elif kind == "causal":
+            args += ["None", "0.0", "true"]
+        elif kind == "scale":
+            args.append("scale=0.5")
+        y = self.emit("aten.scaled_dot_product_attention.default", args, T(self.fresh(), self.fdt, batch + [length, ev]),
+                      mag=v.mag)
+        y.cancels = True  # a weighted mean of values
+        return y
+
     # -- a graph --------------------------------------------------------------------------------
 
     def step(self, x):
         r = self.r
-        k = r.choices(["unary", "binary", "where", "reduce", "view", "cast", "cat", "conv"],
-                      [5, 6, 2, 4, 5, 1, 1, 1])[0]
+        k = r.choices(["unary", "binary", "where", "reduce", "view", "cast", "cat", "conv", "attention"],
+                      [5, 6, 2, 4, 5, 1, 1, 1, 1])[0]
+        if k == "attention":
+            return self.attention(x)
         if k == "conv":
             return self.conv(x)
         if k == "unary":

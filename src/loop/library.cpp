@@ -39,7 +39,7 @@ constexpr LibraryKernel kTable[] = {
     {LibraryCall::IndexAdd, "aten.index_add.default", kPut, kPut},
     {LibraryCall::Sort, "aten.sort.default", kSortable, kSortable},
     {LibraryCall::Topk, "aten.topk.default", kSortable, kSortable},
-    {LibraryCall::Attention, "aten.scaled_dot_product_attention.default", 0, kCublasLt & ~bit(DType::Float64)},
+    {LibraryCall::Attention, "aten.scaled_dot_product_attention.default", kCublasLt, kCublasLt & ~bit(DType::Float64)},
 };
 
 }  // namespace

@@ -297,7 +297,7 @@ Out k_attention(const RtArgs& a, KernelContext&) {
           }
         }
         row[static_cast<size_t>(j)] = sc;
-        top = std::max(top, sc);
+        top = sc > top || sc != sc ? sc : top;  // a NaN score makes the row NaN
       }
       double sum = 0;
       for (double& x : row) sum += (x = top == -INFINITY ? 0.0 : std::exp(x - top));

@@ -2,13 +2,16 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "blas.h"
 #include "cpu_library.h"
 #include "onednn.h"
+#include "toroid/runtime/attention_call.h"
 #include "toroid/runtime/control_flow.h"
 #include "toroid/runtime/host_allocator.h"
 #include "toroid/runtime/output_binding.h"
@@ -170,7 +173,30 @@ class CpuExecutor final : public Executor {
       if (!rs.slots[static_cast<size_t>(r.ref.slot)]) allocate(r.ref.slot, eval(r.nbytes));
       return view(r.ref);
     };
+    if (l.library == loop::LibraryCall::Attention && l.kernel >= 0) return run_attention(l, h);
     return run_cpu_library(l, h);
+  }
+
+  // scaled_dot_product_attention through the program's generated kernel (attention_kernel.h
+  // says how its arguments are laid out).
+  bool run_attention(const Line& l, const CpuCallHooks& h) {
+    std::optional<AttentionOperands> o = attention_operands(
+        l.call, h.view,
+        [&](const codegen::wrapper::ReferenceCall::Result& r) { return h.result(r, eval(r.ref.sizes)); },
+        h.eval_real);
+    if (!o) return false;
+    char* bufs[5] = {reinterpret_cast<char*>(o->q.data()), reinterpret_cast<char*>(o->k.data()),
+                     reinterpret_cast<char*>(o->v.data()), o->mask ? reinterpret_cast<char*>(o->mask->data()) : nullptr,
+                     reinterpret_cast<char*>(o->out.data())};
+    int64_t p[30];
+    const int64_t* strides[5] = {o->q_strides, o->k_strides, o->v_strides, o->mask_strides, o->out_strides};
+    for (int t = 0; t < 5; ++t) std::copy_n(strides[t], 4, p + 4 * t);
+    const int64_t mask_kind = !o->mask ? 0 : o->mask->dtype() == DType::Bool ? 1 : 2;
+    const int64_t sizes[] = {o->batch, o->heads, o->L, o->S, o->E, o->Ev, o->group, o->causal ? 1 : 0, mask_kind};
+    std::copy(std::begin(sizes), std::end(sizes), p + 20);
+    std::memcpy(&p[29], &o->scale, sizeof(double));
+    kernels[static_cast<size_t>(l.kernel)](bufs, p);
+    return true;
   }
 
   void run_fallback(const Line& l) {

@@ -532,6 +532,20 @@ CppKernel emit_cpp_kernel(const sched::Kernel& kernel, const SymbolSlots& slots,
   return CppEmitter(kernel, slots, env).emit();
 }
 
+std::optional<CppKernel> attention_kernel(DType dtype) {
+  const char* types = dtype == DType::Float32    ? "float, float"
+                      : dtype == DType::Float64  ? "double, double"
+                      : dtype == DType::BFloat16 ? "uint16_t, float"
+                      : dtype == DType::Float16  ? "_Float16, float"
+                                                 : nullptr;
+  if (!types) return std::nullopt;
+  CppKernel k;
+  k.name = k.symbol = std::string("toroid_attention_") + dtype_short_name(dtype);
+  k.source = cpp_attention_template() + "extern \"C\" void " + k.name +
+             "(char* const* bufs, const int64_t* params) { t_attention<" + types + ">(bufs, params); }\n";
+  return k;
+}
+
 const std::string& cpp_prelude_headers() {
   static const std::string headers = [] {
     const std::string& text = cpp_prelude();

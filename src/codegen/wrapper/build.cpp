@@ -73,6 +73,16 @@ CallArg call_arg(const loop::LoopProgram& p, const Argument& a) {
   return c;
 }
 
+// The index in w.kernels of the generated attention kernel for `dtype`, added on first use.
+int cpu_attention_kernel(WrapperProgram& w, DType dtype) {
+  std::optional<cpu::CppKernel> k = cpu::attention_kernel(dtype);
+  TOROID_CHECK(k.has_value(), std::string("no CPU attention kernel for ") + dtype_short_name(dtype));
+  for (size_t i = 0; i < w.kernels.size(); ++i)
+    if (w.kernels[i].name == k->name) return static_cast<int>(i);
+  w.kernels.push_back(std::move(*k));
+  return static_cast<int>(w.kernels.size() - 1);
+}
+
 // Node `n`'s reference kernel, its results written to `results`.
 ReferenceCall reference_call(const loop::LoopProgram& p, const Node* n, const std::vector<Buffer*>& results) {
   ReferenceCall c;
@@ -495,6 +505,8 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
     call.device_kernel = b->on_device;
     call.deterministic = b->deterministic;
     call.library = b->library;
+    if (b->on_device && b->library == loop::LibraryCall::Attention && !w.target.is_cuda())
+      call.kernel = cpu_attention_kernel(w, b->dtype);
     call.sources = sources.of({results.begin(), results.end()});
     for (int k : call.sources) w.sources[static_cast<size_t>(k)].why = b->fallback_reason;
     w.lines.push_back(call);

@@ -108,9 +108,9 @@ __device__ void toroid_attention(const AttentionArgs& a) {
         else part += toroid_att_load(static_cast<const T*>(a.mask), at) * log2e;
       }
       s[jj] = keep ? part : TOROID_ATT_NEG_INF;
-      top = fmaxf(top, s[jj]);
+      top = s[jj] > top || s[jj] != s[jj] ? s[jj] : top;  // a NaN score stays: the row is NaN
     }
-    float next = fmaxf(m, top);
+    float next = m != m || top != top ? m + top : fmaxf(m, top);
     if (next == TOROID_ATT_NEG_INF) continue;  // every key so far masked: nothing to add
     float keep_old = exp2f(m - next);  // 0 while m is -inf
     m = next;

@@ -1,7 +1,6 @@
 #include "toroid/runtime/cuda/executor.h"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
 #include <bit>
 #include <cstdlib>
@@ -17,6 +16,7 @@
 
 #include "call_keys.h"
 #include "toroid/runtime/cuda/cublaslt.h"
+#include "toroid/runtime/attention_call.h"
 #include "toroid/runtime/cuda/device_kernels.h"
 #include "toroid/runtime/control_flow.h"
 #include "toroid/runtime/cuda/cudnn.h"
@@ -720,65 +720,40 @@ struct CudaExecutor::Impl {
     return true;
   }
 
-  // scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale,
-  // enable_gqa) with at most two batch dims; each operand read as (batch, head, row, col).
+  // scaled_dot_product_attention with at most two batch dims (runtime/attention_call.h).
   bool attention_on_device(const Line& l) {
-    const codegen::wrapper::ReferenceCall& c = l.call;
-    if (c.args.size() != 8 || !tensor_arg(c.args[0]) || !tensor_arg(c.args[1]) || !tensor_arg(c.args[2]) ||
-        c.results.size() != 1 || !c.args[5].scalar.is_constant() || !c.args[7].scalar.is_constant())
-      return false;
-    HostTensor q = view(c.args[0].tensor), k = view(c.args[1].tensor), v = view(c.args[2].tensor);
-    HostTensor out = result_view(c.results[0]);
-    size_t batch_dims = out.sizes().size() - 2;
+    std::optional<AttentionOperands> o = attention_operands(
+        l.call, [this](const codegen::wrapper::TensorRef& r) { return view(r); },
+        [this](const codegen::wrapper::ReferenceCall::Result& r) { return result_view(r); },
+        [this](SymExpr e) { return eval_double(e); });
+    if (!o) return false;
     AttentionCall a;
-    a.dtype = q.dtype();
-    if (out.sizes().size() < 2 || batch_dims > 2 || !four_strides(q, batch_dims, a.q_strides) ||
-        !four_strides(k, batch_dims, a.k_strides) || !four_strides(v, batch_dims, a.v_strides) ||
-        !four_strides(out, batch_dims, a.out_strides))
-      return false;
-    a.batch = batch_dims == 2 ? out.sizes()[0] : 1;
-    a.heads = batch_dims >= 1 ? out.sizes()[batch_dims - 1] : 1;
-    a.L = q.sizes()[q.sizes().size() - 2];
-    a.E = q.sizes().back();
-    a.S = k.sizes()[k.sizes().size() - 2];
-    a.Ev = v.sizes().back();
-    int64_t key_heads = k.dim() >= 3 ? k.sizes()[k.sizes().size() - 3] : 1;
-    if (c.args[7].scalar == SymExpr::boolean(true) && key_heads > 0 && key_heads != a.heads) {
-      a.group = a.heads / key_heads;
-      a.k_strides[1] = k.strides()[k.sizes().size() - 3];  // read at head / group, not broadcast
-      a.v_strides[1] = v.strides()[v.sizes().size() - 3];
+    a.dtype = o->q.dtype();
+    a.q = o->q.data();
+    a.k = o->k.data();
+    a.v = o->v.data();
+    a.out = o->out.data();
+    if (o->mask) {
+      a.mask = o->mask->data();
+      a.mask_bool = o->mask->dtype() == DType::Bool;
+      a.mask_dtype = o->mask->dtype();
     }
-    if (tensor_arg(c.args[3])) {
-      HostTensor m = view(c.args[3].tensor);
-      if (!four_strides(m, batch_dims, a.mask_strides)) return false;
-      a.mask = m.data();
-      a.mask_bool = m.dtype() == DType::Bool;
-      a.mask_dtype = m.dtype();
-    }
-    a.q = q.data();
-    a.k = k.data();
-    a.v = v.data();
-    a.out = out.data();
-    a.causal = c.args[5].scalar == SymExpr::boolean(true);
-    a.scale = c.args[6].kind == codegen::wrapper::CallArg::Kind::Scalar ? eval_double(c.args[6].scalar)
-                                                                          : 1.0 / std::sqrt(static_cast<double>(a.E));
+    std::copy_n(o->q_strides, 4, a.q_strides);
+    std::copy_n(o->k_strides, 4, a.k_strides);
+    std::copy_n(o->v_strides, 4, a.v_strides);
+    std::copy_n(o->mask_strides, 4, a.mask_strides);
+    std::copy_n(o->out_strides, 4, a.out_strides);
+    a.batch = o->batch;
+    a.heads = o->heads;
+    a.L = o->L;
+    a.S = o->S;
+    a.E = o->E;
+    a.Ev = o->Ev;
+    a.group = o->group;
+    a.scale = o->scale;
+    a.causal = o->causal;
     if (!attention_supported(a)) return false;
     attention(a, stream);
-    return true;
-  }
-
-  // The (batch, head, row, col) element strides of `t` read at the positions of `batch_dims`
-  // output batch dims (at most two): its batch dims align on the right, one of size 1 (or one it
-  // lacks) read at stride 0, as is a row or column dim of size 1 (a mask broadcast over rows).
-  // False when `t` has more batch dims than that.
-  static bool four_strides(const HostTensor& t, size_t batch_dims, int64_t* s) {
-    size_t r = t.sizes().size();
-    if (r < 2 || r - 2 > batch_dims) return false;
-    std::fill(s, s + 4, 0);
-    s[2] = t.sizes()[r - 2] == 1 ? 0 : t.strides()[r - 2];
-    s[3] = t.sizes()[r - 1] == 1 ? 0 : t.strides()[r - 1];
-    for (size_t d = 0; d + 2 < r; ++d)
-      if (t.sizes()[d] != 1) s[2 - (r - 2) + d] = t.strides()[d];
     return true;
   }
 

@@ -3,6 +3,7 @@
 // time, so one compiled kernel serves every size its guards allow.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -25,6 +26,12 @@ const std::string& cpp_prelude();
 // cache precompiles once per compiler and flags (runtime::CompileFlags::precompiled_prefix).
 // Every source of wrapper::kernels_sources begins with it.
 const std::string& cpp_prelude_headers();
+
+// The kernel that runs scaled_dot_product_attention lines of `dtype` (f32, f64, bf16, f16; else
+// none): `toroid_attention_<dtype>(bufs, params)`, its template (attention_kernel.h) guarded so
+// that several dtypes share one translation unit. The executor builds its arguments.
+std::optional<CppKernel> attention_kernel(DType dtype);
+const std::string& cpp_attention_template();
 
 // An index expression as C++ (int64 arithmetic, Python floor division and modulo).
 std::string cpp_index(SymExpr e, const std::function<std::string(SymExpr)>& symbol_name);

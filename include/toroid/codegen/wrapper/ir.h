@@ -185,7 +185,9 @@ struct Line {
   int pool = -1;   // Alloc (-1: its own memory), PoolAlloc, PoolFree: index into WrapperProgram::pools
   SymExpr offset;  // Alloc from a pool: where its block starts, in bytes
   std::vector<SymbolDef> defs;  // SymbolDefs
-  int kernel = -1;        // KernelCall: index into the target's kernel list
+  // KernelCall: index into the target's kernel list; a CPU attention FallbackCall: its
+  // generated kernel there (toroid_attention_<dtype>), which the executor calls with its operands.
+  int kernel = -1;
   std::vector<int> args;  // KernelCall: the kernel's slots
   // ExternCall: the library kernel, what it writes, its operands in its own order and its
   // scalar arguments.
