@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <span>
 
 #include "node.h"
 #include "rules.h"
@@ -298,6 +299,39 @@ Expr add_div_mod_recombine(Expr e, const RuleContext&) {
   return Expr();
 }
 
+Expr add_div_mod_recombine_sym(Expr e, const RuleContext& ctx) {
+  // k*b*(y//b) + k*(y % b)  =>  k*y, for a divisor b that is not a constant and any factor k
+  // (an index unravelled over symbolic sizes and raveled again with the same strides: the
+  // nested form (x//a)//b is also matched as x//(a*b), as floordiv_nested writes it for a, b >= 1).
+  if (!e.is_int()) return Expr();
+  auto ops = e.operands();
+  for (size_t i = 0; i < ops.size(); ++i) {
+    detail::Term ti = detail::split_term(ops[i]);
+    if (!ti.mono) continue;
+    std::span<const Expr> factors = ti.mono.kind() == Kind::Mul ? ti.mono.operands() : std::span<const Expr>(&ti.mono, 1);
+    for (size_t f = 0; f < factors.size(); ++f) {
+      Expr m = factors[f];
+      if (m.kind() != Kind::Mod || m.operands()[1].is_constant()) continue;
+      Expr y = m.operands()[0], b = m.operands()[1];
+      std::vector<Expr> scale{Expr::integer(ti.coeff)};
+      for (size_t g = 0; g < factors.size(); ++g)
+        if (g != f) scale.push_back(factors[g]);
+      Expr k = mul(scale);
+      std::vector<Expr> partners{mul(std::vector<Expr>{k, b, floordiv(y, b)})};
+      if (y.kind() == Kind::FloorDiv && bound(y.operands()[1], ctx.facts).lo >= 1 && bound(b, ctx.facts).lo >= 1)
+        partners.push_back(mul(std::vector<Expr>{k, b, floordiv(y.operands()[0], mul(y.operands()[1], b))}));
+      for (size_t j = 0; j < ops.size(); ++j) {
+        if (j == i || std::find(partners.begin(), partners.end(), ops[j]) == partners.end()) continue;
+        std::vector<Expr> out{mul(k, y)};
+        for (size_t l = 0; l < ops.size(); ++l)
+          if (l != i && l != j) out.push_back(ops[l]);
+        return add(out);
+      }
+    }
+  }
+  return Expr();
+}
+
 const Rule kArithRules[] = {
     {"floordiv_exact", Kind::FloorDiv, "a//c => a/c, if every term of a is a multiple of c",
      floordiv_exact},
@@ -321,6 +355,8 @@ const Rule kArithRules[] = {
     {"mul_floordiv_exact", Kind::Mul, "k*(x//c) => (k/c)*x, if c divides k and known_divisor(x)",
      mul_floordiv_exact},
     {"add_div_mod_recombine", Kind::Add, "k*c*(x//c) + k*(x % c) => k*x", add_div_mod_recombine},
+    {"add_div_mod_recombine_sym", Kind::Add, "k*b*(y//b) + k*(y % b) => k*y, b not a constant",
+     add_div_mod_recombine_sym},
 };
 
 }  // namespace

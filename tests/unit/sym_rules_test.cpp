@@ -151,6 +151,15 @@ struct Gen {
     if (rule == "mod_small" || rule == "mod_by_range") {
       return pick(2) ? mod(x, nonzero(5, 30)) : mod(mod(x, I(c)), I(nonzero(1, 9)));
     }
+    if (rule == "add_div_mod_recombine_sym") {
+      Expr d = pick(2) ? s : mul(s, sym());
+      Expr scale = pick(2) ? I(k) : mul(I(k), sym());
+      Expr a = sym();
+      Expr inner = pick(2) ? x : floordiv(x, a);
+      // The quotient as floordiv_nested writes (x//a)//d: x//(a*d).
+      Expr quotient = inner == x || pick(2) ? floordiv(inner, d) : floordiv(x, mul(a, d));
+      return add(std::vector<Expr>{mul(std::vector<Expr>{scale, d, quotient}), mul(scale, mod(inner, d)), y});
+    }
     if (rule == "mod_divisible") return pick(2) ? mod(mul(I(c * k), x), I(c)) : mod(s, I(nonzero(1, 4)));
     if (rule == "mod_drop_multiples")
       return mod(add(std::vector<Expr>{mul(I(c * k), x), mul(I(j), s), I(small() * 3)}), I(c));
