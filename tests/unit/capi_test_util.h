@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "temp_dir.h"
 #include "toroid/c_api.h"
 
 namespace toroid_test {
@@ -39,16 +40,7 @@ class PrivateKernelCache {
     std::filesystem::create_directories(dir_);
     ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
   }
-  // A detached precompile of the kernels' headers (runtime/so_cache.cpp) may still be adding and
-  // removing its lock and temporary directories here: removal never throws, and tries again.
-  ~PrivateKernelCache() {
-    for (int attempt = 0; attempt < 20; ++attempt) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-      if (!ec && !std::filesystem::exists(dir_, ec)) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
+  ~PrivateKernelCache() { remove_dir_retrying(dir_); }
   const std::filesystem::path& dir() const { return dir_; }
 
  private:

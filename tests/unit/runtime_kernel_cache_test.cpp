@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "temp_dir.h"
 #include "toroid/runtime/so_cache.h"
 #include "toroid/support/error.h"
 
@@ -126,7 +127,7 @@ class PrecompiledPrefix : public ::testing::Test {
     fs::remove_all(dir_);
     ::setenv("TOROID_CACHE_DIR", dir_.c_str(), 1);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { toroid_test::remove_dir_retrying(dir_); }
   // A module whose function returns `value`, compiled with the prefix.
   int64_t compile_and_call(int value) {
     CompileFlags flags;
