@@ -6,13 +6,7 @@
 #   tools/gpu/register_sweep.sh LIBDIR WORKLOAD...
 set -uo pipefail
 B=$1; shift
-mkdir -p /tmp/l && tar xJf "$B/libs.tar.xz" -C /tmp/l
-export LD_LIBRARY_PATH=$B:/tmp/l PYTHONUNBUFFERED=1 TOROID_CACHE_DIR=${TOROID_CACHE_DIR:-/tmp/toroid-cache}
-only=(); for w in "$@"; do only+=(--only "$w"); done
-run() {
-  echo "== ${*:-defaults}"
-  env "$@" python3 bench/gpu_bench.py --lib "$B/libtoroid.so" --reps 20 --no-inductor "${only[@]}" 2>&1 | grep '^| [a-z]'
-}
+. "$(dirname "$0")/sweep_common.sh"
 run
 run TOROID_CUDA_ROW_PREFETCH=0 TOROID_CUDA_SLOT_ARRAYS=1
 run TOROID_CUDA_ROW_PREFETCH=0 TOROID_CUDA_SLOT_ARRAYS=2

@@ -5,13 +5,7 @@
 #   tools/gpu/row_sweep.sh LIBDIR WORKLOAD...
 set -uo pipefail
 B=$1; shift
-mkdir -p /tmp/l && tar xJf "$B/libs.tar.xz" -C /tmp/l
-export LD_LIBRARY_PATH=$B:/tmp/l PYTHONUNBUFFERED=1 TOROID_CACHE_DIR=${TOROID_CACHE_DIR:-/tmp/toroid-cache}
-only=(); for w in "$@"; do only+=(--only "$w"); done
-run() {
-  echo "== ${*:-defaults}"
-  env "$@" python3 bench/gpu_bench.py --lib "$B/libtoroid.so" --reps 20 --no-inductor "${only[@]}" 2>&1 | grep '^| [a-z]'
-}
+. "$(dirname "$0")/sweep_common.sh"
 run
 for s in 2 8 16; do run TOROID_CUDA_ROW_SLOTS=$s; done
 for mt in 256 1024; do run TOROID_CUDA_ROW_MAX_THREADS=$mt; done
