@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -234,11 +235,8 @@ bool attention_supported(const AttentionCall& a) {
          (a.mask == nullptr || a.mask_bool || a.mask_dtype == a.dtype);
 }
 
-void attention(const AttentionCall& a, Stream s) {
+AttentionLaunch attention_launch(const AttentionCall& a) {
   TOROID_CHECK(attention_supported(a), "attention on the device with operands its kernel does not take");
-  if (a.batch * a.heads * a.L * a.Ev == 0) return;
-  int t = dtype_index(a.dtype);
-  const AttentionKernels& k = attention_kernels(t);
   KernelArgs p{};
   p.q = a.q;
   p.k = a.k;
@@ -261,11 +259,24 @@ void attention(const AttentionCall& a, Stream s) {
   p.scale_log2 = static_cast<float>(a.scale * 1.4426950408889634);
   p.causal = a.causal ? 1 : 0;
   p.mask_kind = a.mask == nullptr ? 0 : a.mask_bool ? 1 : 2;
-  void* args[] = {&p};
+  AttentionLaunch l;
+  l.kernel = std::string("toroid_attention_") + kSuffix[dtype_index(a.dtype)] + "_" + std::to_string(kDims[dim_index(a.E, a.Ev)]);
+  l.params.resize(sizeof p);
+  std::memcpy(l.params.data(), &p, sizeof p);
+  l.grid_x = static_cast<unsigned>((a.L + 31) / 32);
+  l.grid_z = static_cast<unsigned>(a.batch * a.heads);
+  return l;
+}
+
+void attention(const AttentionCall& a, Stream s) {
+  AttentionLaunch l = attention_launch(a);
+  if (a.batch * a.heads * a.L * a.Ev == 0) return;
+  const AttentionKernels& k = attention_kernels(dtype_index(a.dtype));
+  void* args[] = {l.params.data()};
   LaunchDims dims;
-  dims.block_x = 128;
-  dims.grid_x = static_cast<unsigned>((a.L + 31) / 32);
-  dims.grid_z = static_cast<unsigned>(a.batch * a.heads);
+  dims.block_x = l.block_x;
+  dims.grid_x = l.grid_x;
+  dims.grid_z = l.grid_z;
   launch(k.f[dim_index(a.E, a.Ev)], dims, args, s, "toroid_attention");
 }
 

@@ -1,0 +1,281 @@
+// The attention device kernel's source (runtime/cuda/device_attention.cpp) run on the host: a
+// small shim gives it CUDA's names (threads of a block as std::threads meeting at a barrier for
+// __syncthreads, warp shuffles through shared memory between two barriers, bf16 and f16 as
+// their host types), g++ compiles it with the runtime's kernel cache, and each block of the
+// launch attention_launch plans runs in turn. Results are checked against a float64 loop: the
+// kernel's indexing, masking, online softmax and grouped heads are tested without a GPU.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "temp_dir.h"
+#include "toroid/runtime/cuda/device_kernels.h"
+#include "toroid/runtime/so_cache.h"
+
+namespace {
+
+using namespace toroid;
+using namespace toroid::runtime;
+
+constexpr const char* kShim = R"(
+#include <math.h>
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <vector>
+struct t_dim3 { unsigned x = 0, y = 0, z = 0; };
+static thread_local t_dim3 threadIdx, blockIdx;
+static t_dim3 blockDim, gridDim;
+static std::barrier<>* t_block_barrier = nullptr;
+static float t_exchange[1024];
+inline void __syncthreads() { t_block_barrier->arrive_and_wait(); }
+// Every thread of the block shuffles at the same point (as the kernel's warps all do).
+inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
+  t_exchange[threadIdx.x] = v;
+  __syncthreads();
+  float r = t_exchange[threadIdx.x ^ static_cast<unsigned>(lane_mask)];
+  __syncthreads();
+  return r;
+}
+inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+struct float4 { float x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline int min(int a, int b) { return a < b ? a : b; }
+struct __nv_bfloat16 { uint16_t bits; };
+inline float __bfloat162float(__nv_bfloat16 h) { uint32_t u = uint32_t(h.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline __nv_bfloat16 __float2bfloat16(float f) {
+  uint32_t u; std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return {uint16_t((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return {uint16_t(u >> 16)};
+}
+using __half = _Float16;
+inline float __half2float(__half h) { return static_cast<float>(h); }
+inline __half __float2half(float f) { return static_cast<_Float16>(f); }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+#define __launch_bounds__(...)
+template <class F> void t_emulate(unsigned gx, unsigned gz, unsigned threads, const F& kernel) {
+  blockDim = {threads, 1, 1};
+  gridDim = {gx, 1, gz};
+  for (unsigned z = 0; z < gz; ++z)
+    for (unsigned x = 0; x < gx; ++x) {
+      std::barrier<> bar(threads);
+      t_block_barrier = &bar;
+      std::vector<std::thread> ts;
+      for (unsigned t = 0; t < threads; ++t)
+        ts.emplace_back([&, t] { threadIdx = {t, 0, 0}; blockIdx = {x, 0, z}; kernel(); });
+      for (std::thread& th : ts) th.join();
+    }
+}
+)";
+
+// The kernels of `dtype` with the shim, and `run_<kernel>(params, grid_x, grid_z, block)` for each.
+SharedObject emulated(DType dtype, const std::string& suffix) {
+  std::istringstream in(cuda::attention_kernel_source(dtype));
+  std::string source = kShim, line;
+  while (std::getline(in, line))
+    if (line.rfind("#include <cuda", 0) != 0) source += line + "\n";
+  for (int d : {16, 32, 64, 128}) {
+    std::string k = "toroid_attention_" + suffix + "_" + std::to_string(d);
+    source += "extern \"C\" void run_" + k +
+              "(const void* p, unsigned gx, unsigned gz, unsigned threads) { AttentionArgs a; std::memcpy(&a, p, sizeof a); "
+              "t_emulate(gx, gz, threads, [&] { " + k + "(a); }); }\n";
+  }
+  CompileFlags flags;
+  flags.flags = "-O1 -std=c++20 -pthread -shared -fPIC";
+  return compile_and_load(source, flags);
+}
+
+float to_float(DType t, const uint16_t* p, size_t i) {
+  if (t == DType::BFloat16) {
+    uint32_t u = uint32_t(p[i]) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  return static_cast<float>(reinterpret_cast<const _Float16*>(p)[i]);
+}
+
+// Tensors [B, H, rows, cols] (key and value with KH heads), contiguous, as floats and as stored.
+struct Case {
+  DType dtype = DType::Float32;
+  int64_t B = 1, H = 1, KH = 1, L = 1, S = 1, E = 1, Ev = 1;
+  bool causal = false;
+  double scale = 0;    // 0: 1/sqrt(E)
+  int mask_kind = 0;   // 0 none, 1 bool [L, S], 2 additive [B, 1, L, S]
+  bool empty_row = false;  // bool mask: query row 1 masks every key
+};
+
+class CudaAttentionEmulated : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(std::filesystem::temp_directory_path() / ("toroid-att-emu-" + std::to_string(::getpid())));
+    ::setenv("TOROID_CACHE_DIR", dir_->c_str(), 1);
+  }
+  static void TearDownTestSuite() {
+    toroid_test::remove_dir_retrying(*dir_);
+    delete dir_;
+  }
+
+  void check(const Case& c) {
+    const char* suffix = c.dtype == DType::Float32 ? "f32" : c.dtype == DType::BFloat16 ? "bf16" : "f16";
+    SharedObject so = emulated(c.dtype, suffix);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal;
+    size_t esize = c.dtype == DType::Float32 ? 4 : 2;
+    auto make = [&](int64_t n, std::vector<float>& values) {
+      std::vector<unsigned char> stored(static_cast<size_t>(n) * esize);
+      values.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        float x = normal(rng);
+        if (c.dtype == DType::Float32) {
+          std::memcpy(&stored[static_cast<size_t>(i) * 4], &x, 4);
+        } else if (c.dtype == DType::BFloat16) {
+          uint32_t u;
+          std::memcpy(&u, &x, 4);
+          uint16_t b = static_cast<uint16_t>(u >> 16);
+          std::memcpy(&stored[static_cast<size_t>(i) * 2], &b, 2);
+        } else {
+          _Float16 h = static_cast<_Float16>(x);
+          std::memcpy(&stored[static_cast<size_t>(i) * 2], &h, 2);
+        }
+        values[static_cast<size_t>(i)] = c.dtype == DType::Float32
+                                             ? x
+                                             : to_float(c.dtype, reinterpret_cast<const uint16_t*>(stored.data()), static_cast<size_t>(i));
+      }
+      return stored;
+    };
+    std::vector<float> q, k, v, add;
+    std::vector<unsigned char> qs = make(c.B * c.H * c.L * c.E, q), ks = make(c.B * c.KH * c.S * c.E, k),
+                               vs = make(c.B * c.KH * c.S * c.Ev, v), adds;
+    std::vector<unsigned char> keep(static_cast<size_t>(c.L * c.S), 1);
+    if (c.mask_kind == 1) {
+      for (size_t i = 0; i < keep.size(); ++i) keep[i] = rng() % 3 != 0;
+      if (c.empty_row && c.L > 1)
+        for (int64_t j = 0; j < c.S; ++j) keep[static_cast<size_t>(c.S + j)] = 0;
+    }
+    if (c.mask_kind == 2) adds = make(c.B * c.L * c.S, add);
+    std::vector<unsigned char> out(static_cast<size_t>(c.B * c.H * c.L * c.Ev) * esize);
+
+    cuda::AttentionCall a;
+    a.dtype = c.dtype;
+    a.q = qs.data();
+    a.k = ks.data();
+    a.v = vs.data();
+    a.out = out.data();
+    auto strides = [](int64_t* s, int64_t heads, int64_t rows, int64_t cols) {
+      s[3] = 1, s[2] = cols, s[1] = rows * cols, s[0] = heads * rows * cols;
+    };
+    strides(a.q_strides, c.H, c.L, c.E);
+    strides(a.k_strides, c.KH, c.S, c.E);
+    strides(a.v_strides, c.KH, c.S, c.Ev);
+    strides(a.out_strides, c.H, c.L, c.Ev);
+    if (c.KH == 1 && c.H > 1) a.k_strides[1] = a.v_strides[1] = 0;
+    if (c.mask_kind == 1) {
+      a.mask = keep.data();
+      a.mask_bool = true;
+      a.mask_dtype = DType::Bool;
+      a.mask_strides[2] = c.S, a.mask_strides[3] = 1;  // [L, S], broadcast over batch and heads
+    } else if (c.mask_kind == 2) {
+      a.mask = adds.data();
+      a.mask_dtype = c.dtype;
+      a.mask_strides[0] = c.L * c.S, a.mask_strides[2] = c.S, a.mask_strides[3] = 1;  // [B, 1, L, S]
+    }
+    a.batch = c.B, a.heads = c.H, a.L = c.L, a.S = c.S, a.E = c.E, a.Ev = c.Ev;
+    a.group = c.KH == 1 ? 1 : c.H / c.KH;
+    a.scale = c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.E));
+    a.causal = c.causal;
+    ASSERT_TRUE(cuda::attention_supported(a));
+    cuda::AttentionLaunch launch = cuda::attention_launch(a);
+    auto run = reinterpret_cast<void (*)(const void*, unsigned, unsigned, unsigned)>(find_symbol(so, "run_" + launch.kernel));
+    run(launch.params.data(), launch.grid_x, launch.grid_z, launch.block_x);
+
+    double worst = 0;
+    for (int64_t b = 0; b < c.B; ++b)
+      for (int64_t h = 0; h < c.H; ++h) {
+        int64_t kh = c.KH == 1 ? 0 : h / (c.H / c.KH);
+        for (int64_t i = 0; i < c.L; ++i) {
+          std::vector<double> s(static_cast<size_t>(c.S));
+          double top = -INFINITY;
+          for (int64_t j = 0; j < c.S; ++j) {
+            double dot = 0;
+            for (int64_t e = 0; e < c.E; ++e)
+              dot += double(q[static_cast<size_t>(((b * c.H + h) * c.L + i) * c.E + e)]) *
+                     k[static_cast<size_t>(((b * c.KH + kh) * c.S + j) * c.E + e)];
+            dot *= a.scale;
+            if (c.mask_kind == 2) dot += add[static_cast<size_t>((b * c.L + i) * c.S + j)];
+            bool allowed = !(c.causal && j > i) && (c.mask_kind != 1 || keep[static_cast<size_t>(i * c.S + j)]);
+            s[static_cast<size_t>(j)] = allowed ? dot : -INFINITY;
+            top = std::max(top, s[static_cast<size_t>(j)]);
+          }
+          double sum = 0;
+          for (double& x : s) sum += (x = top == -INFINITY ? 0.0 : std::exp(x - top));
+          for (int64_t e = 0; e < c.Ev; ++e) {
+            double want = 0;
+            for (int64_t j = 0; j < c.S; ++j)
+              want += s[static_cast<size_t>(j)] * v[static_cast<size_t>(((b * c.KH + kh) * c.S + j) * c.Ev + e)];
+            want = sum > 0 ? want / sum : 0.0;
+            size_t at = static_cast<size_t>(((b * c.H + h) * c.L + i) * c.Ev + e);
+            double got = c.dtype == DType::Float32 ? reinterpret_cast<const float*>(out.data())[at]
+                                                   : to_float(c.dtype, reinterpret_cast<const uint16_t*>(out.data()), at);
+            worst = std::max(worst, std::abs(got - want));
+          }
+        }
+      }
+    double tol = c.dtype == DType::Float32 ? 2e-5 : 2e-2;
+    EXPECT_LT(worst, tol) << "kernel " << launch.kernel;
+  }
+
+  static std::string* dir_;
+};
+std::string* CudaAttentionEmulated::dir_ = nullptr;
+
+TEST_F(CudaAttentionEmulated, LengthsOffTheTilesAndAnotherValueSize) {
+  Case c;
+  c.B = 2, c.H = 1, c.KH = 1, c.L = 70, c.S = 45, c.E = 64, c.Ev = 40;
+  check(c);
+}
+
+TEST_F(CudaAttentionEmulated, CausalWithScaleInBf16) {
+  Case c;
+  c.dtype = DType::BFloat16, c.H = 2, c.KH = 2, c.L = 33, c.S = 33, c.E = 32, c.Ev = 32, c.causal = true, c.scale = 0.2;
+  check(c);
+}
+
+TEST_F(CudaAttentionEmulated, GroupedQueryHeadsInF16) {
+  Case c;
+  c.dtype = DType::Float16, c.H = 4, c.KH = 2, c.L = 20, c.S = 50, c.E = 16, c.Ev = 16;
+  check(c);
+}
+
+TEST_F(CudaAttentionEmulated, BoolMaskWithARowOfNoKeys) {
+  Case c;
+  c.B = 2, c.H = 2, c.KH = 1, c.L = 40, c.S = 37, c.E = 8, c.Ev = 8, c.mask_kind = 1, c.empty_row = true;
+  check(c);
+}
+
+TEST_F(CudaAttentionEmulated, AdditiveMaskAndTheWidestHeads) {
+  Case c;
+  c.H = 2, c.KH = 2, c.L = 9, c.S = 12, c.E = 100, c.Ev = 128, c.mask_kind = 2;
+  check(c);
+}
+
+TEST_F(CudaAttentionEmulated, NoKeysGivesZeros) {
+  Case c;
+  c.H = 2, c.KH = 2, c.L = 5, c.S = 0, c.E = 16, c.Ev = 16;
+  check(c);
+}
+
+}  // namespace
