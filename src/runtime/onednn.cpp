@@ -2,6 +2,7 @@
 
 #include <dnnl.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -93,11 +94,20 @@ Cached make_primitive(Pass pass, const HostTensor& src, const HostTensor& w, con
   return n;
 }
 
-// An operand as oneDNN can describe it: a broadcast one (a zero stride over several elements,
-// such as the gradient of a mean) is copied dense first.
+// An operand as oneDNN can describe it: strides that nest (ordered by stride, each dim's stride
+// at least the extent of the ones inside it), else a dense copy: a broadcast one (a zero stride
+// over several elements, such as the gradient of a mean), or a slice of a permuted view whose
+// dims interleave (strides [21, 2, 3] over sizes [7, 2, 7]: oneDNN refuses to describe it).
 HostTensor describable(const HostTensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size > 1
   for (int64_t d = 0; d < t.dim(); ++d)
-    if (t.sizes()[static_cast<size_t>(d)] > 1 && t.strides()[static_cast<size_t>(d)] == 0) return t.clone();
+    if (t.sizes()[static_cast<size_t>(d)] > 1) dims.emplace_back(t.strides()[static_cast<size_t>(d)], t.sizes()[static_cast<size_t>(d)]);
+  std::sort(dims.begin(), dims.end());
+  int64_t extent = 1;  // elements the dims so far span
+  for (const auto& [stride, size] : dims) {
+    if (stride < extent) return t.clone();
+    extent = stride * size;
+  }
   return t;
 }
 
