@@ -4,9 +4,14 @@ C ABI) against PyTorch eager (F.scaled_dot_product_attention where torch has it,
 softmax and matmul in f32), same inputs, f32 and bf16.
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so python3 bench/attention_cpu_bench.py [--shape B,H,L,E] [--threads N]
+        [--json FILE]   (appends one line per dtype: bench/results/attention-cpu.jsonl)
 """
 import argparse
+import datetime
+import json
 import os
+import platform
+import subprocess
 import sys
 import time
 
@@ -40,10 +45,14 @@ def main():
     ap.add_argument("--shape", default="4,6,750,64", help="batch, heads, sequence, head size (whisper-base)")
     ap.add_argument("--threads", type=int, default=torch.get_num_threads())
     ap.add_argument("--calls", type=int, default=5)
+    ap.add_argument("--json", help="append the rows to this JSON-lines file")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     B, H, L, E = (int(x) for x in a.shape.split(","))
     print("| dtype | toroid ms | eager ms | eager/toroid | max abs err |\n|---|---|---|---|---|")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rows = []
     for dt, name in TYPES.items():
         g = torch.Generator().manual_seed(0)
         q, k, v = (torch.randn(B, H, L, E, generator=g).to(dt) for _ in range(3))
@@ -58,6 +67,14 @@ def main():
         theirs = ms(lambda: eager(q, k, v), a.calls)
         err = (out.float() - eager(q, k, v).float()).abs().max().item()
         print("| %s | %.2f | %.2f | %.2f | %.1e |" % (name, mine, theirs, theirs / mine, err))
+        rows.append({"date": datetime.date.today().isoformat(), "commit": commit, "device": platform.processor() or "cpu",
+                     "torch": torch.__version__, "eager": "sdpa" if hasattr(torch.nn.functional, "scaled_dot_product_attention")
+                     else "math", "dtype": name, "shape": [B, H, L, E], "threads": a.threads, "calls": a.calls,
+                     "toroid_ms": mine, "eager_ms": theirs, "eager_over_toroid": theirs / mine, "max_abs_err": err})
+    if a.json:
+        with open(a.json, "a") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
 
 
 if __name__ == "__main__":
