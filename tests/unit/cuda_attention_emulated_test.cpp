@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -49,6 +50,8 @@ inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+struct uint4 { unsigned x, y, z, w; };
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
 inline int min(int a, int b) { return a < b ? a : b; }
 struct __nv_bfloat16 { uint16_t bits; };
 inline float __bfloat162float(__nv_bfloat16 h) { uint32_t u = uint32_t(h.bits) << 16; float f; std::memcpy(&f, &u, 4); return f; }
@@ -61,10 +64,37 @@ inline __nv_bfloat16 __float2bfloat16(float f) {
 using __half = _Float16;
 inline float __half2float(__half h) { return static_cast<float>(h); }
 inline __half __float2half(float f) { return static_cast<_Float16>(f); }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.bits; }
+inline unsigned short __half_as_ushort(__half h) { unsigned short b; std::memcpy(&b, &h, 2); return b; }
+inline float t_from_bits(const __nv_bfloat16*, unsigned bits) { uint32_t u = bits << 16; float f; std::memcpy(&f, &u, 4); return f; }
+inline float t_from_bits(const __half*, unsigned bits) { unsigned short b = bits; __half h; std::memcpy(&h, &b, 2); return h; }
+// mma.sync m16n8k16 (row.col, float accumulators) for a warp, every thread of the block calling
+// it at the same point as the kernel's warps do. Fragments as PTX documents them: A[r][k] in
+// lane (r % 8) * 4 + (k % 8) / 2, register r / 8 + 2 * (k / 8); B[k][n] in lane n * 4 + (k % 8) / 2,
+// register k / 8; D[r][n] in lane (r % 8) * 4 + n / 2, register 2 * (r / 8) + n % 2; the lower
+// 16 bits of a register hold the even column.
+#define TOROID_ATT_HOST_MMA 1
+static unsigned t_mma_a[1024][4], t_mma_b[1024][2];
+template <class T>
+void toroid_att_mma(const T* tag, float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  std::memcpy(t_mma_a[me], a, sizeof a);
+  t_mma_b[me][0] = b0, t_mma_b[me][1] = b1;
+  __syncthreads();
+  auto half = [&](unsigned word, int k) { return t_from_bits(tag, (word >> (16 * (k % 2))) & 0xffffu); };
+  for (int u = 0; u < 4; ++u) {
+    int r = static_cast<int>(lane >> 2) + 8 * (u >> 1), n = static_cast<int>(lane & 3u) * 2 + (u & 1);
+    for (int k = 0; k < 16; ++k)
+      d[u] += half(t_mma_a[base + (r % 8) * 4 + (k % 8) / 2][r / 8 + 2 * (k / 8)], k) *
+              half(t_mma_b[base + n * 4 + (k % 8) / 2][k / 8], k);
+  }
+  __syncthreads();
+}
 #define __global__
 #define __device__
 #define __forceinline__ inline
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 #define __launch_bounds__(...)
 template <class F> void t_emulate(unsigned gx, unsigned gz, unsigned threads, const F& kernel) {
   blockDim = {threads, 1, 1};
@@ -87,12 +117,14 @@ SharedObject emulated(DType dtype, const std::string& suffix) {
   std::string source = kShim, line;
   while (std::getline(in, line))
     if (line.rfind("#include <cuda", 0) != 0) source += line + "\n";
-  for (int d : {16, 32, 64, 128}) {
-    std::string k = "toroid_attention_" + suffix + "_" + std::to_string(d);
-    source += "extern \"C\" void run_" + k +
+  for (int d : {16, 32, 64, 128})
+    for (std::string kind : {"", "tc_"}) {
+      if (kind == "tc_" && dtype == DType::Float32) continue;
+      std::string k = "toroid_attention_" + kind + suffix + "_" + std::to_string(d);
+      source += "extern \"C\" void run_" + k +
               "(const void* p, unsigned gx, unsigned gz, unsigned threads) { AttentionArgs a; std::memcpy(&a, p, sizeof a); "
-              "t_emulate(gx, gz, threads, [&] { " + k + "(a); }); }\n";
-  }
+                "t_emulate(gx, gz, threads, [&] { " + k + "(a); }); }\n";
+    }
   CompileFlags flags;
   flags.flags = "-O1 -std=c++20 -pthread -shared -fPIC";
   return compile_and_load(source, flags);
@@ -198,10 +230,21 @@ class CudaAttentionEmulated : public ::testing::Test {
     a.scale = c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.E));
     a.causal = c.causal;
     ASSERT_TRUE(cuda::attention_supported(a));
-    cuda::AttentionLaunch launch = cuda::attention_launch(a);
-    auto run = reinterpret_cast<void (*)(const void*, unsigned, unsigned, unsigned)>(find_symbol(so, "run_" + launch.kernel));
-    run(launch.params.data(), launch.grid_x, launch.grid_z, launch.block_x);
+    // sm_90 takes the tensor-core kernel for bf16 and f16, sm_75 the other one.
+    for (int arch : {90, 75}) {
+      if (arch == 75 && c.dtype == DType::Float32) continue;
+      std::fill(out.begin(), out.end(), 0xee);
+      cuda::AttentionLaunch launch = cuda::attention_launch(a, arch);
+      auto run = reinterpret_cast<void (*)(const void*, unsigned, unsigned, unsigned)>(find_symbol(so, "run_" + launch.kernel));
+      run(launch.params.data(), launch.grid_x, launch.grid_z, launch.block_x);
+      EXPECT_LT(worst_error(c, a, q, k, v, add, keep, out), c.dtype == DType::Float32 ? 2e-5 : 2e-2) << "kernel " << launch.kernel;
+    }
+  }
 
+  // The largest |out - float64 attention| over every element.
+  static double worst_error(const Case& c, const cuda::AttentionCall& a, const std::vector<float>& q, const std::vector<float>& k,
+                            const std::vector<float>& v, const std::vector<float>& add, const std::vector<unsigned char>& keep,
+                            const std::vector<unsigned char>& out) {
     double worst = 0;
     for (int64_t b = 0; b < c.B; ++b)
       for (int64_t h = 0; h < c.H; ++h) {
@@ -234,8 +277,7 @@ class CudaAttentionEmulated : public ::testing::Test {
           }
         }
       }
-    double tol = c.dtype == DType::Float32 ? 2e-5 : 2e-2;
-    EXPECT_LT(worst, tol) << "kernel " << launch.kernel;
+    return worst;
   }
 
   static std::string* dir_;
@@ -264,11 +306,23 @@ TEST_F(CudaAttentionEmulated, BoolMaskWithARowOfNoKeys) {
   Case c;
   c.B = 2, c.H = 2, c.KH = 1, c.L = 40, c.S = 37, c.E = 8, c.Ev = 8, c.mask_kind = 1, c.empty_row = true;
   check(c);
+  c.dtype = DType::BFloat16, c.E = 12, c.Ev = 12;  // rows the tensor-core kernel reads element by element
+  check(c);
 }
 
 TEST_F(CudaAttentionEmulated, AdditiveMaskAndTheWidestHeads) {
   Case c;
   c.H = 2, c.KH = 2, c.L = 9, c.S = 12, c.E = 100, c.Ev = 128, c.mask_kind = 2;
+  check(c);
+  c.dtype = DType::Float16;
+  check(c);
+}
+
+TEST_F(CudaAttentionEmulated, SeveralTilesOfQueriesAndKeysInBf16) {
+  Case c;
+  c.dtype = DType::BFloat16, c.L = 70, c.S = 130, c.E = 64, c.Ev = 64;
+  check(c);
+  c.causal = true;
   check(c);
 }
 

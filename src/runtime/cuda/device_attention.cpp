@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "toroid/runtime/cuda/device_kernels.h"
 #include "toroid/runtime/cuda/nvrtc.h"
@@ -33,6 +35,7 @@ struct AttentionArgs {
   int heads, L, S, E, Ev, group;                // group: query heads per key head
   float scale_log2;                             // scale * log2(e)
   int causal, mask_kind;                        // mask_kind: 0 none, 1 bool, 2 additive
+  int k_vec, v_vec;                             // rows of k / v load as 16-byte groups
 };
 
 __device__ __forceinline__ float toroid_att_load(const float* p, long long i) { return p[i]; }
@@ -149,6 +152,201 @@ __device__ void toroid_attention(const AttentionArgs& a) {
   }
 }
 
+#if defined(TOROID_ATT_MMA) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)
+// The tensor-core kernel for bf16 and f16 (sm_80 and later): a block of four warps takes 64 query
+// rows, 16 a warp, and walks the keys 64 at a time. S = Q K^T and O += P V are mma.sync
+// m16n8k16 products with float accumulators; a warp's S accumulators, rounded to 16 bits, are
+// the A operand of P V as they are (the accumulator and A layouts agree on which thread holds
+// which row and column), so P never leaves registers. Keys are staged in shared memory as
+// [key][d], values transposed as [d][key], rows padded by 16 bytes so that the 32-bit fragment
+// loads of a warp hit 32 different banks. Operands stay as raw 16-bit patterns until the mma.
+#define TOROID_ATT_TC_ROWS 64
+#define TOROID_ATT_TC_KEYS 64
+
+__device__ __forceinline__ unsigned toroid_att_pack(const __nv_bfloat16*, float lo, float hi) {
+  return (unsigned)__bfloat16_as_ushort(__float2bfloat16(lo)) | ((unsigned)__bfloat16_as_ushort(__float2bfloat16(hi)) << 16);
+}
+__device__ __forceinline__ unsigned toroid_att_pack(const __half*, float lo, float hi) {
+  return (unsigned)__half_as_ushort(__float2half(lo)) | ((unsigned)__half_as_ushort(__float2half(hi)) << 16);
+}
+#ifndef TOROID_ATT_HOST_MMA
+__device__ __forceinline__ void toroid_att_mma(const __nv_bfloat16*, float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void toroid_att_mma(const __half*, float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+#endif
+
+// The larger of two scores, a NaN winning (it makes its row NaN).
+__device__ __forceinline__ float toroid_att_top(float top, float x) { return x > top || x != x ? x : top; }
+
+// Eight consecutive elements of row `row` of a (rows x cols) operand from column `col`, zeros
+// past its ends; one 16-byte load where `vec` says rows are 16-byte aligned runs of cols % 8 == 0.
+__device__ __forceinline__ uint4 toroid_att_chunk(const unsigned short* p, long long rs, long long cs, int row,
+                                                  int rows, int col, int cols, int vec) {
+  if (row >= rows || col >= cols) return make_uint4(0u, 0u, 0u, 0u);
+  if (vec) return *reinterpret_cast<const uint4*>(p + row * rs + col);
+  unsigned w[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) {
+    unsigned lo = col + 2 * u < cols ? p[row * rs + (col + 2 * u) * cs] : 0u;
+    unsigned hi = col + 2 * u + 1 < cols ? p[row * rs + (col + 2 * u + 1) * cs] : 0u;
+    w[u] = lo | hi << 16;
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <typename T, int D>
+__device__ void toroid_attention_tc(const AttentionArgs& a) {
+  constexpr int BC = TOROID_ATT_TC_KEYS, KS = D + 8, VS = BC + 8;
+  __shared__ __align__(16) unsigned short ks[BC * KS];  // keys, [key][d]
+  __shared__ __align__(16) unsigned short vt[D * VS];   // values, [d][key]
+  const T* tag = nullptr;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const long long b = blockIdx.z / a.heads, h = blockIdx.z % a.heads, kh = h / a.group;
+  const int rows[2] = {(int)blockIdx.x * TOROID_ATT_TC_ROWS + warp * 16 + g,
+                       (int)blockIdx.x * TOROID_ATT_TC_ROWS + warp * 16 + g + 8};
+  const unsigned short* q = static_cast<const unsigned short*>(a.q) + b * a.qs[0] + h * a.qs[1];
+  const unsigned short* k = static_cast<const unsigned short*>(a.k) + b * a.ks[0] + kh * a.ks[1];
+  const unsigned short* v = static_cast<const unsigned short*>(a.v) + b * a.vs[0] + kh * a.vs[1];
+  // A fragments of the warp's 16 query rows: register r holds row g (+8 for odd r), columns
+  // 2 * t4 and 2 * t4 + 1 (+8 for r >= 2) of each 16-column step.
+  unsigned qa[D / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int i = rows[r & 1], e = kk * 16 + t4 * 2 + (r & 2) * 4;
+      bool in = i < a.L;
+      unsigned lo = in && e < a.E ? q[i * a.qs[2] + e * a.qs[3]] : 0u;
+      unsigned hi = in && e + 1 < a.E ? q[i * a.qs[2] + (e + 1) * a.qs[3]] : 0u;
+      qa[kk][r] = lo | hi << 16;
+    }
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF}, l[2] = {0.0f, 0.0f};
+  int keys = a.S;
+  if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
+  const float log2e = 1.4426950408889634f;
+  for (int j0 = 0; j0 < keys; j0 += BC) {
+    __syncthreads();
+    for (int x = threadIdx.x; x < BC * (D / 8); x += blockDim.x) {
+      int jj = x % BC, e = x / BC * 8;
+      uint4 kc = toroid_att_chunk(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
+      uint4 vc = toroid_att_chunk(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
+      *reinterpret_cast<uint4*>(&ks[jj * KS + e]) = kc;
+      const unsigned w[4] = {vc.x, vc.y, vc.z, vc.w};
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        vt[(e + 2 * u) * VS + jj] = (unsigned short)(w[u] & 0xffffu);
+        vt[(e + 2 * u + 1) * VS + jj] = (unsigned short)(w[u] >> 16);
+      }
+    }
+    __syncthreads();
+    // S for keys j0 + n * 8 + 2 * t4 (+1): [n][0..1] row g, [n][2..3] row g + 8.
+    float s[BC / 8][4];
+#pragma unroll
+    for (int n = 0; n < BC / 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+      const unsigned short* kr = &ks[(n * 8 + g) * KS + t4 * 2];
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk)
+        toroid_att_mma(tag, s[n], qa[kk], *reinterpret_cast<const unsigned*>(kr + kk * 16),
+                       *reinterpret_cast<const unsigned*>(kr + kk * 16 + 8));
+    }
+    float top[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF};
+#pragma unroll
+    for (int n = 0; n < BC / 8; ++n)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        int i = rows[u >> 1], j = j0 + n * 8 + t4 * 2 + (u & 1);
+        float x = s[n][u] * a.scale_log2;
+        bool keep = i < a.L && j < a.S && !(a.causal && j > i);
+        if (keep && a.mask_kind) {
+          long long at = b * a.ms[0] + h * a.ms[1] + i * a.ms[2] + j * a.ms[3];
+          if (a.mask_kind == 1) keep = static_cast<const unsigned char*>(a.mask)[at] != 0;
+          else x += toroid_att_load(static_cast<const T*>(a.mask), at) * log2e;
+        }
+        s[n][u] = keep ? x : TOROID_ATT_NEG_INF;
+        top[u >> 1] = toroid_att_top(top[u >> 1], s[n][u]);
+      }
+    float base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 1));
+      top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 2));
+      float next = m[r] != m[r] || top[r] != top[r] ? m[r] + top[r] : fmaxf(m[r], top[r]);
+      base[r] = next == TOROID_ATT_NEG_INF ? 0.0f : next;  // all masked so far: every p is 0
+      float keep_old = exp2f(m[r] - base[r]);              // 0 while m is -inf
+      m[r] = next;
+      l[r] *= keep_old;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][2 * r] *= keep_old;
+        o[n][2 * r + 1] *= keep_old;
+      }
+    }
+    // P as A fragments of 16-key steps: accumulator tiles 2 kk and 2 kk + 1 side by side.
+    unsigned pa[BC / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float* t = s[2 * kk + half];
+        float p0 = exp2f(t[0] - base[0]), p1 = exp2f(t[1] - base[0]);
+        float p2 = exp2f(t[2] - base[1]), p3 = exp2f(t[3] - base[1]);
+        l[0] += p0 + p1;
+        l[1] += p2 + p3;
+        pa[kk][2 * half] = toroid_att_pack(tag, p0, p1);
+        pa[kk][2 * half + 1] = toroid_att_pack(tag, p2, p3);
+      }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const unsigned short* vr = &vt[(n * 8 + g) * VS + t4 * 2];
+#pragma unroll
+      for (int kk = 0; kk < BC / 16; ++kk)
+        toroid_att_mma(tag, o[n], pa[kk], *reinterpret_cast<const unsigned*>(vr + kk * 16),
+                       *reinterpret_cast<const unsigned*>(vr + kk * 16 + 8));
+    }
+  }
+  T* out = static_cast<T*>(a.out) + b * a.os[0] + h * a.os[1];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    if (rows[r] >= a.L) continue;
+    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;  // a row of no keys gives zeros
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        int e = n * 8 + t4 * 2 + u;
+        if (e < a.Ev) toroid_att_store(out, rows[r] * a.os[2] + e * a.os[3], o[n][2 * r + u] * inv);
+      }
+  }
+}
+
+#define TOROID_ATT_TC_KERNEL(NAME, T, D) \
+  extern "C" __global__ void __launch_bounds__(128) NAME(AttentionArgs a) { toroid_attention_tc<T, D>(a); }
+#define TOROID_ATT_TC_DIMS(SUFFIX, T)                    \
+  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_16, T, 16)   \
+  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_32, T, 32)   \
+  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_64, T, 64)   \
+  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_128, T, 128)
+#ifdef TOROID_ATT_BF16
+TOROID_ATT_TC_DIMS(bf16, __nv_bfloat16)
+#endif
+#ifdef TOROID_ATT_F16
+TOROID_ATT_TC_DIMS(f16, __half)
+#endif
+#endif  // TOROID_ATT_MMA
+
 #define TOROID_ATT_KERNEL(NAME, T, D) \
   extern "C" __global__ void __launch_bounds__(128) NAME(AttentionArgs a) { toroid_attention<T, D>(a); }
 #define TOROID_ATT_DIMS(SUFFIX, T)                  \
@@ -180,6 +378,7 @@ struct KernelArgs {
   int heads, L, S, E, Ev, group;
   float scale_log2;
   int causal, mask_kind;
+  int k_vec, v_vec;
 };
 
 constexpr DType kDtypes[] = {DType::Float32, DType::BFloat16, DType::Float16};
@@ -192,11 +391,19 @@ int dtype_index(DType t) {
 
 const char* const kSuffix[] = {"f32", "bf16", "f16"};
 
-// One dtype's kernels (a module each, compiled on its first use: about 3 s for the four sizes).
+// One dtype's kernels (a module each, compiled on its first use: a few seconds).
 struct AttentionKernels {
   std::unique_ptr<Module> module;
-  Function f[4] = {};  // by kDims
+  std::vector<std::pair<std::string, Function>> f;
+  Function find(const std::string& name) const {
+    for (const auto& [n, fn] : f)
+      if (n == name) return fn;
+    TOROID_INTERNAL_ERROR("attention kernel " + name + " is not in its module");
+  }
 };
+
+// The tensor-core kernels take bf16 and f16 from sm_80 on.
+bool tensor_core_kernel(DType t, int arch) { return t != DType::Float32 && arch >= 80; }
 
 const AttentionKernels& attention_kernels(int t) {
   static AttentionKernels k[3];
@@ -207,7 +414,13 @@ const AttentionKernels& attention_kernels(int t) {
     std::string name = std::string("toroid_attention_") + kSuffix[t];
     Cubin c = compile_cubin({attention_kernel_source(kDtypes[t]), name}, o);
     k[t].module = std::make_unique<Module>(c.image, name);
-    for (int d = 0; d < 4; ++d) k[t].f[d] = k[t].module->function(name + "_" + std::to_string(kDims[d]));
+    for (int d : kDims) {
+      std::string simt = name + "_" + std::to_string(d);
+      k[t].f.emplace_back(simt, k[t].module->function(simt));
+      if (!tensor_core_kernel(kDtypes[t], o.arch)) continue;
+      std::string tc = std::string("toroid_attention_tc_") + kSuffix[t] + "_" + std::to_string(d);
+      k[t].f.emplace_back(tc, k[t].module->function(tc));
+    }
   });
   return k[t];
 }
@@ -226,7 +439,9 @@ std::string attention_kernel_source(DType dtype) {
   TOROID_CHECK(t >= 0, std::string("no attention kernel for ") + dtype_short_name(dtype));
   std::string upper = kSuffix[t];
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return "#define TOROID_ATT_" + upper + " 1\n" + kSource;
+  std::string defines = "#define TOROID_ATT_" + upper + " 1\n";
+  if (dtype != DType::Float32) defines += "#define TOROID_ATT_MMA 1\n";
+  return defines + kSource;
 }
 
 bool attention_supported(const AttentionCall& a) {
@@ -235,7 +450,18 @@ bool attention_supported(const AttentionCall& a) {
          (a.mask == nullptr || a.mask_bool || a.mask_dtype == a.dtype);
 }
 
-AttentionLaunch attention_launch(const AttentionCall& a) {
+namespace {
+
+// Whether every row of a (rows x cols) operand is a 16-byte aligned run the kernel can read as
+// groups of 8 16-bit elements.
+bool rows_vectorize(const void* base, const int64_t* strides, int64_t cols) {
+  return cols % 8 == 0 && strides[3] == 1 && strides[2] % 8 == 0 && strides[1] % 8 == 0 && strides[0] % 8 == 0 &&
+         reinterpret_cast<uintptr_t>(base) % 16 == 0;
+}
+
+}  // namespace
+
+AttentionLaunch attention_launch(const AttentionCall& a, int arch) {
   TOROID_CHECK(attention_supported(a), "attention on the device with operands its kernel does not take");
   KernelArgs p{};
   p.q = a.q;
@@ -259,17 +485,22 @@ AttentionLaunch attention_launch(const AttentionCall& a) {
   p.scale_log2 = static_cast<float>(a.scale * 1.4426950408889634);
   p.causal = a.causal ? 1 : 0;
   p.mask_kind = a.mask == nullptr ? 0 : a.mask_bool ? 1 : 2;
+  const bool tc = tensor_core_kernel(a.dtype, arch);
+  p.k_vec = tc && rows_vectorize(a.k, a.k_strides, a.E);
+  p.v_vec = tc && rows_vectorize(a.v, a.v_strides, a.Ev);
   AttentionLaunch l;
-  l.kernel = std::string("toroid_attention_") + kSuffix[dtype_index(a.dtype)] + "_" + std::to_string(kDims[dim_index(a.E, a.Ev)]);
+  l.kernel = std::string(tc ? "toroid_attention_tc_" : "toroid_attention_") + kSuffix[dtype_index(a.dtype)] + "_" +
+             std::to_string(kDims[dim_index(a.E, a.Ev)]);
   l.params.resize(sizeof p);
   std::memcpy(l.params.data(), &p, sizeof p);
-  l.grid_x = static_cast<unsigned>((a.L + 31) / 32);
+  const int64_t rows = tc ? 64 : 32;  // query rows a block
+  l.grid_x = static_cast<unsigned>((a.L + rows - 1) / rows);
   l.grid_z = static_cast<unsigned>(a.batch * a.heads);
   return l;
 }
 
 void attention(const AttentionCall& a, Stream s) {
-  AttentionLaunch l = attention_launch(a);
+  AttentionLaunch l = attention_launch(a, device().arch());
   if (a.batch * a.heads * a.L * a.Ev == 0) return;
   const AttentionKernels& k = attention_kernels(dtype_index(a.dtype));
   void* args[] = {l.params.data()};
@@ -277,7 +508,7 @@ void attention(const AttentionCall& a, Stream s) {
   dims.block_x = l.block_x;
   dims.grid_x = l.grid_x;
   dims.grid_z = l.grid_z;
-  launch(k.f[dim_index(a.E, a.Ev)], dims, args, s, "toroid_attention");
+  launch(k.find(l.kernel), dims, args, s, "toroid_attention");
 }
 
 }  // namespace toroid::runtime::cuda

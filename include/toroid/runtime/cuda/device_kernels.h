@@ -117,14 +117,15 @@ struct AttentionCall {
 };
 bool attention_supported(const AttentionCall& a);
 void attention(const AttentionCall& a, Stream s);
-// What attention() launches: the kernel's name, its one parameter (a struct, as bytes), the grid
-// (x: blocks of 32 query rows, z: batch x heads) and the block.
+// What attention() launches on a device of sm_<arch>: the kernel's name, its one parameter (a
+// struct, as bytes), the grid (x: blocks of query rows, 64 on the tensor-core kernel of bf16 and
+// f16 from sm_80 on, 32 on the others; z: batch x heads) and the block.
 struct AttentionLaunch {
   std::string kernel;
   std::vector<unsigned char> params;
   unsigned grid_x = 1, grid_z = 1, block_x = 128;
 };
-AttentionLaunch attention_launch(const AttentionCall& a);
+AttentionLaunch attention_launch(const AttentionCall& a, int arch);
 std::string attention_kernel_source(DType dtype);  // one dtype's kernels
 
 }  // namespace toroid::runtime::cuda
