@@ -16,6 +16,7 @@ library in toroid either), and a row whose keys are all masked gives zeros, not 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Optional
 
 _KEYWORDS = ("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
@@ -287,3 +288,135 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
         if packet is not None:
             table[packet.default] = fn
     return table
+
+
+# ATen's fused attention ops whose first result is the attention itself: (op name, the name of
+# its mask argument or None).
+_FUSED_FORWARDS = (("_scaled_dot_product_efficient_attention", "attn_bias"),
+                   ("_scaled_dot_product_flash_attention", None),
+                   ("_scaled_dot_product_cudnn_attention", "attn_bias"),
+                   ("_scaled_dot_product_flash_attention_for_cpu", "attn_mask"))
+
+
+def _bound(n):
+    """The node's arguments by schema name, defaults filled in."""
+    schema = n.target._schema
+    out = {}
+    for i, a in enumerate(schema.arguments):
+        if i < len(n.args):
+            out[a.name] = n.args[i]
+        elif a.name in n.kwargs:
+            out[a.name] = n.kwargs[a.name]
+        elif a.has_default_value():
+            out[a.name] = a.default_value
+    return out
+
+
+def _fusable(n, mask_name) -> Optional[str]:
+    """Why fused-attention node n cannot become aten.scaled_dot_product_attention (None: it can)."""
+    import torch
+    if any(u.op != "call_function" or u.target is not operator.getitem or u.args[1] != 0 for u in n.users):
+        return "a result other than the attention is read (a training graph's log-sum-exp)"
+    args = _bound(n)
+    if args.get("dropout_p", 0.0) != 0.0 or args.get("return_debug_mask", False):
+        return "dropout or a debug mask"
+    q, k, v = (_example(args[x]) for x in ("query", "key", "value"))
+    mask = args.get(mask_name) if mask_name else None
+    m = _example(mask) if mask is not None else None
+    if any(t is None for t in (q, k, v)) or (mask is not None and m is None):
+        return "operands without example values"
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        return "operands not 4-d"
+    if mask is not None and args.get("is_causal", False):
+        return "a mask together with is_causal"
+    if m is not None and m.dtype != torch.bool and m.dtype != q.dtype:
+        return "a mask of dtype %s for %s operands" % (m.dtype, q.dtype)
+    traced = _example(next(iter(n.users)))
+    if traced is None or getattr(q, "fake_mode", None) is None:
+        return "no fake value of its result"
+    if not traced.is_contiguous() and not _dense_in_order(traced, _stride_order(traced)):
+        return "a result layout that is not dense"
+    if q.device.type == "cuda":
+        if q.dtype not in (torch.bfloat16, torch.float16):
+            return "%s on CUDA: toroid's kernel is slower than PyTorch's there" % q.dtype
+        if max(q.shape[-1], v.shape[-1]) > 128:
+            return "a head size over 128"
+    return None
+
+
+def fuse_attention_calls(gm) -> list[str]:
+    """Replaces ATen's fused attention ops in an ATen graph (what AOTAutograd leaves of a call
+    whose scores are over config.attention_max_score_bytes) by aten.scaled_dot_product_attention,
+    which toroid compiles to its own flash-style kernel, where only the attention result is read
+    and toroid's kernel takes the operands (fp32 on CUDA stays with PyTorch: toroid's kernel is
+    the slower one there). toroid's result is contiguous; where the traced result has another
+    dense layout (the fused kernels write batch, query, head, column order), a permute-clone-
+    permute gives that layout, so later views read what they read in eager. Returns a line per
+    fused op left alone, saying why."""
+    import torch
+    aten = torch.ops.aten
+    sdpa = getattr(aten, "scaled_dot_product_attention", None)
+    if sdpa is None:
+        return []
+    targets = {}
+    for name, mask_name in _FUSED_FORWARDS:
+        packet = getattr(aten, name, None)
+        if packet is not None:
+            targets[packet.default] = mask_name
+    kept, changed = [], False
+    for n in list(gm.graph.nodes):
+        if n.op != "call_function" or n.target not in targets:
+            continue
+        why = _fusable(n, targets[n.target])
+        if why:
+            kept.append("%s: %s" % (n.name, why))
+            continue
+        args = _bound(n)
+        mask_name = targets[n.target]
+        q, k = _example(args["query"]), _example(args["key"])
+        traced = _example(next(iter(n.users)))
+        mode = q.fake_mode
+        kwargs = {"attn_mask": args.get(mask_name) if mask_name else None, "dropout_p": 0.0,
+                  "is_causal": bool(args.get("is_causal", False)), "scale": args.get("scale")}
+        if k.shape[1] != q.shape[1]:
+            kwargs["enable_gqa"] = True
+        with gm.graph.inserting_before(n):
+            fused = gm.graph.call_function(sdpa.default, (args["query"], args["key"], args["value"]), kwargs)
+            with mode:
+                fused.meta["val"] = torch.empty(traced.shape, dtype=traced.dtype, device=traced.device)
+            result = fused
+            order = _stride_order(traced)
+            if not traced.is_contiguous():
+                back = [order.index(d) for d in range(traced.dim())]
+                seq = [(aten.permute.default, (order,), {}),
+                       (aten.clone.default, (), {"memory_format": torch.contiguous_format}),
+                       (aten.permute.default, (back,), {})]
+                for op, extra, kw in seq:
+                    node = gm.graph.call_function(op, (result,) + extra, kw)
+                    with mode:
+                        node.meta["val"] = op(result.meta["val"], *extra, **kw)
+                    result = node
+        for u in list(n.users):
+            u.replace_all_uses_with(result)
+            gm.graph.erase_node(u)
+        gm.graph.erase_node(n)
+        changed = True
+    if changed:
+        gm.graph.lint()
+        gm.recompile()
+    return kept
+
+
+def _stride_order(t) -> list[int]:
+    """t's dims, largest stride first (ties: in dim order)."""
+    return sorted(range(t.dim()), key=lambda d: -t.stride(d))
+
+
+def _dense_in_order(t, order) -> bool:
+    """Whether t's strides are those of a contiguous tensor whose dims, outermost first, are `order`."""
+    step = 1
+    for d in reversed(order):
+        if t.size(d) != 1 and t.stride(d) != step:
+            return False
+        step *= t.size(d)
+    return True

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from . import _capi
 from ._capi import env_flag
+from .attention import fuse_attention_calls
 from .foreach import expand_foreach
 from .fx_to_tir import (Unsupported, emit_nodes, flatten_outputs, get_attrs, hop_name, is_symbolic, node_values,
                         op_name, sym_expr, tir_dtype, user_kernel_kind)
@@ -722,6 +723,8 @@ class CompiledGraph:
         import torch
         _capi.lib()  # a missing or mismatched library is an error here, not a fallback per node
         expand_foreach(gm)
+        for line in fuse_attention_calls(gm):
+            log.info("toroid: fused attention left to PyTorch: %s", line)
         self.gm = gm
         self.values = node_values(gm, example_inputs)
         self.attrs = get_attrs(gm)

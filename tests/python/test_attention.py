@@ -335,5 +335,82 @@ class FusedOps(unittest.TestCase):
         self.assertLess((got - want).abs().max().item(), 1e-5)
 
 
+class SelfAttention(torch.nn.Module):
+    """A transformer's attention block as Hugging Face models write it: projections viewed as
+    heads and transposed, scaled_dot_product_attention, heads transposed back and merged."""
+
+    def __init__(self, dim=64, heads=4, causal=False):
+        super().__init__()
+        self.heads, self.causal = heads, causal
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x, mask=None):
+        B, L, D = x.shape
+        q, k, v = (t.view(B, L, self.heads, D // self.heads).transpose(1, 2) for t in self.qkv(x).chunk(3, -1))
+        o = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=self.causal)
+        return self.out(o.transpose(1, 2).reshape(B, L, D))
+
+
+@unittest.skipUnless(hasattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu"),
+                     "torch without ATen's fused attention ops")
+class FusedRouting(unittest.TestCase):
+    """ATen's fused attention ops (what AOTAutograd leaves of an attention over
+    attention_max_score_bytes) become toroid's fused op: no fallback, eager's result."""
+    device = "cpu"
+    dtypes = (torch.float32, torch.bfloat16)
+
+    def compiled_run(self, model, *args):
+        import toroid.backend
+        from toroid import config
+        seen = []
+        listener = lambda name, compiled, backward: seen.append(compiled)  # noqa: E731
+        toroid.backend.listeners.append(listener)
+        limit, config.attention_max_score_bytes = config.attention_max_score_bytes, 0
+        try:
+            torch._dynamo.reset()
+            with torch.no_grad():
+                got = torch.compile(model, backend="toroid")(*args)
+        finally:
+            config.attention_max_score_bytes = limit
+            toroid.backend.listeners.remove(listener)
+        self.assertTrue(seen)
+        self.assertEqual([f for c in seen for f in c.fallbacks], [], "ops left to eager")
+        targets = [n.target for c in seen for n in c.gm.graph.nodes]
+        self.assertIn(torch.ops.aten.scaled_dot_product_attention.default, targets)
+        return got
+
+    def check(self, causal=False, masked=False):
+        for dtype in self.dtypes:
+            with self.subTest(dtype=dtype):
+                torch.manual_seed(0)
+                model = SelfAttention(causal=causal).to(self.device, dtype).eval()
+                x = torch.randn(2, 40, 64, device=self.device, dtype=dtype)
+                args = [x]
+                if masked:
+                    args.append(torch.rand(2, 1, 40, 40, device=self.device) > 0.3)
+                with torch.no_grad():
+                    want = model(*args)
+                got = self.compiled_run(model, *args)
+                tol = 1e-4 if dtype == torch.float32 else 3e-2
+                self.assertLess((got.float() - want.float()).abs().max().item(), tol)
+
+    def test_plain(self):
+        self.check()
+
+    def test_causal(self):
+        self.check(causal=True)
+
+    def test_bool_mask(self):
+        self.check(masked=True)
+
+
+@unittest.skipUnless(torch.cuda.is_available() and hasattr(torch.ops.aten, "_scaled_dot_product_efficient_attention"),
+                     "no CUDA device")
+class FusedRoutingCuda(FusedRouting):
+    device = "cuda"
+    dtypes = (torch.bfloat16, torch.float16)  # fp32 stays with PyTorch's kernel on CUDA
+
+
 if __name__ == "__main__":
     unittest.main()
