@@ -185,7 +185,7 @@ def decompose_attention(gm, max_score_bytes: Optional[int] = None) -> list[str]:
     return kept
 
 
-def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dict:
+def fused_attention_decompositions(max_score_bytes: Optional[int] = None, torch_own: Optional[dict] = None) -> dict:
     """AOTAutograd decompositions of ATen's fused attention ops, the kernels
     F.scaled_dot_product_attention dispatches to when it is traced below dynamo (an
     nn.MultiheadAttention's inference fast path reaches them so, never passing through
@@ -194,17 +194,23 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
     nothing of them is left to PyTorch). A call declines (NotImplemented: the op stays and PyTorch
     runs it) for dropout, a debug mask, cuDNN's op asked for its log-sum-exp (its backward is not
     decomposed), a mask together with is_causal, or where the scores exceed the size limit (as
-    decompose_attention). Ops this torch lacks are left out."""
+    decompose_attention). The CPU's flash op of an inference graph over the limit stays whole for
+    fuse_attention_calls; where ours declines it otherwise, torch's own decomposition of it (in
+    `torch_own`, op -> function) runs, as it did before. Ops this torch lacks are left out."""
+    torch_own = torch_own or {}
     import torch
     from . import config
     aten = torch.ops.aten
 
-    def declines(query, key, dropout_p, *flags):
+    def over_limit(query, key):
         limit = config.attention_max_score_bytes if max_score_bytes is None else max_score_bytes
-        if query.dim() != 4 or key.dim() != 4 or dropout_p != 0.0 or any(flags):
-            return True
         nbytes = score_bytes(query, key)
         return nbytes is None or nbytes > limit
+
+    def declines(query, key, dropout_p, *flags):
+        if query.dim() != 4 or key.dim() != 4 or dropout_p != 0.0 or any(flags):
+            return True
+        return over_limit(query, key)
 
     def backward_decomposed(name):
         # A forward decomposed for a backward hands its log-sum-exp to that backward: only where
@@ -265,9 +271,13 @@ def fused_attention_decompositions(max_score_bytes: Optional[int] = None) -> dic
 
     def flash_cpu(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None, scale=None):
         for_backward = torch.is_grad_enabled()
+        if not for_backward and dropout_p == 0.0 and query.dim() == 4 and over_limit(query, key):
+            return NotImplemented  # an inference graph's: fuse_attention_calls makes it toroid's fused op
         if declines(query, key, dropout_p, is_causal and attn_mask is not None,
                     for_backward and not backward_decomposed("_scaled_dot_product_flash_attention_for_cpu_backward")):
-            return NotImplemented
+            own = torch_own.get(aten._scaled_dot_product_flash_attention_for_cpu.default)
+            return NotImplemented if own is None else own(query, key, value, dropout_p, is_causal,
+                                                          attn_mask=attn_mask, scale=scale)
         return sdpa_math(query, key, value, attn_mask, 0.0, is_causal, scale, with_logsumexp=True)
 
     def flash_cpu_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, *, attn_mask=None,
@@ -337,10 +347,11 @@ def _fusable(n, mask_name) -> Optional[str]:
     if not traced.is_contiguous() and not _dense_in_order(traced, _stride_order(traced)):
         return "a result layout that is not dense"
     if q.device.type == "cuda":
-        if q.dtype not in (torch.bfloat16, torch.float16):
-            return "%s on CUDA: toroid's kernel is slower than PyTorch's there" % q.dtype
-        if max(q.shape[-1], v.shape[-1]) > 128:
+        head = max(q.shape[-1], v.shape[-1])
+        if head > 128:
             return "a head size over 128"
+        if q.dtype == torch.float32 and head > 64:
+            return "fp32 with a head size over 64 (toroid's tensor-core kernel stops at 64)"
     return None
 
 
@@ -348,8 +359,7 @@ def fuse_attention_calls(gm) -> list[str]:
     """Replaces ATen's fused attention ops in an ATen graph (what AOTAutograd leaves of a call
     whose scores are over config.attention_max_score_bytes) by aten.scaled_dot_product_attention,
     which toroid compiles to its own flash-style kernel, where only the attention result is read
-    and toroid's kernel takes the operands (fp32 on CUDA stays with PyTorch: toroid's kernel is
-    the slower one there). toroid's result is contiguous; where the traced result has another
+    and toroid's tensor-core kernel takes the operands on CUDA. toroid's result is contiguous; where the traced result has another
     dense layout (the fused kernels write batch, query, head, column order), a permute-clone-
     permute gives that layout, so later views read what they read in eager. Returns a line per
     fused op left alone, saying why."""

@@ -114,8 +114,13 @@ def _decompositions():
     table = dict(core_aten_decompositions())
     extra = [getattr(torch.ops.aten, name, None) for name in ("_native_batch_norm_legit_functional", "linalg_vector_norm")]
     table.update(get_decompositions([op for op in extra if op is not None]))
-    for op, fn in fused_attention_decompositions().items():
-        table.setdefault(op, fn)  # torch's own, where it has one, decomposes in every case
+    own = dict(table)
+    flash_cpu = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    for op, fn in fused_attention_decompositions(torch_own=own).items():
+        if flash_cpu is not None and op == flash_cpu.default:
+            table[op] = fn  # ours calls torch's where it does not leave the op to toroid's fused kernel
+        else:
+            table.setdefault(op, fn)  # torch's own, where it has one, decomposes in every case
     return table
 
 

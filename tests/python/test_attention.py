@@ -409,7 +409,7 @@ class FusedRouting(unittest.TestCase):
                      "no CUDA device")
 class FusedRoutingCuda(FusedRouting):
     device = "cuda"
-    dtypes = (torch.bfloat16, torch.float16)  # fp32 stays with PyTorch's kernel on CUDA
+    dtypes = (torch.float32, torch.bfloat16, torch.float16)
 
 
 if __name__ == "__main__":

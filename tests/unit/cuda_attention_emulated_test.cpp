@@ -75,6 +75,29 @@ inline float t_from_bits(const __half*, unsigned bits) { unsigned short b = bits
 // 16 bits of a register hold the even column.
 #define TOROID_ATT_HOST_MMA 1
 static unsigned t_mma_a[1024][4], t_mma_b[1024][2];
+struct float2 { float x, y; };
+inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
+// cvt.rna.tf32.f32: 10 fraction bits, ties away from zero (the low 13 bits cleared).
+inline unsigned toroid_att_tf32(float x) {
+  unsigned u; std::memcpy(&u, &x, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return u;
+  return (u + 0x1000u) & 0xffffe000u;
+}
+// mma.sync m16n8k8 tf32: A[r][k] in lane (r % 8) * 4 + k % 4, register r / 8 + 2 * (k / 4);
+// B[k][n] in lane n * 4 + k % 4, register k / 4; D as for m16n8k16. The hardware reads 19 bits.
+inline void toroid_att_mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  std::memcpy(t_mma_a[me], a, sizeof a);
+  t_mma_b[me][0] = b0, t_mma_b[me][1] = b1;
+  __syncthreads();
+  auto tf32 = [](unsigned bits) { return __uint_as_float(bits & 0xffffe000u); };
+  for (int u = 0; u < 4; ++u) {
+    int r = static_cast<int>(lane >> 2) + 8 * (u >> 1), n = static_cast<int>(lane & 3u) * 2 + (u & 1);
+    for (int k = 0; k < 8; ++k)
+      d[u] += tf32(t_mma_a[base + (r % 8) * 4 + k % 4][r / 8 + 2 * (k / 4)]) * tf32(t_mma_b[base + n * 4 + k % 4][k / 4]);
+  }
+  __syncthreads();
+}
 template <class T>
 void toroid_att_mma(const T* tag, float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
@@ -119,7 +142,7 @@ SharedObject emulated(DType dtype, const std::string& suffix) {
     if (line.rfind("#include <cuda", 0) != 0) source += line + "\n";
   for (int d : {16, 32, 64, 128})
     for (std::string kind : {"", "tc_"}) {
-      if (kind == "tc_" && dtype == DType::Float32) continue;
+      if (kind == "tc_" && dtype == DType::Float32 && d > 64) continue;
       std::string k = "toroid_attention_" + kind + suffix + "_" + std::to_string(d);
       source += "extern \"C\" void run_" + k +
               "(const void* p, unsigned gx, unsigned gz, unsigned threads) { AttentionArgs a; std::memcpy(&a, p, sizeof a); "
@@ -230,9 +253,8 @@ class CudaAttentionEmulated : public ::testing::Test {
     a.scale = c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.E));
     a.causal = c.causal;
     ASSERT_TRUE(cuda::attention_supported(a));
-    // sm_90 takes the tensor-core kernel for bf16 and f16, sm_75 the other one.
+    // sm_90 takes a tensor-core kernel (fp32's up to 64 columns), sm_75 the other one.
     for (int arch : {90, 75}) {
-      if (arch == 75 && c.dtype == DType::Float32) continue;
       std::fill(out.begin(), out.end(), 0xee);
       cuda::AttentionLaunch launch = cuda::attention_launch(a, arch);
       auto run = reinterpret_cast<void (*)(const void*, unsigned, unsigned, unsigned)>(find_symbol(so, "run_" + launch.kernel));

@@ -102,7 +102,7 @@ TEST_F(CudaNvrtc, AttentionKernelsCompile) {
     for (int d : {16, 32, 64, 128}) {
       std::string f = std::string("toroid_attention_") + t + "_" + std::to_string(d);
       EXPECT_NE(c.image.find(f), std::string::npos) << f;
-      if (dtype == toroid::DType::Float32) continue;  // the tensor-core kernels are bf16 and f16
+      if (dtype == toroid::DType::Float32 && d > 64) continue;  // fp32's tensor-core kernels stop at 64
       std::string tc = std::string("toroid_attention_tc_") + t + "_" + std::to_string(d);
       EXPECT_NE(c.image.find(tc), std::string::npos) << tc;
     }

@@ -201,6 +201,67 @@ __device__ __forceinline__ uint4 toroid_att_chunk(const unsigned short* p, long 
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
+// One tile of a warp's online softmax: scales and masks the scores s (16 rows: rows[0] in
+// [n][0..1], rows[1] in [n][2..3]; keys j0 + n * 8 + 2 * t4 (+1)), moves each row's running maximum
+// m past them, rescaling the sum l and the output o, and sets base, what p = exp2(s - base) takes.
+template <typename T, int NS, int NO>
+__device__ __forceinline__ void toroid_att_online(const AttentionArgs& a, long long b, long long h, const int (&rows)[2],
+                                                  int j0, int t4, float (&s)[NS][4], float (&o)[NO][4], float (&m)[2],
+                                                  float (&l)[2], float (&base)[2]) {
+  const float log2e = 1.4426950408889634f;
+  float top[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF};
+#pragma unroll
+  for (int n = 0; n < NS; ++n)
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      int i = rows[u >> 1], j = j0 + n * 8 + t4 * 2 + (u & 1);
+      float x = s[n][u] * a.scale_log2;
+      bool keep = i < a.L && j < a.S && !(a.causal && j > i);
+      if (keep && a.mask_kind) {
+        long long at = b * a.ms[0] + h * a.ms[1] + i * a.ms[2] + j * a.ms[3];
+        if (a.mask_kind == 1) keep = static_cast<const unsigned char*>(a.mask)[at] != 0;
+        else x += toroid_att_load(static_cast<const T*>(a.mask), at) * log2e;
+      }
+      s[n][u] = keep ? x : TOROID_ATT_NEG_INF;
+      top[u >> 1] = toroid_att_top(top[u >> 1], s[n][u]);
+    }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 1));
+    top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 2));
+    float next = m[r] != m[r] || top[r] != top[r] ? m[r] + top[r] : fmaxf(m[r], top[r]);
+    base[r] = next == TOROID_ATT_NEG_INF ? 0.0f : next;  // all masked so far: every p is 0
+    float keep_old = exp2f(m[r] - base[r]);              // 0 while m is -inf
+    m[r] = next;
+    l[r] *= keep_old;
+#pragma unroll
+    for (int n = 0; n < NO; ++n) {
+      o[n][2 * r] *= keep_old;
+      o[n][2 * r + 1] *= keep_old;
+    }
+  }
+}
+
+// Sums each row's partial sums over its quad and writes o / l (zeros for a row of no keys).
+template <typename T, int NO>
+__device__ __forceinline__ void toroid_att_finish(const AttentionArgs& a, T* out, const int (&rows)[2], int t4,
+                                                  const float (&o)[NO][4], float (&l)[2]) {
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    if (rows[r] >= a.L) continue;
+    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+#pragma unroll
+    for (int n = 0; n < NO; ++n)
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        int e = n * 8 + t4 * 2 + u;
+        if (e < a.Ev) toroid_att_store(out, rows[r] * a.os[2] + e * a.os[3], o[n][2 * r + u] * inv);
+      }
+  }
+}
+
 template <typename T, int D>
 __device__ void toroid_attention_tc(const AttentionArgs& a) {
   constexpr int BC = TOROID_ATT_TC_KEYS, KS = D + 8, VS = BC + 8;
@@ -233,7 +294,6 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
   float m[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF}, l[2] = {0.0f, 0.0f};
   int keys = a.S;
   if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
-  const float log2e = 1.4426950408889634f;
   for (int j0 = 0; j0 < keys; j0 += BC) {
     __syncthreads();
     for (int x = threadIdx.x; x < BC * (D / 8); x += blockDim.x) {
@@ -260,38 +320,8 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
         toroid_att_mma(tag, s[n], qa[kk], *reinterpret_cast<const unsigned*>(kr + kk * 16),
                        *reinterpret_cast<const unsigned*>(kr + kk * 16 + 8));
     }
-    float top[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF};
-#pragma unroll
-    for (int n = 0; n < BC / 8; ++n)
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        int i = rows[u >> 1], j = j0 + n * 8 + t4 * 2 + (u & 1);
-        float x = s[n][u] * a.scale_log2;
-        bool keep = i < a.L && j < a.S && !(a.causal && j > i);
-        if (keep && a.mask_kind) {
-          long long at = b * a.ms[0] + h * a.ms[1] + i * a.ms[2] + j * a.ms[3];
-          if (a.mask_kind == 1) keep = static_cast<const unsigned char*>(a.mask)[at] != 0;
-          else x += toroid_att_load(static_cast<const T*>(a.mask), at) * log2e;
-        }
-        s[n][u] = keep ? x : TOROID_ATT_NEG_INF;
-        top[u >> 1] = toroid_att_top(top[u >> 1], s[n][u]);
-      }
     float base[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 1));
-      top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 2));
-      float next = m[r] != m[r] || top[r] != top[r] ? m[r] + top[r] : fmaxf(m[r], top[r]);
-      base[r] = next == TOROID_ATT_NEG_INF ? 0.0f : next;  // all masked so far: every p is 0
-      float keep_old = exp2f(m[r] - base[r]);              // 0 while m is -inf
-      m[r] = next;
-      l[r] *= keep_old;
-#pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        o[n][2 * r] *= keep_old;
-        o[n][2 * r + 1] *= keep_old;
-      }
-    }
+    toroid_att_online<T>(a, b, h, rows, j0, t4, s, o, m, l, base);
     // P as A fragments of 16-key steps: accumulator tiles 2 kk and 2 kk + 1 side by side.
     unsigned pa[BC / 16][4];
 #pragma unroll
@@ -315,21 +345,7 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
                        *reinterpret_cast<const unsigned*>(vr + kk * 16 + 8));
     }
   }
-  T* out = static_cast<T*>(a.out) + b * a.os[0] + h * a.os[1];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
-    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
-    if (rows[r] >= a.L) continue;
-    const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;  // a row of no keys gives zeros
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        int e = n * 8 + t4 * 2 + u;
-        if (e < a.Ev) toroid_att_store(out, rows[r] * a.os[2] + e * a.os[3], o[n][2 * r + u] * inv);
-      }
-  }
+  toroid_att_finish(a, static_cast<T*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
 }
 
 #define TOROID_ATT_TC_KERNEL(NAME, T, D) \
@@ -345,6 +361,132 @@ TOROID_ATT_TC_DIMS(bf16, __nv_bfloat16)
 #ifdef TOROID_ATT_F16
 TOROID_ATT_TC_DIMS(f16, __half)
 #endif
+#ifdef TOROID_ATT_F32
+// fp32 on tensor cores keeping fp32's accuracy: each operand x is split into two tf32 values,
+// big = tf32(x) and small = tf32(x - big), and a product is big*big + big*small + small*big
+// (three mma.sync m16n8k8). Same blocks, tiles and softmax as the 16-bit kernel. The k dim of
+// each 8-wide step is taken in the order 0, 2, 4, 6, 1, 3, 5, 7 on both operands (a dot product
+// does not depend on it): then a thread's two k values are adjacent in memory, and the S
+// accumulators are the A operand of P V as they are.
+#ifndef TOROID_ATT_HOST_MMA
+__device__ __forceinline__ unsigned toroid_att_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ void toroid_att_mma_tf32(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+#endif
+
+__device__ __forceinline__ void toroid_att_split(float x, unsigned& big, unsigned& small) {
+  big = toroid_att_tf32(x);
+  small = toroid_att_tf32(x - __uint_as_float(big));
+}
+
+// d += a b in 3xTF32, a already split.
+__device__ __forceinline__ void toroid_att_mma3(float (&d)[4], const unsigned (&ab)[4], const unsigned (&as)[4],
+                                                float2 b) {
+  unsigned bb0, bs0, bb1, bs1;
+  toroid_att_split(b.x, bb0, bs0);
+  toroid_att_split(b.y, bb1, bs1);
+  toroid_att_mma_tf32(d, as, bb0, bb1);
+  toroid_att_mma_tf32(d, ab, bs0, bs1);
+  toroid_att_mma_tf32(d, ab, bb0, bb1);
+}
+
+// Four consecutive floats of row `row` from column `col`, zeros past the ends (one 16-byte load
+// where `vec`).
+__device__ __forceinline__ float4 toroid_att_chunk4(const float* p, long long rs, long long cs, int row, int rows,
+                                                    int col, int cols, int vec) {
+  if (row >= rows || col >= cols) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (vec) return *reinterpret_cast<const float4*>(p + row * rs + col);
+  float w[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) w[u] = col + u < cols ? p[row * rs + (col + u) * cs] : 0.0f;
+  return make_float4(w[0], w[1], w[2], w[3]);
+}
+
+template <int D>
+__device__ void toroid_attention_tf32(const AttentionArgs& a) {
+  constexpr int BC = D > 64 ? 32 : 64, KS = D + 8, VS = BC + 8;
+  __shared__ __align__(16) float ks[BC * KS];  // keys, [key][d]
+  __shared__ __align__(16) float vt[D * VS];   // values, [d][key]
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const long long b = blockIdx.z / a.heads, h = blockIdx.z % a.heads, kh = h / a.group;
+  const int rows[2] = {(int)blockIdx.x * TOROID_ATT_TC_ROWS + warp * 16 + g,
+                       (int)blockIdx.x * TOROID_ATT_TC_ROWS + warp * 16 + g + 8};
+  const float* q = static_cast<const float*>(a.q) + b * a.qs[0] + h * a.qs[1];
+  const float* k = static_cast<const float*>(a.k) + b * a.ks[0] + kh * a.ks[1];
+  const float* v = static_cast<const float*>(a.v) + b * a.vs[0] + kh * a.vs[1];
+  // The query as A fragments of 8-wide steps: [kk][0] row g, column kk * 8 + 2 * t4; [1] row
+  // g + 8; [2], [3] the next column.
+  float qf[D / 8][4];
+#pragma unroll
+  for (int kk = 0; kk < D / 8; ++kk)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      int i = rows[r & 1], e = kk * 8 + t4 * 2 + (r >> 1);
+      qf[kk][r] = i < a.L && e < a.E ? q[i * a.qs[2] + e * a.qs[3]] : 0.0f;
+    }
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF}, l[2] = {0.0f, 0.0f};
+  int keys = a.S;
+  if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
+  for (int j0 = 0; j0 < keys; j0 += BC) {
+    __syncthreads();
+    for (int x = threadIdx.x; x < BC * (D / 4); x += blockDim.x) {
+      int jj = x % BC, e = x / BC * 4;
+      *reinterpret_cast<float4*>(&ks[jj * KS + e]) = toroid_att_chunk4(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
+      float4 vc = toroid_att_chunk4(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
+      vt[e * VS + jj] = vc.x;
+      vt[(e + 1) * VS + jj] = vc.y;
+      vt[(e + 2) * VS + jj] = vc.z;
+      vt[(e + 3) * VS + jj] = vc.w;
+    }
+    __syncthreads();
+    float s[BC / 8][4];
+#pragma unroll
+    for (int n = 0; n < BC / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 8; ++kk) {
+      unsigned qb[4], qs[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) toroid_att_split(qf[kk][r], qb[r], qs[r]);
+#pragma unroll
+      for (int n = 0; n < BC / 8; ++n)
+        toroid_att_mma3(s[n], qb, qs, *reinterpret_cast<const float2*>(&ks[(n * 8 + g) * KS + kk * 8 + t4 * 2]));
+    }
+    float base[2];
+    toroid_att_online<float>(a, b, h, rows, j0, t4, s, o, m, l, base);
+#pragma unroll
+    for (int n = 0; n < BC / 8; ++n) {
+      // Key step n: [0] row g key 2 t4, [1] row g + 8, [2], [3] key 2 t4 + 1.
+      const float p[4] = {exp2f(s[n][0] - base[0]), exp2f(s[n][2] - base[1]), exp2f(s[n][1] - base[0]),
+                          exp2f(s[n][3] - base[1])};
+      l[0] += p[0] + p[2];
+      l[1] += p[1] + p[3];
+      unsigned pb[4], ps[4];
+#pragma unroll
+      for (int r = 0; r < 4; ++r) toroid_att_split(p[r], pb[r], ps[r]);
+#pragma unroll
+      for (int d = 0; d < D / 8; ++d)
+        toroid_att_mma3(o[d], pb, ps, *reinterpret_cast<const float2*>(&vt[(d * 8 + g) * VS + n * 8 + t4 * 2]));
+    }
+  }
+  toroid_att_finish(a, static_cast<float*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
+}
+
+#define TOROID_ATT_TF32_KERNEL(D) \
+  extern "C" __global__ void __launch_bounds__(128) toroid_attention_tc_f32_##D(AttentionArgs a) { toroid_attention_tf32<D>(a); }
+TOROID_ATT_TF32_KERNEL(16)
+TOROID_ATT_TF32_KERNEL(32)
+TOROID_ATT_TF32_KERNEL(64)  // 128 would spill (255 registers): the other kernel takes it
+#endif  // TOROID_ATT_F32
 #endif  // TOROID_ATT_MMA
 
 #define TOROID_ATT_KERNEL(NAME, T, D) \
@@ -402,8 +544,8 @@ struct AttentionKernels {
   }
 };
 
-// The tensor-core kernels take bf16 and f16 from sm_80 on.
-bool tensor_core_kernel(DType t, int arch) { return t != DType::Float32 && arch >= 80; }
+// The tensor-core kernels need sm_80 (bf16 mma, tf32); fp32's go up to 64 columns.
+bool tensor_core_kernel(DType t, int arch, int dims) { return arch >= 80 && (t != DType::Float32 || dims <= 64); }
 
 const AttentionKernels& attention_kernels(int t) {
   static AttentionKernels k[3];
@@ -417,7 +559,7 @@ const AttentionKernels& attention_kernels(int t) {
     for (int d : kDims) {
       std::string simt = name + "_" + std::to_string(d);
       k[t].f.emplace_back(simt, k[t].module->function(simt));
-      if (!tensor_core_kernel(kDtypes[t], o.arch)) continue;
+      if (!tensor_core_kernel(kDtypes[t], o.arch, d)) continue;
       std::string tc = std::string("toroid_attention_tc_") + kSuffix[t] + "_" + std::to_string(d);
       k[t].f.emplace_back(tc, k[t].module->function(tc));
     }
@@ -440,8 +582,7 @@ std::string attention_kernel_source(DType dtype) {
   std::string upper = kSuffix[t];
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   std::string defines = "#define TOROID_ATT_" + upper + " 1\n";
-  if (dtype != DType::Float32) defines += "#define TOROID_ATT_MMA 1\n";
-  return defines + kSource;
+  return defines + "#define TOROID_ATT_MMA 1\n" + kSource;
 }
 
 bool attention_supported(const AttentionCall& a) {
@@ -452,11 +593,11 @@ bool attention_supported(const AttentionCall& a) {
 
 namespace {
 
-// Whether every row of a (rows x cols) operand is a 16-byte aligned run the kernel can read as
-// groups of 8 16-bit elements.
-bool rows_vectorize(const void* base, const int64_t* strides, int64_t cols) {
-  return cols % 8 == 0 && strides[3] == 1 && strides[2] % 8 == 0 && strides[1] % 8 == 0 && strides[0] % 8 == 0 &&
-         reinterpret_cast<uintptr_t>(base) % 16 == 0;
+// Whether every row of a (rows x cols) operand of `group` elements a 16 bytes is a 16-byte
+// aligned run the kernel can read 16 bytes at a time.
+bool rows_vectorize(const void* base, const int64_t* strides, int64_t cols, int64_t group) {
+  return cols % group == 0 && strides[3] == 1 && strides[2] % group == 0 && strides[1] % group == 0 &&
+         strides[0] % group == 0 && reinterpret_cast<uintptr_t>(base) % 16 == 0;
 }
 
 }  // namespace
@@ -485,12 +626,14 @@ AttentionLaunch attention_launch(const AttentionCall& a, int arch) {
   p.scale_log2 = static_cast<float>(a.scale * 1.4426950408889634);
   p.causal = a.causal ? 1 : 0;
   p.mask_kind = a.mask == nullptr ? 0 : a.mask_bool ? 1 : 2;
-  const bool tc = tensor_core_kernel(a.dtype, arch);
-  p.k_vec = tc && rows_vectorize(a.k, a.k_strides, a.E);
-  p.v_vec = tc && rows_vectorize(a.v, a.v_strides, a.Ev);
+  const int dims = kDims[dim_index(a.E, a.Ev)];
+  const bool tc = tensor_core_kernel(a.dtype, arch, dims);
+  const int64_t group = a.dtype == DType::Float32 ? 4 : 8;
+  p.k_vec = tc && rows_vectorize(a.k, a.k_strides, a.E, group);
+  p.v_vec = tc && rows_vectorize(a.v, a.v_strides, a.Ev, group);
   AttentionLaunch l;
   l.kernel = std::string(tc ? "toroid_attention_tc_" : "toroid_attention_") + kSuffix[dtype_index(a.dtype)] + "_" +
-             std::to_string(kDims[dim_index(a.E, a.Ev)]);
+             std::to_string(dims);
   l.params.resize(sizeof p);
   std::memcpy(l.params.data(), &p, sizeof p);
   const int64_t rows = tc ? 64 : 32;  // query rows a block

@@ -118,8 +118,9 @@ struct AttentionCall {
 bool attention_supported(const AttentionCall& a);
 void attention(const AttentionCall& a, Stream s);
 // What attention() launches on a device of sm_<arch>: the kernel's name, its one parameter (a
-// struct, as bytes), the grid (x: blocks of query rows, 64 on the tensor-core kernel of bf16 and
-// f16 from sm_80 on, 32 on the others; z: batch x heads) and the block.
+// struct, as bytes), the grid (x: blocks of query rows, 64 on the tensor-core kernels, which
+// sm_80 and later take for bf16 and f16 and for fp32 of up to 64 columns, 32 on the others;
+// z: batch x heads) and the block.
 struct AttentionLaunch {
   std::string kernel;
   std::vector<unsigned char> params;
