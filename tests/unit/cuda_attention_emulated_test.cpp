@@ -76,6 +76,7 @@ inline float t_from_bits(const __half*, unsigned bits) { unsigned short b = bits
 #define TOROID_ATT_HOST_MMA 1
 static unsigned t_mma_a[1024][4], t_mma_b[1024][2];
 struct float2 { float x, y; };
+struct uint2 { unsigned x, y; };
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 // cvt.rna.tf32.f32: 10 fraction bits, ties away from zero (the low 13 bits cleared).
 inline unsigned toroid_att_tf32(float x) {

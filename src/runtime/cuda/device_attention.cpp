@@ -161,6 +161,7 @@ __device__ void toroid_attention(const AttentionArgs& a) {
 // [key][d], values transposed as [d][key], rows padded by 16 bytes so that the 32-bit fragment
 // loads of a warp hit 32 different banks. Operands stay as raw 16-bit patterns until the mma.
 #define TOROID_ATT_TC_ROWS 64
+#define TOROID_ATT_THREADS 128  // a block: four warps
 #define TOROID_ATT_TC_KEYS 64
 
 __device__ __forceinline__ unsigned toroid_att_pack(const __nv_bfloat16*, float lo, float hi) {
@@ -204,32 +205,46 @@ __device__ __forceinline__ uint4 toroid_att_chunk(const unsigned short* p, long 
 // One tile of a warp's online softmax: scales and masks the scores s (16 rows: rows[0] in
 // [n][0..1], rows[1] in [n][2..3]; keys j0 + n * 8 + 2 * t4 (+1)), moves each row's running maximum
 // m past them, rescaling the sum l and the output o, and sets base, what p = exp2(s - base) takes.
+// A NaN score needs no care here: its p is NaN, and so are the row's sum and output. Rows past L
+// (zero queries) are computed and never written.
 template <typename T, int NS, int NO>
 __device__ __forceinline__ void toroid_att_online(const AttentionArgs& a, long long b, long long h, const int (&rows)[2],
                                                   int j0, int t4, float (&s)[NS][4], float (&o)[NO][4], float (&m)[2],
                                                   float (&l)[2], float (&base)[2]) {
   const float log2e = 1.4426950408889634f;
   float top[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF};
+  // Most tiles need neither masking nor bounds: every key exists, below the warp's first row.
+  const int last = j0 + NS * 8 - 1, first_row = rows[0] - (int)((threadIdx.x & 31) >> 2);
+  if (!a.mask_kind && last < a.S && !(a.causal && last > first_row)) {
 #pragma unroll
-  for (int n = 0; n < NS; ++n)
+    for (int n = 0; n < NS; ++n)
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      int i = rows[u >> 1], j = j0 + n * 8 + t4 * 2 + (u & 1);
-      float x = s[n][u] * a.scale_log2;
-      bool keep = i < a.L && j < a.S && !(a.causal && j > i);
-      if (keep && a.mask_kind) {
-        long long at = b * a.ms[0] + h * a.ms[1] + i * a.ms[2] + j * a.ms[3];
-        if (a.mask_kind == 1) keep = static_cast<const unsigned char*>(a.mask)[at] != 0;
-        else x += toroid_att_load(static_cast<const T*>(a.mask), at) * log2e;
+      for (int u = 0; u < 4; ++u) {
+        s[n][u] *= a.scale_log2;
+        top[u >> 1] = fmaxf(top[u >> 1], s[n][u]);
       }
-      s[n][u] = keep ? x : TOROID_ATT_NEG_INF;
-      top[u >> 1] = toroid_att_top(top[u >> 1], s[n][u]);
-    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < NS; ++n)
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        int i = rows[u >> 1], j = j0 + n * 8 + t4 * 2 + (u & 1);
+        float x = s[n][u] * a.scale_log2;
+        bool keep = j < a.S && !(a.causal && j > i);
+        if (keep && a.mask_kind) {
+          long long at = b * a.ms[0] + h * a.ms[1] + min(i, a.L - 1) * a.ms[2] + j * a.ms[3];
+          if (a.mask_kind == 1) keep = static_cast<const unsigned char*>(a.mask)[at] != 0;
+          else x += toroid_att_load(static_cast<const T*>(a.mask), at) * log2e;
+        }
+        s[n][u] = keep ? x : TOROID_ATT_NEG_INF;
+        top[u >> 1] = fmaxf(top[u >> 1], s[n][u]);
+      }
+  }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 1));
-    top[r] = toroid_att_top(top[r], __shfl_xor_sync(0xffffffffu, top[r], 2));
-    float next = m[r] != m[r] || top[r] != top[r] ? m[r] + top[r] : fmaxf(m[r], top[r]);
+    top[r] = fmaxf(top[r], __shfl_xor_sync(0xffffffffu, top[r], 1));
+    top[r] = fmaxf(top[r], __shfl_xor_sync(0xffffffffu, top[r], 2));
+    float next = fmaxf(m[r], top[r]);
     base[r] = next == TOROID_ATT_NEG_INF ? 0.0f : next;  // all masked so far: every p is 0
     float keep_old = exp2f(m[r] - base[r]);              // 0 while m is -inf
     m[r] = next;
@@ -296,7 +311,7 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
   if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
   for (int j0 = 0; j0 < keys; j0 += BC) {
     __syncthreads();
-    for (int x = threadIdx.x; x < BC * (D / 8); x += blockDim.x) {
+    for (int x = threadIdx.x; x < BC * (D / 8); x += TOROID_ATT_THREADS) {
       int jj = x % BC, e = x / BC * 8;
       uint4 kc = toroid_att_chunk(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
       uint4 vc = toroid_att_chunk(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
@@ -386,15 +401,12 @@ __device__ __forceinline__ void toroid_att_split(float x, unsigned& big, unsigne
   small = toroid_att_tf32(x - __uint_as_float(big));
 }
 
-// d += a b in 3xTF32, a already split.
+// d += a b in 3xTF32, both split (b: two k values, big and small).
 __device__ __forceinline__ void toroid_att_mma3(float (&d)[4], const unsigned (&ab)[4], const unsigned (&as)[4],
-                                                float2 b) {
-  unsigned bb0, bs0, bb1, bs1;
-  toroid_att_split(b.x, bb0, bs0);
-  toroid_att_split(b.y, bb1, bs1);
-  toroid_att_mma_tf32(d, as, bb0, bb1);
-  toroid_att_mma_tf32(d, ab, bs0, bs1);
-  toroid_att_mma_tf32(d, ab, bb0, bb1);
+                                                uint2 bb, uint2 bs) {
+  toroid_att_mma_tf32(d, as, bb.x, bb.y);
+  toroid_att_mma_tf32(d, ab, bs.x, bs.y);
+  toroid_att_mma_tf32(d, ab, bb.x, bb.y);
 }
 
 // Four consecutive floats of row `row` from column `col`, zeros past the ends (one 16-byte load
@@ -411,9 +423,11 @@ __device__ __forceinline__ float4 toroid_att_chunk4(const float* p, long long rs
 
 template <int D>
 __device__ void toroid_attention_tf32(const AttentionArgs& a) {
-  constexpr int BC = D > 64 ? 32 : 64, KS = D + 8, VS = BC + 8;
-  __shared__ __align__(16) float ks[BC * KS];  // keys, [key][d]
-  __shared__ __align__(16) float vt[D * VS];   // values, [d][key]
+  // Keys and values are split once, as they are staged, into shared arrays of big and small
+  // halves; fewer keys a tile than the 16-bit kernel so the four arrays fit in 48 KB.
+  constexpr int BC = D >= 64 ? 32 : 64, KS = D + 8, VS = BC + 8;
+  __shared__ __align__(16) unsigned kb[BC * KS], ksm[BC * KS];  // keys, [key][d]
+  __shared__ __align__(16) unsigned vb[D * VS], vsm[D * VS];    // values, [d][key]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const long long b = blockIdx.z / a.heads, h = blockIdx.z % a.heads, kh = h / a.group;
   const int rows[2] = {(int)blockIdx.x * TOROID_ATT_TC_ROWS + warp * 16 + g,
@@ -422,7 +436,8 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
   const float* k = static_cast<const float*>(a.k) + b * a.ks[0] + kh * a.ks[1];
   const float* v = static_cast<const float*>(a.v) + b * a.vs[0] + kh * a.vs[1];
   // The query as A fragments of 8-wide steps: [kk][0] row g, column kk * 8 + 2 * t4; [1] row
-  // g + 8; [2], [3] the next column.
+  // g + 8; [2], [3] the next column. Split per tile (kept whole, it leaves room for three blocks
+  // an SM).
   float qf[D / 8][4];
 #pragma unroll
   for (int kk = 0; kk < D / 8; ++kk)
@@ -439,14 +454,18 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
   if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
   for (int j0 = 0; j0 < keys; j0 += BC) {
     __syncthreads();
-    for (int x = threadIdx.x; x < BC * (D / 4); x += blockDim.x) {
+    for (int x = threadIdx.x; x < BC * (D / 4); x += TOROID_ATT_THREADS) {
       int jj = x % BC, e = x / BC * 4;
-      *reinterpret_cast<float4*>(&ks[jj * KS + e]) = toroid_att_chunk4(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
+      float4 kc = toroid_att_chunk4(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
       float4 vc = toroid_att_chunk4(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
-      vt[e * VS + jj] = vc.x;
-      vt[(e + 1) * VS + jj] = vc.y;
-      vt[(e + 2) * VS + jj] = vc.z;
-      vt[(e + 3) * VS + jj] = vc.w;
+      const float kf[4] = {kc.x, kc.y, kc.z, kc.w}, vf[4] = {vc.x, vc.y, vc.z, vc.w};
+      unsigned big[4], small[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) toroid_att_split(kf[u], big[u], small[u]);
+      *reinterpret_cast<uint4*>(&kb[jj * KS + e]) = make_uint4(big[0], big[1], big[2], big[3]);
+      *reinterpret_cast<uint4*>(&ksm[jj * KS + e]) = make_uint4(small[0], small[1], small[2], small[3]);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) toroid_att_split(vf[u], vb[(e + u) * VS + jj], vsm[(e + u) * VS + jj]);
     }
     __syncthreads();
     float s[BC / 8][4];
@@ -454,12 +473,14 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
     for (int n = 0; n < BC / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < D / 8; ++kk) {
-      unsigned qb[4], qs[4];
+      unsigned qb[4], qsm[4];
 #pragma unroll
-      for (int r = 0; r < 4; ++r) toroid_att_split(qf[kk][r], qb[r], qs[r]);
+      for (int r = 0; r < 4; ++r) toroid_att_split(qf[kk][r], qb[r], qsm[r]);
 #pragma unroll
-      for (int n = 0; n < BC / 8; ++n)
-        toroid_att_mma3(s[n], qb, qs, *reinterpret_cast<const float2*>(&ks[(n * 8 + g) * KS + kk * 8 + t4 * 2]));
+      for (int n = 0; n < BC / 8; ++n) {
+        int at = (n * 8 + g) * KS + kk * 8 + t4 * 2;
+        toroid_att_mma3(s[n], qb, qsm, *reinterpret_cast<const uint2*>(&kb[at]), *reinterpret_cast<const uint2*>(&ksm[at]));
+      }
     }
     float base[2];
     toroid_att_online<float>(a, b, h, rows, j0, t4, s, o, m, l, base);
@@ -474,8 +495,10 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) toroid_att_split(p[r], pb[r], ps[r]);
 #pragma unroll
-      for (int d = 0; d < D / 8; ++d)
-        toroid_att_mma3(o[d], pb, ps, *reinterpret_cast<const float2*>(&vt[(d * 8 + g) * VS + n * 8 + t4 * 2]));
+      for (int d = 0; d < D / 8; ++d) {
+        int at = (d * 8 + g) * VS + n * 8 + t4 * 2;
+        toroid_att_mma3(o[d], pb, ps, *reinterpret_cast<const uint2*>(&vb[at]), *reinterpret_cast<const uint2*>(&vsm[at]));
+      }
     }
   }
   toroid_att_finish(a, static_cast<float*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
