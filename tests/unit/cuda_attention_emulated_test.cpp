@@ -75,6 +75,28 @@ inline float t_from_bits(const __half*, unsigned bits) { unsigned short b = bits
 // 16 bits of a register hold the even column.
 #define TOROID_ATT_HOST_MMA 1
 static unsigned t_mma_a[1024][4], t_mma_b[1024][2];
+// ldmatrix .x4 (.trans): lane L gives row L % 8 of matrix L / 8; register i of a lane holds
+// matrix i's row lane / 4, columns 2 (lane % 4) and + 1 (transposed: column lane / 4, those rows).
+static const unsigned short* t_ldsm_rows[1024];
+inline void t_ldsm(unsigned (&r)[4], const unsigned short* p, bool trans) {
+  const unsigned me = threadIdx.x, base = me & ~31u, lane = me & 31u;
+  t_ldsm_rows[me] = p;
+  __syncthreads();
+  for (unsigned i = 0; i < 4; ++i) {
+    unsigned lo, hi;
+    if (trans) {
+      lo = t_ldsm_rows[base + i * 8 + 2 * (lane % 4)][lane / 4];
+      hi = t_ldsm_rows[base + i * 8 + 2 * (lane % 4) + 1][lane / 4];
+    } else {
+      lo = t_ldsm_rows[base + i * 8 + lane / 4][2 * (lane % 4)];
+      hi = t_ldsm_rows[base + i * 8 + lane / 4][2 * (lane % 4) + 1];
+    }
+    r[i] = lo | hi << 16;
+  }
+  __syncthreads();
+}
+inline void toroid_att_ldsm(unsigned (&r)[4], const unsigned short* p) { t_ldsm(r, p, false); }
+inline void toroid_att_ldsm_trans(unsigned (&r)[4], const unsigned short* p) { t_ldsm(r, p, true); }
 struct float2 { float x, y; };
 struct uint2 { unsigned x, y; };
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }

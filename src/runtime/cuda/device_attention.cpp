@@ -157,9 +157,10 @@ __device__ void toroid_attention(const AttentionArgs& a) {
 // rows, 16 a warp, and walks the keys 64 at a time. S = Q K^T and O += P V are mma.sync
 // m16n8k16 products with float accumulators; a warp's S accumulators, rounded to 16 bits, are
 // the A operand of P V as they are (the accumulator and A layouts agree on which thread holds
-// which row and column), so P never leaves registers. Keys are staged in shared memory as
-// [key][d], values transposed as [d][key], rows padded by 16 bytes so that the 32-bit fragment
-// loads of a warp hit 32 different banks. Operands stay as raw 16-bit patterns until the mma.
+// which row and column), so P never leaves registers. Keys and values are staged in shared
+// memory as [key][d], rows padded by 16 bytes so that each 8-row phase of an ldmatrix hits 32
+// different banks; the values' fragments load transposed. Operands stay as raw 16-bit patterns
+// until the mma.
 #define TOROID_ATT_TC_ROWS 64
 #define TOROID_ATT_THREADS 128  // a block: four warps
 #define TOROID_ATT_TC_KEYS 64
@@ -171,6 +172,19 @@ __device__ __forceinline__ unsigned toroid_att_pack(const __half*, float lo, flo
   return (unsigned)__half_as_ushort(__float2half(lo)) | ((unsigned)__half_as_ushort(__float2half(hi)) << 16);
 }
 #ifndef TOROID_ATT_HOST_MMA
+// ldmatrix .x4: four 8x8 16-bit matrices, lane L giving the address of row L % 8 of matrix L / 8;
+// register i gets matrix i's row lane / 4, columns 2 (lane % 4) and + 1 (.trans: its column
+// lane / 4, rows 2 (lane % 4) and + 1).
+__device__ __forceinline__ void toroid_att_ldsm(unsigned (&r)[4], const unsigned short* p) {
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+}
+__device__ __forceinline__ void toroid_att_ldsm_trans(unsigned (&r)[4], const unsigned short* p) {
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(at));
+}
 __device__ __forceinline__ void toroid_att_mma(const __nv_bfloat16*, float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -279,9 +293,9 @@ __device__ __forceinline__ void toroid_att_finish(const AttentionArgs& a, T* out
 
 template <typename T, int D>
 __device__ void toroid_attention_tc(const AttentionArgs& a) {
-  constexpr int BC = TOROID_ATT_TC_KEYS, KS = D + 8, VS = BC + 8;
+  constexpr int BC = TOROID_ATT_TC_KEYS, KS = D + 8;
   __shared__ __align__(16) unsigned short ks[BC * KS];  // keys, [key][d]
-  __shared__ __align__(16) unsigned short vt[D * VS];   // values, [d][key]
+  __shared__ __align__(16) unsigned short vs[BC * KS];  // values, [key][d]
   const T* tag = nullptr;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const long long b = blockIdx.z / a.heads, h = blockIdx.z % a.heads, kh = h / a.group;
@@ -316,24 +330,25 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
       uint4 kc = toroid_att_chunk(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
       uint4 vc = toroid_att_chunk(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
       *reinterpret_cast<uint4*>(&ks[jj * KS + e]) = kc;
-      const unsigned w[4] = {vc.x, vc.y, vc.z, vc.w};
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        vt[(e + 2 * u) * VS + jj] = (unsigned short)(w[u] & 0xffffu);
-        vt[(e + 2 * u + 1) * VS + jj] = (unsigned short)(w[u] >> 16);
-      }
+      *reinterpret_cast<uint4*>(&vs[jj * KS + e]) = vc;
     }
     __syncthreads();
     // S for keys j0 + n * 8 + 2 * t4 (+1): [n][0..1] row g, [n][2..3] row g + 8.
     float s[BC / 8][4];
 #pragma unroll
-    for (int n = 0; n < BC / 8; ++n) {
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-      const unsigned short* kr = &ks[(n * 8 + g) * KS + t4 * 2];
+    for (int n = 0; n < BC / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    // B fragments of two key tiles at a time: lane L gives the address of row L % 8 of matrix
+    // L / 8 (keys of tile n + L / 16, columns + 8 for odd matrices).
 #pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk)
-        toroid_att_mma(tag, s[n], qa[kk], *reinterpret_cast<const unsigned*>(kr + kk * 16),
-                       *reinterpret_cast<const unsigned*>(kr + kk * 16 + 8));
+    for (int n = 0; n < BC / 8; n += 2) {
+      const unsigned short* kr = &ks[((n + (lane >> 4)) * 8 + (lane & 7)) * KS + ((lane >> 3) & 1) * 8];
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        unsigned f[4];
+        toroid_att_ldsm(f, kr + kk * 16);
+        toroid_att_mma(tag, s[n], qa[kk], f[0], f[1]);
+        toroid_att_mma(tag, s[n + 1], qa[kk], f[2], f[3]);
+      }
     }
     float base[2];
     toroid_att_online<T>(a, b, h, rows, j0, t4, s, o, m, l, base);
@@ -351,13 +366,18 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
         pa[kk][2 * half] = toroid_att_pack(tag, p0, p1);
         pa[kk][2 * half + 1] = toroid_att_pack(tag, p2, p3);
       }
+    // Values transposed as they load: lane L gives row L % 8 (+8 for odd matrices) of the
+    // key step, columns of tile n + L / 16.
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      const unsigned short* vr = &vt[(n * 8 + g) * VS + t4 * 2];
+    for (int n = 0; n < D / 8; n += 2) {
+      const unsigned short* vr = &vs[(((lane >> 3) & 1) * 8 + (lane & 7)) * KS + (n + (lane >> 4)) * 8];
 #pragma unroll
-      for (int kk = 0; kk < BC / 16; ++kk)
-        toroid_att_mma(tag, o[n], pa[kk], *reinterpret_cast<const unsigned*>(vr + kk * 16),
-                       *reinterpret_cast<const unsigned*>(vr + kk * 16 + 8));
+      for (int kk = 0; kk < BC / 16; ++kk) {
+        unsigned f[4];
+        toroid_att_ldsm_trans(f, vr + kk * 16 * KS);
+        toroid_att_mma(tag, o[n], pa[kk], f[0], f[1]);
+        toroid_att_mma(tag, o[n + 1], pa[kk], f[2], f[3]);
+      }
     }
   }
   toroid_att_finish(a, static_cast<T*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
