@@ -98,6 +98,14 @@ inline void t_ldsm(unsigned (&r)[4], const unsigned short* p, bool trans) {
 inline void toroid_att_ldsm(unsigned (&r)[4], const unsigned short* p) { t_ldsm(r, p, false); }
 inline void toroid_att_ldsm_trans(unsigned (&r)[4], const unsigned short* p) { t_ldsm(r, p, true); }
 struct float2 { float x, y; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
+// cp.async as a plain copy: the kernel's barriers order it as they order the hardware's.
+inline void toroid_att_cp16(void* dst, const void* src, int bytes) {
+  if (bytes) std::memcpy(dst, src, 16);
+  else std::memset(dst, 0, 16);
+}
+inline void toroid_att_cp_commit() {}
+template <int N> inline void toroid_att_cp_wait() {}
 struct uint2 { unsigned x, y; };
 inline float __uint_as_float(unsigned u) { float f; std::memcpy(&f, &u, 4); return f; }
 // cvt.rna.tf32.f32: 10 fraction bits, ties away from zero (the low 13 bits cleared).

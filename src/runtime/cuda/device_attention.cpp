@@ -200,20 +200,36 @@ __device__ __forceinline__ void toroid_att_mma(const __half*, float (&d)[4], con
 // The larger of two scores, a NaN winning (it makes its row NaN).
 __device__ __forceinline__ float toroid_att_top(float top, float x) { return x > top || x != x ? x : top; }
 
-// Eight consecutive elements of row `row` of a (rows x cols) operand from column `col`, zeros
-// past its ends; one 16-byte load where `vec` says rows are 16-byte aligned runs of cols % 8 == 0.
-__device__ __forceinline__ uint4 toroid_att_chunk(const unsigned short* p, long long rs, long long cs, int row,
-                                                  int rows, int col, int cols, int vec) {
-  if (row >= rows || col >= cols) return make_uint4(0u, 0u, 0u, 0u);
-  if (vec) return *reinterpret_cast<const uint4*>(p + row * rs + col);
-  unsigned w[4];
+#ifndef TOROID_ATT_HOST_MMA
+// 16 bytes from global to shared memory without a register (zeros where `bytes` is 0).
+__device__ __forceinline__ void toroid_att_cp16(void* dst, const void* src, int bytes) {
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(at), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void toroid_att_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void toroid_att_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+#endif
+
+// Stages rows j0 .. j0 + BC of a (S x cols) operand into shared rows of `stride` elements, D
+// columns each, zeros past the ends: 16-byte asynchronous copies where `vec` says rows are
+// 16-byte aligned runs (cols a multiple of the chunk), else element by element. Consecutive
+// threads take consecutive chunks of a row.
+template <typename E, int BC, int D>
+__device__ __forceinline__ void toroid_att_stage(E* dst, int stride, const E* src, long long rs, long long cs, int j0,
+                                                 int S, int cols, int vec) {
+  constexpr int G = 16 / sizeof(E);
+  for (int x = threadIdx.x; x < BC * (D / G); x += TOROID_ATT_THREADS) {
+    int jj = x / (D / G), e = x % (D / G) * G, j = j0 + jj;
+    E* d = dst + jj * stride + e;
+    if (vec) {
+      bool in = j < S && e < cols;
+      toroid_att_cp16(d, in ? src + j * rs + e : src, in ? 16 : 0);
+    } else {
 #pragma unroll
-  for (int u = 0; u < 4; ++u) {
-    unsigned lo = col + 2 * u < cols ? p[row * rs + (col + 2 * u) * cs] : 0u;
-    unsigned hi = col + 2 * u + 1 < cols ? p[row * rs + (col + 2 * u + 1) * cs] : 0u;
-    w[u] = lo | hi << 16;
+      for (int u = 0; u < G; ++u) d[u] = j < S && e + u < cols ? src[j * rs + (e + u) * cs] : E(0);
+    }
   }
-  return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // One tile of a warp's online softmax: scales and masks the scores s (16 rows: rows[0] in
@@ -294,8 +310,9 @@ __device__ __forceinline__ void toroid_att_finish(const AttentionArgs& a, T* out
 template <typename T, int D>
 __device__ void toroid_attention_tc(const AttentionArgs& a) {
   constexpr int BC = TOROID_ATT_TC_KEYS, KS = D + 8;
-  __shared__ __align__(16) unsigned short ks[BC * KS];  // keys, [key][d]
-  __shared__ __align__(16) unsigned short vs[BC * KS];  // values, [key][d]
+  constexpr int STAGES = D <= 64 ? 2 : 1;  // two tiles in flight where they fit in 48 KB
+  __shared__ __align__(16) unsigned short ks[STAGES][BC * KS];  // keys, [key][d]
+  __shared__ __align__(16) unsigned short vs[STAGES][BC * KS];  // values, [key][d]
   const T* tag = nullptr;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const long long b = blockIdx.z / a.heads, h = blockIdx.z % a.heads, kh = h / a.group;
@@ -323,14 +340,22 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
   float m[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF}, l[2] = {0.0f, 0.0f};
   int keys = a.S;
   if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
-  for (int j0 = 0; j0 < keys; j0 += BC) {
-    __syncthreads();
-    for (int x = threadIdx.x; x < BC * (D / 8); x += TOROID_ATT_THREADS) {
-      int jj = x % BC, e = x / BC * 8;
-      uint4 kc = toroid_att_chunk(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
-      uint4 vc = toroid_att_chunk(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
-      *reinterpret_cast<uint4*>(&ks[jj * KS + e]) = kc;
-      *reinterpret_cast<uint4*>(&vs[jj * KS + e]) = vc;
+  auto stage = [&](int j0, int buf) {
+    toroid_att_stage<unsigned short, BC, D>(ks[buf], KS, k, a.ks[2], a.ks[3], j0, a.S, a.E, a.k_vec);
+    toroid_att_stage<unsigned short, BC, D>(vs[buf], KS, v, a.vs[2], a.vs[3], j0, a.S, a.Ev, a.v_vec);
+    toroid_att_cp_commit();
+  };
+  if (STAGES == 2 && keys > 0) stage(0, 0);
+  for (int j0 = 0, t = 0; j0 < keys; j0 += BC, ++t) {
+    const int cur = STAGES == 2 ? t & 1 : 0;
+    if (STAGES == 1) {
+      stage(j0, 0);
+      toroid_att_cp_wait<0>();
+    } else if (j0 + BC < keys) {
+      stage(j0 + BC, cur ^ 1);  // its buffer's last reader finished at the previous tile's barrier
+      toroid_att_cp_wait<1>();
+    } else {
+      toroid_att_cp_wait<0>();
     }
     __syncthreads();
     // S for keys j0 + n * 8 + 2 * t4 (+1): [n][0..1] row g, [n][2..3] row g + 8.
@@ -341,7 +366,7 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
     // L / 8 (keys of tile n + L / 16, columns + 8 for odd matrices).
 #pragma unroll
     for (int n = 0; n < BC / 8; n += 2) {
-      const unsigned short* kr = &ks[((n + (lane >> 4)) * 8 + (lane & 7)) * KS + ((lane >> 3) & 1) * 8];
+      const unsigned short* kr = &ks[cur][((n + (lane >> 4)) * 8 + (lane & 7)) * KS + ((lane >> 3) & 1) * 8];
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
         unsigned f[4];
@@ -370,7 +395,7 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
     // key step, columns of tile n + L / 16.
 #pragma unroll
     for (int n = 0; n < D / 8; n += 2) {
-      const unsigned short* vr = &vs[(((lane >> 3) & 1) * 8 + (lane & 7)) * KS + (n + (lane >> 4)) * 8];
+      const unsigned short* vr = &vs[cur][(((lane >> 3) & 1) * 8 + (lane & 7)) * KS + (n + (lane >> 4)) * 8];
 #pragma unroll
       for (int kk = 0; kk < BC / 16; ++kk) {
         unsigned f[4];
@@ -379,6 +404,7 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
         toroid_att_mma(tag, o[n + 1], pa[kk], f[2], f[3]);
       }
     }
+    __syncthreads();  // the tile's buffer is free for the next stage
   }
   toroid_att_finish(a, static_cast<T*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
 }
@@ -421,33 +447,25 @@ __device__ __forceinline__ void toroid_att_split(float x, unsigned& big, unsigne
   small = toroid_att_tf32(x - __uint_as_float(big));
 }
 
-// d += a b in 3xTF32, both split (b: two k values, big and small).
+// d += a b in 3xTF32, a already split (b: the two k values of a lane).
 __device__ __forceinline__ void toroid_att_mma3(float (&d)[4], const unsigned (&ab)[4], const unsigned (&as)[4],
-                                                uint2 bb, uint2 bs) {
-  toroid_att_mma_tf32(d, as, bb.x, bb.y);
-  toroid_att_mma_tf32(d, ab, bs.x, bs.y);
-  toroid_att_mma_tf32(d, ab, bb.x, bb.y);
-}
-
-// Four consecutive floats of row `row` from column `col`, zeros past the ends (one 16-byte load
-// where `vec`).
-__device__ __forceinline__ float4 toroid_att_chunk4(const float* p, long long rs, long long cs, int row, int rows,
-                                                    int col, int cols, int vec) {
-  if (row >= rows || col >= cols) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  if (vec) return *reinterpret_cast<const float4*>(p + row * rs + col);
-  float w[4];
-#pragma unroll
-  for (int u = 0; u < 4; ++u) w[u] = col + u < cols ? p[row * rs + (col + u) * cs] : 0.0f;
-  return make_float4(w[0], w[1], w[2], w[3]);
+                                                float2 b) {
+  unsigned bb0, bs0, bb1, bs1;
+  toroid_att_split(b.x, bb0, bs0);
+  toroid_att_split(b.y, bb1, bs1);
+  toroid_att_mma_tf32(d, as, bb0, bb1);
+  toroid_att_mma_tf32(d, ab, bs0, bs1);
+  toroid_att_mma_tf32(d, ab, bb0, bb1);
 }
 
 template <int D>
 __device__ void toroid_attention_tf32(const AttentionArgs& a) {
-  // Keys and values are split once, as they are staged, into shared arrays of big and small
-  // halves; fewer keys a tile than the 16-bit kernel so the four arrays fit in 48 KB.
-  constexpr int BC = D >= 64 ? 32 : 64, KS = D + 8, VS = BC + 8;
-  __shared__ __align__(16) unsigned kb[BC * KS], ksm[BC * KS];  // keys, [key][d]
-  __shared__ __align__(16) unsigned vb[D * VS], vsm[D * VS];    // values, [d][key]
+  // Two tiles in flight, kept as loaded and split as they are read. Key rows padded to D + 8
+  // (the float2 loads of a half warp hit 32 banks), value rows to D + 4 (rows 2 t4 and column
+  // g: 32 banks).
+  constexpr int BC = D >= 64 ? 32 : 64, KS = D + 8, VS = D + 4;
+  __shared__ __align__(16) float ks[2][BC * KS];  // keys, [key][d]
+  __shared__ __align__(16) float vs[2][BC * VS];  // values, [key][d]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const long long b = blockIdx.z / a.heads, h = blockIdx.z % a.heads, kh = h / a.group;
   const int rows[2] = {(int)blockIdx.x * TOROID_ATT_TC_ROWS + warp * 16 + g,
@@ -456,8 +474,7 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
   const float* k = static_cast<const float*>(a.k) + b * a.ks[0] + kh * a.ks[1];
   const float* v = static_cast<const float*>(a.v) + b * a.vs[0] + kh * a.vs[1];
   // The query as A fragments of 8-wide steps: [kk][0] row g, column kk * 8 + 2 * t4; [1] row
-  // g + 8; [2], [3] the next column. Split per tile (kept whole, it leaves room for three blocks
-  // an SM).
+  // g + 8; [2], [3] the next column.
   float qf[D / 8][4];
 #pragma unroll
   for (int kk = 0; kk < D / 8; ++kk)
@@ -472,20 +489,19 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
   float m[2] = {TOROID_ATT_NEG_INF, TOROID_ATT_NEG_INF}, l[2] = {0.0f, 0.0f};
   int keys = a.S;
   if (a.causal) keys = min(keys, min(a.L, (int)(blockIdx.x + 1) * TOROID_ATT_TC_ROWS));
-  for (int j0 = 0; j0 < keys; j0 += BC) {
-    __syncthreads();
-    for (int x = threadIdx.x; x < BC * (D / 4); x += TOROID_ATT_THREADS) {
-      int jj = x % BC, e = x / BC * 4;
-      float4 kc = toroid_att_chunk4(k, a.ks[2], a.ks[3], j0 + jj, a.S, e, a.E, a.k_vec);
-      float4 vc = toroid_att_chunk4(v, a.vs[2], a.vs[3], j0 + jj, a.S, e, a.Ev, a.v_vec);
-      const float kf[4] = {kc.x, kc.y, kc.z, kc.w}, vf[4] = {vc.x, vc.y, vc.z, vc.w};
-      unsigned big[4], small[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) toroid_att_split(kf[u], big[u], small[u]);
-      *reinterpret_cast<uint4*>(&kb[jj * KS + e]) = make_uint4(big[0], big[1], big[2], big[3]);
-      *reinterpret_cast<uint4*>(&ksm[jj * KS + e]) = make_uint4(small[0], small[1], small[2], small[3]);
-#pragma unroll
-      for (int u = 0; u < 4; ++u) toroid_att_split(vf[u], vb[(e + u) * VS + jj], vsm[(e + u) * VS + jj]);
+  auto stage = [&](int j0, int buf) {
+    toroid_att_stage<float, BC, D>(ks[buf], KS, k, a.ks[2], a.ks[3], j0, a.S, a.E, a.k_vec);
+    toroid_att_stage<float, BC, D>(vs[buf], VS, v, a.vs[2], a.vs[3], j0, a.S, a.Ev, a.v_vec);
+    toroid_att_cp_commit();
+  };
+  if (keys > 0) stage(0, 0);
+  for (int j0 = 0, t = 0; j0 < keys; j0 += BC, ++t) {
+    const int cur = t & 1;
+    if (j0 + BC < keys) {
+      stage(j0 + BC, cur ^ 1);
+      toroid_att_cp_wait<1>();
+    } else {
+      toroid_att_cp_wait<0>();
     }
     __syncthreads();
     float s[BC / 8][4];
@@ -497,10 +513,8 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) toroid_att_split(qf[kk][r], qb[r], qsm[r]);
 #pragma unroll
-      for (int n = 0; n < BC / 8; ++n) {
-        int at = (n * 8 + g) * KS + kk * 8 + t4 * 2;
-        toroid_att_mma3(s[n], qb, qsm, *reinterpret_cast<const uint2*>(&kb[at]), *reinterpret_cast<const uint2*>(&ksm[at]));
-      }
+      for (int n = 0; n < BC / 8; ++n)
+        toroid_att_mma3(s[n], qb, qsm, *reinterpret_cast<const float2*>(&ks[cur][(n * 8 + g) * KS + kk * 8 + t4 * 2]));
     }
     float base[2];
     toroid_att_online<float>(a, b, h, rows, j0, t4, s, o, m, l, base);
@@ -514,18 +528,17 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
       unsigned pb[4], ps[4];
 #pragma unroll
       for (int r = 0; r < 4; ++r) toroid_att_split(p[r], pb[r], ps[r]);
+      const float* vr = &vs[cur][(n * 8 + t4 * 2) * VS + g];
 #pragma unroll
-      for (int d = 0; d < D / 8; ++d) {
-        int at = (d * 8 + g) * VS + n * 8 + t4 * 2;
-        toroid_att_mma3(o[d], pb, ps, *reinterpret_cast<const uint2*>(&vb[at]), *reinterpret_cast<const uint2*>(&vsm[at]));
-      }
+      for (int d = 0; d < D / 8; ++d) toroid_att_mma3(o[d], pb, ps, make_float2(vr[d * 8], vr[VS + d * 8]));
     }
+    __syncthreads();  // the tile's buffer is free for the next stage
   }
   toroid_att_finish(a, static_cast<float*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
 }
 
 #define TOROID_ATT_TF32_KERNEL(D) \
-  extern "C" __global__ void __launch_bounds__(128) toroid_attention_tc_f32_##D(AttentionArgs a) { toroid_attention_tf32<D>(a); }
+  extern "C" __global__ void __launch_bounds__(128, 3) toroid_attention_tc_f32_##D(AttentionArgs a) { toroid_attention_tf32<D>(a); }
 TOROID_ATT_TF32_KERNEL(16)
 TOROID_ATT_TF32_KERNEL(32)
 TOROID_ATT_TF32_KERNEL(64)  // 128 would spill (255 registers): the other kernel takes it
