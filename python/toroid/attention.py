@@ -1,13 +1,15 @@
 """scaled_dot_product_attention as ops toroid compiles: two batched matmuls (cuBLASLt / the CPU's
 GEMM) around one fused scale + mask + softmax kernel, instead of the eager kernel that would
-split the graph at every attention layer.
+split the graph at every attention layer; or, over the size limit, toroid's fused attention op.
 
 dynamo hands the backend `torch._C._nn.scaled_dot_product_attention` calls; `decompose_attention`
 replaces each by `sdpa_math`, which AOTAutograd then traces (and differentiates) like any other
 code. The score matrix (batch x heads x queries x keys, fp32) is materialized, so a call whose
-scores would exceed `config.attention_max_score_bytes` is left to PyTorch's fused kernels: at
-GPT-2's and BERT's sizes (128 tokens: 0.75 MiB per layer and sequence) the matmuls are the fast
-path, and at long sequences a flash kernel's memory use is what matters.
+scores would exceed `config.attention_max_score_bytes` is left whole: at GPT-2's and BERT's
+sizes (128 tokens: 0.75 MiB per layer and sequence) the matmuls are the fast path, and at long
+sequences a flash kernel's memory use is what matters. AOTAutograd traces such a call to ATen's
+fused op, which `fuse_attention_calls` turns into aten.scaled_dot_product_attention (toroid's
+flash-style kernel) where only its result is read.
 
 Numerics follow PyTorch's fused kernels rather than its math fallback: fp16/bf16 inputs are
 multiplied and normalized in fp32 (rounded once, at the output; the CPU has no bf16 matmul

@@ -19,8 +19,9 @@ from typing import Optional
 debug: bool = False
 debug_dir: Optional[str] = None
 # scaled_dot_product_attention compiles as matmul + softmax + matmul where its fp32 score matrix
-# (batch x heads x queries x keys) is at most this many bytes; larger ones run PyTorch's fused
-# kernel in eager (attention.py).
+# (batch x heads x queries x keys) is at most this many bytes; larger ones run toroid's fused
+# attention kernel in an inference graph and PyTorch's fused kernel in a training graph
+# (attention.py).
 attention_max_score_bytes: int = 32 << 20
 
 
