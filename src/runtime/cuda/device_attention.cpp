@@ -425,10 +425,10 @@ TOROID_ATT_TC_DIMS(f16, __half)
 #ifdef TOROID_ATT_F32
 // fp32 on tensor cores keeping fp32's accuracy: each operand x is split into two tf32 values,
 // big = tf32(x) and small = tf32(x - big), and a product is big*big + big*small + small*big
-// (three mma.sync m16n8k8). Same blocks, tiles and softmax as the 16-bit kernel. The k dim of
-// each 8-wide step is taken in the order 0, 2, 4, 6, 1, 3, 5, 7 on both operands (a dot product
-// does not depend on it): then a thread's two k values are adjacent in memory, and the S
-// accumulators are the A operand of P V as they are.
+// (three mma.sync m16n8k8). Same blocks and softmax as the 16-bit kernel. The k dim of each
+// 8-wide step is taken in the order 0, 2, 4, 6, 1, 3, 5, 7 on both operands (a dot product does
+// not depend on it): then a thread's two k values are adjacent in memory, and its S
+// accumulators are its A operand of P V, reordered in registers.
 #ifndef TOROID_ATT_HOST_MMA
 __device__ __forceinline__ unsigned toroid_att_tf32(float x) {
   unsigned r;
