@@ -232,6 +232,24 @@ __device__ __forceinline__ void toroid_att_stage(E* dst, int stride, const E* sr
   }
 }
 
+// Before computing tile j0 (buffer cur): issues the next tile's copies into the other buffer
+// (whose last reader finished at the previous tile's closing barrier), or with one stage this
+// tile's, and waits until this tile is in shared memory for the whole block. stage(j0, buf)
+// issues and commits a tile's copies.
+template <int STAGES, typename F>
+__device__ __forceinline__ void toroid_att_advance(const F& stage, int j0, int bc, int keys, int cur) {
+  if (STAGES == 1) {
+    stage(j0, 0);
+    toroid_att_cp_wait<0>();
+  } else if (j0 + bc < keys) {
+    stage(j0 + bc, cur ^ 1);
+    toroid_att_cp_wait<1>();
+  } else {
+    toroid_att_cp_wait<0>();
+  }
+  __syncthreads();
+}
+
 // One tile of a warp's online softmax: scales and masks the scores s (16 rows: rows[0] in
 // [n][0..1], rows[1] in [n][2..3]; keys j0 + n * 8 + 2 * t4 (+1)), moves each row's running maximum
 // m past them, rescaling the sum l and the output o, and sets base, what p = exp2(s - base) takes.
@@ -348,16 +366,7 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
   if (STAGES == 2 && keys > 0) stage(0, 0);
   for (int j0 = 0, t = 0; j0 < keys; j0 += BC, ++t) {
     const int cur = STAGES == 2 ? t & 1 : 0;
-    if (STAGES == 1) {
-      stage(j0, 0);
-      toroid_att_cp_wait<0>();
-    } else if (j0 + BC < keys) {
-      stage(j0 + BC, cur ^ 1);  // its buffer's last reader finished at the previous tile's barrier
-      toroid_att_cp_wait<1>();
-    } else {
-      toroid_att_cp_wait<0>();
-    }
-    __syncthreads();
+    toroid_att_advance<STAGES>(stage, j0, BC, keys, cur);
     // S for keys j0 + n * 8 + 2 * t4 (+1): [n][0..1] row g, [n][2..3] row g + 8.
     float s[BC / 8][4];
 #pragma unroll
@@ -497,13 +506,7 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
   if (keys > 0) stage(0, 0);
   for (int j0 = 0, t = 0; j0 < keys; j0 += BC, ++t) {
     const int cur = t & 1;
-    if (j0 + BC < keys) {
-      stage(j0 + BC, cur ^ 1);
-      toroid_att_cp_wait<1>();
-    } else {
-      toroid_att_cp_wait<0>();
-    }
-    __syncthreads();
+    toroid_att_advance<2>(stage, j0, BC, keys, cur);
     float s[BC / 8][4];
 #pragma unroll
     for (int n = 0; n < BC / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
