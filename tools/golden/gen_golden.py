@@ -867,7 +867,11 @@ def gen_linalg(w, r):
     w.case(sdpa, "float_mask", [r.t([2, 4, 3]), r.t([2, 5, 3]), r.t([2, 5, 3]), r.t([4, 5])])
     w.case(sdpa, "gqa", [r.t([1, 4, 3, 8]), r.t([1, 2, 5, 8]), r.t([1, 2, 5, 8])], {"enable_gqa": True})
     w.case(sdpa, "bcast_batch", [r.t([2, 3, 4, 8]), r.t([1, 3, 6, 8]), r.t([1, 3, 6, 8])])
-    w.case(sdpa, "bf16", [r.t([1, 2, 5, 16], BF16), r.t([1, 2, 9, 16], BF16), r.t([1, 2, 9, 16], BF16)], loose=True)
+    # An output is a weighted mean of values of size ~1 and can cancel to near 0: eager's bf16
+    # rounding inside the kernel bounds its error by bf16's step at the values' scale, not the
+    # output's (an element of 0.012 was 0.0104 against the float64 reference).
+    w.case(sdpa, "bf16", [r.t([1, 2, 5, 16], BF16), r.t([1, 2, 9, 16], BF16), r.t([1, 2, 9, 16], BF16)],
+           tol=(0.03, 0.008))
     w.case(sdpa, "f64", [r.t([1, 2, 3, 4], F64), r.t([1, 2, 3, 4], F64), r.t([1, 2, 3, 4], F64)])
     w.case(sdpa, "empty_keys", [r.t([1, 2, 3, 4]), r.t([1, 2, 0, 4]), r.t([1, 2, 0, 4])])
 
