@@ -49,6 +49,7 @@ def package(exported_program: Any, path: str, device: Optional[str] = None, dyna
     example's sizes only); `tf32` lets f32 convolutions and matmuls on CUDA use TF32 as PyTorch's
     defaults do for cuDNN. Returns the .tir text that was packaged."""
     from . import _capi
+    from .attention import fuse_attention_calls
     from .fx_to_tir import get_attrs, graph_to_tir, real_mode
     from .runtime import _header
     ep = exported_program.run_decompositions()
@@ -57,6 +58,7 @@ def package(exported_program: Any, path: str, device: Optional[str] = None, dyna
         raise ToroidError("toroid.aot.package: the program mutates buffers (%s); export the model in eval mode" %
                           ", ".join(str(s.target) for s in specs if s.kind.name != "USER_OUTPUT"))
     gm = _params_as_attributes(ep)
+    fuse_attention_calls(gm)  # ATen's fused attention ops, which the registry lacks: toroid's op
     if device is None:
         devices = {t.device.type for t in dict(ep.state_dict).values()}
         device = "cuda" if "cuda" in devices else "cpu"

@@ -412,5 +412,23 @@ class FusedRoutingCuda(FusedRouting):
     dtypes = (torch.float32, torch.bfloat16, torch.float16)
 
 
+@unittest.skipUnless(torch.cuda.is_available() and hasattr(torch, "export"), "no CUDA device or no torch.export")
+class AotPackage(unittest.TestCase):
+    """An exported attention block (ATen's fused attention op after run_decompositions) packages
+    with toroid's fused op in its graph."""
+
+    def test_packaged_with_the_fused_op(self):
+        import tempfile
+        import toroid.aot
+        torch.manual_seed(0)
+        model = SelfAttention(causal=True).to("cuda", torch.bfloat16).eval()
+        x = torch.randn(2, 40, 64, device="cuda", dtype=torch.bfloat16)
+        ep = torch.export.export(model, (x,))
+        with tempfile.TemporaryDirectory() as d:
+            text = toroid.aot.package(ep, os.path.join(d, "attention.toroid"), device="cuda")
+        self.assertIn("aten.scaled_dot_product_attention.default", text)
+        self.assertNotIn("_scaled_dot_product", text)
+
+
 if __name__ == "__main__":
     unittest.main()
