@@ -327,6 +327,8 @@ def _bound(n):
 def _fusable(n, mask_name) -> Optional[str]:
     """Why fused-attention node n cannot become aten.scaled_dot_product_attention (None: it can)."""
     import torch
+    if not n.users:
+        return "its result is not read"
     if any(u.op != "call_function" or u.target is not operator.getitem or u.args[1] != 0 for u in n.users):
         return "a result other than the attention is read (a training graph's log-sum-exp)"
     args = _bound(n)
@@ -361,10 +363,10 @@ def fuse_attention_calls(gm) -> list[str]:
     """Replaces ATen's fused attention ops in an ATen graph (what AOTAutograd leaves of a call
     whose scores are over config.attention_max_score_bytes) by aten.scaled_dot_product_attention,
     which toroid compiles to its own flash-style kernel, where only the attention result is read
-    and toroid's tensor-core kernel takes the operands on CUDA. toroid's result is contiguous; where the traced result has another
-    dense layout (the fused kernels write batch, query, head, column order), a permute-clone-
-    permute gives that layout, so later views read what they read in eager. Returns a line per
-    fused op left alone, saying why."""
+    and, on CUDA, toroid's tensor-core kernel takes the operands. toroid's result is contiguous;
+    where the traced result has another dense layout (the fused kernels write batch, query,
+    head, column order), a permute-clone-permute gives that layout, so later views read what
+    they read in eager. Returns a line per fused op left alone, saying why."""
     import torch
     aten = torch.ops.aten
     sdpa = getattr(aten, "scaled_dot_product_attention", None)

@@ -8,7 +8,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "toroid/runtime/cuda/device_kernels.h"
@@ -595,12 +594,7 @@ const char* const kSuffix[] = {"f32", "bf16", "f16"};
 // One dtype's kernels (a module each, compiled on its first use: a few seconds).
 struct AttentionKernels {
   std::unique_ptr<Module> module;
-  std::vector<std::pair<std::string, Function>> f;
-  Function find(const std::string& name) const {
-    for (const auto& [n, fn] : f)
-      if (n == name) return fn;
-    TOROID_INTERNAL_ERROR("attention kernel " + name + " is not in its module");
-  }
+  Function simt[4] = {}, tc[4] = {};  // by kDims; tc where tensor_core_kernel
 };
 
 // The tensor-core kernels need sm_80 (bf16 mma, tf32); fp32's go up to 64 columns.
@@ -615,12 +609,11 @@ const AttentionKernels& attention_kernels(int t) {
     std::string name = std::string("toroid_attention_") + kSuffix[t];
     Cubin c = compile_cubin({attention_kernel_source(kDtypes[t]), name}, o);
     k[t].module = std::make_unique<Module>(c.image, name);
-    for (int d : kDims) {
-      std::string simt = name + "_" + std::to_string(d);
-      k[t].f.emplace_back(simt, k[t].module->function(simt));
-      if (!tensor_core_kernel(kDtypes[t], o.arch, d)) continue;
-      std::string tc = std::string("toroid_attention_tc_") + kSuffix[t] + "_" + std::to_string(d);
-      k[t].f.emplace_back(tc, k[t].module->function(tc));
+    for (int d = 0; d < 4; ++d) {
+      std::string dims = std::to_string(kDims[d]);
+      k[t].simt[d] = k[t].module->function(name + "_" + dims);
+      if (tensor_core_kernel(kDtypes[t], o.arch, kDims[d]))
+        k[t].tc[d] = k[t].module->function(std::string("toroid_attention_tc_") + kSuffix[t] + "_" + dims);
     }
   });
   return k[t];
@@ -702,15 +695,18 @@ AttentionLaunch attention_launch(const AttentionCall& a, int arch) {
 }
 
 void attention(const AttentionCall& a, Stream s) {
-  AttentionLaunch l = attention_launch(a, device().arch());
+  const int arch = device().arch();
+  AttentionLaunch l = attention_launch(a, arch);
   if (a.batch * a.heads * a.L * a.Ev == 0) return;
   const AttentionKernels& k = attention_kernels(dtype_index(a.dtype));
+  const int d = dim_index(a.E, a.Ev);  // the kernel attention_launch named, without a lookup by name
+  const Function f = tensor_core_kernel(a.dtype, arch, kDims[d]) ? k.tc[d] : k.simt[d];
   void* args[] = {l.params.data()};
   LaunchDims dims;
   dims.block_x = l.block_x;
   dims.grid_x = l.grid_x;
   dims.grid_z = l.grid_z;
-  launch(k.find(l.kernel), dims, args, s, "toroid_attention");
+  launch(f, dims, args, s, "toroid_attention");
 }
 
 }  // namespace toroid::runtime::cuda
