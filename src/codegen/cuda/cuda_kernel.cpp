@@ -158,15 +158,17 @@ class CudaEmitter : public KernelEmitter {
   int row_slots_ = 4;
   // The most threads a row's block has (the executor's cap; the register budget follows).
   static constexpr int kRowThreads = 512;
-  // Rows of at least this many vector groups take eight slots a thread instead of four.
-  static constexpr int64_t kEightSlotGroups = 512;
+  // Rows of at least this many vector groups take eight slots a thread instead of four (a row's
+  // block keeps 128 threads or more either way).
+  static constexpr int64_t kEightSlotGroups = 1024;
   // The block's thread count as the row body reads it: a constant where the kernel fixes it.
   std::string block_dim_ = "static_cast<I>(blockDim.x)";
   std::unordered_map<Expr, std::string> row_cache_;
   std::unordered_set<Expr> cache_filled_;
   std::unordered_set<std::string> packed_slots_;  // slot arrays of 16-bit values, as uint4 per group
-  // Read-only loads of later loops issued with the first loop's (a layer norm's weight and bias,
-  // whose latency then overlaps the row's): row_cache_ entries the first slot loop fills.
+  // Read-only loads of the row's own values that only later loops read (a residual added after a
+  // norm), issued with the first loop's so that their latency overlaps the row's: row_cache_
+  // entries the first slot loop fills.
   std::vector<Expr> prefetch_;
   bool prefetched_ = false;
   std::unordered_map<const Buffer*, std::string> store_slots_;
@@ -182,6 +184,14 @@ class CudaEmitter : public KernelEmitter {
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
 
+  // A load that reads the same positions for every row (a norm's weight and bias): after the
+  // first rows it hits in cache, so slot arrays and prefetching would only cost registers.
+  bool row_invariant(Expr load) const {
+    for (SymExpr s : env_.simplify(load.index()).free_symbols())
+      for (size_t k = 0; k < k_.outer.size(); ++k)
+        if (s == sched::outer_var(k)) return false;
+    return true;
+  }
   bool written(const Buffer* storage) const {
     for (const sched::Member& m : k_.members)
       if (m.buffer->storage == storage) return true;
@@ -549,7 +559,8 @@ class CudaEmitter : public KernelEmitter {
         if (cache_filled_.insert(l).second) to_load.emplace_back(l, it->second);
         continue;
       }
-      if (arrays >= slot_arrays_) continue;  // read group by group, in the second phase
+      // Read group by group, in the second phase.
+      if (arrays >= slot_arrays_ || row_invariant(l)) continue;
       ++arrays;
       std::string t = declare_slot(os, ind, l.buffer()->storage->dtype);
       slotted[l] = t;
@@ -714,10 +725,11 @@ class CudaEmitter : public KernelEmitter {
   void emit_rows(std::ostream& os, CudaKernel& out) {
     out.rows = numel_expr(k_.outer);
     out.elements = numel_expr(k_.inner);
-    // Four groups in flight per thread; rows known to have 512 groups or more get eight (half
+    // Four groups in flight per thread; rows known to have 1024 groups or more get eight (half
     // the threads): on an H200 softmax over 8192 f32 went from 84% to 93% of the copy bandwidth,
-    // a layer norm over 4096 bf16 from 79% to 83%, rmsnorm over 4096 f32 stayed at 94%
-    // (bench/RESULTS.md 25d).
+    // rmsnorm over 4096 f32 stayed at 94% (bench/RESULTS.md 25d). A layer norm over 4096 bf16
+    // (512 groups) ran at 88% with four slots and 84% with eight once its weight and bias were
+    // read group by group (26a): 64 threads a row leave too few warps to hide the row's syncs.
     std::optional<int64_t> row_elements = out.elements.as_int();
     row_slots_ = row_elements && *row_elements >= kEightSlotGroups * vector_width_ ? 8 : 4;
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_SLOTS")) row_slots_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 16));
@@ -856,7 +868,7 @@ class CudaEmitter : public KernelEmitter {
     }
     for (Expr l : order) {
       if (row_cache_.size() + store_slots_.size() >= kRowArrays) break;
-      if (loops_reading[l] < 2 || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
+      if (loops_reading[l] < 2 || row_invariant(l) || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
       row_cache_[l] = declare(l.buffer()->storage->dtype);
     }
     // Read-only loads of later loops only, prefetched (TOROID_CUDA_ROW_PREFETCH=0 turns it off).
@@ -866,7 +878,9 @@ class CudaEmitter : public KernelEmitter {
     if (env_flag("TOROID_CUDA_ROW_PREFETCH").value_or(true))
       for (Expr l : order) {
         if (row_cache_.size() + store_slots_.size() >= kRowArrays) break;
-        if (row_cache_.count(l) || in_first.count(l) || classify(l.index(), inner).kind != Access::Kind::Contiguous) continue;
+        if (row_cache_.count(l) || in_first.count(l) || row_invariant(l) ||
+            classify(l.index(), inner).kind != Access::Kind::Contiguous)
+          continue;
         row_cache_[l] = declare(l.buffer()->storage->dtype);
         prefetch_.push_back(l);
       }
