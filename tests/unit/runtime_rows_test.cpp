@@ -48,15 +48,18 @@ TEST(RowKernels, KnownRowLengthFixesTheBlock) {
   EXPECT_NE(k.body.find("<= 4 * I(128)"), std::string::npos);
 }
 
-TEST(RowKernels, RowsOfFiveHundredTwelveGroupsTakeEightSlots) {
-  // 2048 f32 = 512 groups: eight a thread, 64 threads; 8192 f32 (softmax's benchmark row) 256.
-  CudaKernel k = row_kernel("2048", "f32", softmax("2048", "f32"));
+TEST(RowKernels, RowsOfAThousandGroupsTakeEightSlots) {
+  // 4096 f32 = 1024 groups: eight a thread, 128 threads; 8192 f32 (softmax's benchmark row) 256.
+  CudaKernel k = row_kernel("4096", "f32", softmax("4096", "f32"));
   EXPECT_EQ(k.row_slots, 8);
-  EXPECT_EQ(k.row_threads, 64);
-  EXPECT_NE(k.body.find("<= 8 * I(64)"), std::string::npos);
+  EXPECT_EQ(k.row_threads, 128);
+  EXPECT_NE(k.body.find("<= 8 * I(128)"), std::string::npos);
   EXPECT_EQ(row_kernel("8192", "f32", softmax("8192", "f32")).row_threads, 256);
-  // 4096 bf16 = 512 groups of 8.
-  EXPECT_EQ(row_kernel("4096", "bf16", softmax("4096", "bf16")).row_slots, 8);
+  // 2048 f32 and 4096 bf16 = 512 groups: four a thread, so that a row keeps 128 threads.
+  CudaKernel shorter = row_kernel("2048", "f32", softmax("2048", "f32"));
+  EXPECT_EQ(shorter.row_slots, 4);
+  EXPECT_EQ(shorter.row_threads, 128);
+  EXPECT_EQ(row_kernel("4096", "bf16", softmax("4096", "bf16")).row_slots, 4);
 }
 
 TEST(RowKernels, ShortRowsTakeOneWarp) {
