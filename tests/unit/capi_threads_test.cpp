@@ -15,7 +15,7 @@
 namespace {
 
 // x * y - x, and each row's sum of that: an elementwise kernel and a reduction.
-constexpr const char* kGraph = R"(graph @rows functional {
+constexpr const char* kRowsGraph = R"(graph @rows functional {
   sym n : hint=4, range=[1, inf]
   %x = input : f32[n, 8]
   %y = input : f32[n, 8]
@@ -54,7 +54,7 @@ TEST_P(CApiThreads, ManyThreadsMixedShapesOneModule) {
   toroid_compile_options_init(&o);
   o.dynamic = dynamic;
   toroid_module* m = nullptr;
-  ASSERT_EQ(toroid_compile_with_options(kGraph, "threads.tir", &o, &m), 0) << toroid_last_error();
+  ASSERT_EQ(toroid_compile_with_options(kRowsGraph, "threads.tir", &o, &m), 0) << toroid_last_error();
   constexpr int kThreads = 8, kCalls = 60;
   std::atomic<int> wrong{0}, failed{0};
   std::vector<std::string> first_error(kThreads);

@@ -9,17 +9,9 @@
 #include "toroid/graph/types.h"
 
 using namespace toroid;
+using toroid::testing::call;
 using toroid::testing::dims;
 using toroid::testing::meta;
-
-namespace {
-
-Node* call(Graph& g, const std::string& op, std::vector<Argument> args, const std::string& name,
-           std::vector<Kwarg> kwargs = {}) {
-  return g.add_call(op, std::move(args), std::move(kwargs), {ResultSpec::tensor(meta(g, dims({4})), name)});
-}
-
-}  // namespace
 
 // ---- types ----
 
@@ -131,7 +123,7 @@ TEST(GraphUses, OneEntryPerUseAcrossArgsKwargsAndLists) {
   Graph g;
   Value* x = g.add_input("x", meta(g, dims({4})));
   Value* y = g.add_input("y", meta(g, dims({4})));
-  Node* n = call(g, "aten.foo.default", {Argument(x), Argument(Argument::List{Argument(x), Argument(y)})}, "z",
+  Node* n = call(g, "aten.foo.default", {Argument(x), Argument(Argument::List{Argument(x), Argument(y)})}, "z", nullptr,
                  {Kwarg{"other", Argument(x)}});
   EXPECT_EQ(x->users().size(), 3u);
   EXPECT_EQ(y->users().size(), 1u);
@@ -155,7 +147,7 @@ TEST(GraphUses, ReplaceAllUsesWith) {
   Value* x = g.add_input("x", meta(g, dims({4})));
   Value* y = g.add_input("y", meta(g, dims({4})));
   Node* a = call(g, "aten.add.Tensor", {Argument(x), Argument(x)}, "a");
-  Node* b = call(g, "aten.cat.default", {Argument(Argument::List{Argument(x), Argument(a->result())})}, "b",
+  Node* b = call(g, "aten.cat.default", {Argument(Argument::List{Argument(x), Argument(a->result())})}, "b", nullptr,
                  {Kwarg{"out", Argument(x)}});
   g.set_output({Argument(b->result()), Argument(x)});
   x->replace_all_uses_with(y);
@@ -335,7 +327,7 @@ TEST(GraphNode, Describe) {
   Graph g;
   Value* x = g.add_input("x", meta(g, dims({4})));
   Value* w = g.add_param("fc.weight", meta(g, dims({4})), "w");
-  Node* y = call(g, "aten.sum.dim_IntList", {Argument(x), Argument(Argument::List{Argument::integer(0)})}, "y",
+  Node* y = call(g, "aten.sum.dim_IntList", {Argument(x), Argument(Argument::List{Argument::integer(0)})}, "y", nullptr,
                  {Kwarg{"dtype", Argument(DType::Float64)}, Kwarg{"device", Argument(Device::cuda(1))},
                   Kwarg{"mode", Argument::string("a\"b")}, Kwarg{"none", Argument()}});
   Node* out = g.set_output({Argument(y->result()), Argument()});
@@ -409,7 +401,7 @@ TEST(GraphOpInfo, DefaultProviderFromNames) {
   Value* x = g.add_input("x", meta(g, dims({4})));
   Value* y = g.add_input("y", meta(g, dims({4})));
   auto make = [&](const std::string& op, std::vector<Kwarg> kw = {}) {
-    return call(g, op, {Argument(x), Argument(y)}, "r", std::move(kw));
+    return call(g, op, {Argument(x), Argument(y)}, "r", nullptr, std::move(kw));
   };
   const OpInfoProvider& info = op_info();
   EXPECT_EQ(info.mutated_args(*make("aten.add_.Tensor")), std::vector<size_t>{0});

@@ -38,4 +38,18 @@ inline TensorMeta meta(Graph& g, std::vector<SymExpr> sizes, DType dt = DType::F
   return m;
 }
 
+// How many calls of `op` the graph has.
+inline size_t count_calls(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (Node* node : g.nodes())
+    if (node->is_call() && node->target() == op) ++n;
+  return n;
+}
+
+// A call whose one result is a 4-element tensor named `name`.
+inline Node* call(Graph& g, const std::string& op, std::vector<Argument> args, const std::string& name,
+                  Storage* storage = nullptr, std::vector<Kwarg> kwargs = {}, DType dt = DType::Float32) {
+  return g.add_call(op, std::move(args), std::move(kwargs), {ResultSpec::tensor(meta(g, dims({4}), dt, storage), name)});
+}
+
 }  // namespace toroid::testing

@@ -8,16 +8,11 @@
 #include "toroid/graph/verify.h"
 
 using namespace toroid;
+using toroid::testing::call;
 using toroid::testing::dims;
 using toroid::testing::meta;
 
 namespace {
-
-Node* call(Graph& g, const std::string& op, std::vector<Argument> args, const std::string& name,
-           Storage* storage = nullptr, std::vector<Kwarg> kwargs = {}) {
-  return g.add_call(op, std::move(args), std::move(kwargs),
-                    {ResultSpec::tensor(meta(g, dims({4}), DType::Float32, storage), name)});
-}
 
 // All messages joined, one per line.
 std::string messages(const Diagnostics& d) {

@@ -9,13 +9,7 @@ using D = DType;
 
 namespace {
 
-Argument BL(std::initializer_list<bool> v) {
-  Argument::List l;
-  for (bool b : v) l.push_back(B(b));
-  return Argument(l);
-}
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

@@ -9,11 +9,6 @@ using D = DType;
 
 namespace {
 
-Argument BL(std::initializer_list<bool> v) {
-  Argument::List l;
-  for (bool b : v) l.push_back(B(b));
-  return Argument(l);
-}
 Argument FL(std::initializer_list<double> v) {
   Argument::List l;
   for (double x : v) l.push_back(F(x));
@@ -25,7 +20,6 @@ Argument TL(std::initializer_list<Value*> v) {
   return Argument(l);
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 

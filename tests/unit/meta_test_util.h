@@ -15,7 +15,14 @@ namespace toroid::ops::testing {
 inline SymExpr I(int64_t v) { return SymExpr::integer(v); }
 inline Argument A(int64_t v) { return Argument::integer(v); }
 inline Argument F(double v) { return Argument::floating(v); }
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
 inline Argument B(bool v) { return Argument::boolean(v); }
+inline Argument BL(std::initializer_list<bool> v) {
+  Argument::List l;
+  for (bool b : v) l.push_back(B(b));
+  return Argument(l);
+}
 inline Argument L(std::initializer_list<int64_t> v) {
   Argument::List l;
   for (int64_t x : v) l.push_back(Argument::integer(x));

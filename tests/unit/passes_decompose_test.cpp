@@ -9,6 +9,8 @@
 #include <functional>
 #include <sstream>
 
+#include "graph_test_util.h"
+
 #include "toroid/bind/inputs.h"
 #include "toroid/graph/text.h"
 #include "toroid/graph/verify.h"
@@ -21,6 +23,7 @@
 #include "toroid/support/file.h"
 
 using namespace toroid;
+using toroid::testing::count_calls;
 using ops::HostTensor;
 using ops::RtValue;
 namespace fs = std::filesystem;
@@ -63,12 +66,6 @@ std::string compare(const RtValue& got, const RtValue& want) {
   return "";
 }
 
-size_t count_calls(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (Node* node : g.nodes())
-    if (node->is_call() && node->target() == op) ++n;
-  return n;
-}
 
 struct RunResult {
   std::vector<RtValue> outputs;

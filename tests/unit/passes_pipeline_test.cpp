@@ -12,6 +12,7 @@
 #include "toroid/passes/pass_manager.h"
 
 using namespace toroid;
+using toroid::testing::count_calls;
 using toroid::testing::dims;
 
 namespace {
@@ -24,12 +25,6 @@ Value* unary(Graph& g, const char* op, Value* x) {
   return g.add_call(op, {Argument(x)}, {}, {ResultSpec::tensor(meta_f32(g, x->meta().sizes))})->result();
 }
 
-size_t count_calls(const Graph& g, const std::string& op) {
-  size_t n = 0;
-  for (Node* node : g.nodes())
-    if (node->is_call() && node->target() == op) ++n;
-  return n;
-}
 
 // A bad "no-op removal": replaces a returned clone of an input by the input itself.
 void remove_clones_unsafely(Graph& g) {

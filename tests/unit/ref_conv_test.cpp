@@ -18,7 +18,6 @@ HostTensor conv(HostTensor x, HostTensor w, RtValue b, std::vector<int64_t> s, s
                 bool tr = false, std::vector<int64_t> op = {0}, int64_t g = 1) {
   return call1("aten.convolution.default", conv_args(x, w, b, s, p, d, tr, op, g));
 }
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 }  // namespace
 
 TEST(RefConv, Conv2dKnownKernels) {

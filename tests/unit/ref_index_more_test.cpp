@@ -10,7 +10,6 @@ HostTensor arange(DType d, std::vector<int64_t> sizes) {
   return t;
 }
 RtValue TL(std::vector<RtValue> v) { return RtValue(RtValue::List(std::move(v))); }
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 }  // namespace
 
 TEST(RefIndexMore, IndexBasicAndBroadcast) {

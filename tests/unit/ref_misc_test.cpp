@@ -4,7 +4,6 @@
 using namespace reftest;
 
 namespace {
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 RtValue FL(std::vector<double> v) {
   RtValue::List l;
   for (double x : v) l.push_back(D(x));

@@ -17,7 +17,6 @@ HostTensor filled(std::vector<int64_t> sizes, double scale) {
   for (int64_t i = 0; i < t.numel(); ++i) t.set_double(i, std::sin(scale * static_cast<double>(i) + 0.3) * 3);
   return t;
 }
-bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
 }  // namespace
 
 TEST(RefPool, MaxPool2dWindowsAndIndices) {

@@ -39,6 +39,8 @@ inline std::vector<int64_t> ivals(const HostTensor& t) {
   return out;
 }
 
+inline bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
+
 inline RtValue I(int64_t v) { return RtValue::integer(v); }
 inline RtValue D(double v) { return RtValue::floating(v); }
 inline RtValue B(bool v) { return RtValue::boolean(v); }

@@ -23,7 +23,7 @@ using toroid::ops::RtValue;
 
 // Two chains of pointwise, reduction and library calls whose intermediates are freed and
 // reused; both outputs stay live.
-constexpr const char* kGraph = R"(graph @g functional {
+constexpr const char* kLifecycleGraph = R"(graph @g functional {
   %x = input : f32[32, 32]
   %w = input : f32[32, 32]
   %a = aten.exp.default(%x) : f32[32, 32]
@@ -66,7 +66,7 @@ class Lifecycle : public ::testing::Test {
     std::filesystem::remove_all(dir_, ec);
     ::unsetenv("TOROID_VERIFY_LIFECYCLE");
   }
-  static std::unique_ptr<toroid::driver::CompiledModule> compile(bool kernels, const char* graph = kGraph) {
+  static std::unique_ptr<toroid::driver::CompiledModule> compile(bool kernels, const char* graph = kLifecycleGraph) {
     toroid::driver::CompileOptions o;
     o.compile = kernels;
     return toroid::driver::CompiledModule::compile(graph, "lifecycle.tir", o);

@@ -15,7 +15,7 @@ namespace {
 using toroid::driver::CompiledModule;
 using toroid::ops::RtValue;
 
-constexpr const char* kGraph = R"(graph @cached functional {
+constexpr const char* kCachedGraph = R"(graph @cached functional {
   sym s0 : hint=8, range=[1, inf]
   guard s0 <= 64
   %x = input : f32[s0, 16]
@@ -48,8 +48,8 @@ class ModuleCache : public ::testing::Test {
 };
 
 TEST_F(ModuleCache, SameTextAndOptionsReuseTheCompilation) {
-  auto a = CompiledModule::compile(kGraph, "cached.tir");
-  auto b = CompiledModule::compile(kGraph, "cached.tir");
+  auto a = CompiledModule::compile(kCachedGraph, "cached.tir");
+  auto b = CompiledModule::compile(kCachedGraph, "cached.tir");
   EXPECT_TRUE(b->reused());
   EXPECT_EQ(&a->current(), &b->current());
   EXPECT_LT(b->compile_ms(), a->compile_ms());
@@ -63,19 +63,19 @@ TEST_F(ModuleCache, SameTextAndOptionsReuseTheCompilation) {
 }
 
 TEST_F(ModuleCache, OtherOptionsOrTextCompileAgain) {
-  auto a = CompiledModule::compile(kGraph, "cached.tir");
+  auto a = CompiledModule::compile(kCachedGraph, "cached.tir");
   toroid::driver::CompileOptions verify;
   verify.verify_each = true;
-  EXPECT_FALSE(CompiledModule::compile(kGraph, "cached.tir", verify)->reused());
-  EXPECT_FALSE(CompiledModule::compile(kGraph, "other-name.tir")->reused());
-  std::string changed = std::string(kGraph);
+  EXPECT_FALSE(CompiledModule::compile(kCachedGraph, "cached.tir", verify)->reused());
+  EXPECT_FALSE(CompiledModule::compile(kCachedGraph, "other-name.tir")->reused());
+  std::string changed = std::string(kCachedGraph);
   changed.replace(changed.find("hint=8"), 6, "hint=9");
   EXPECT_FALSE(CompiledModule::compile(changed, "cached.tir")->reused());
   // Modules that are not loaded (text forms, compile checks) are never cached.
   toroid::driver::CompileOptions no_load;
   no_load.load = false;
-  EXPECT_FALSE(CompiledModule::compile(kGraph, "cached.tir", no_load)->reused());
-  EXPECT_FALSE(CompiledModule::compile(kGraph, "cached.tir", no_load)->reused());
+  EXPECT_FALSE(CompiledModule::compile(kCachedGraph, "cached.tir", no_load)->reused());
+  EXPECT_FALSE(CompiledModule::compile(kCachedGraph, "cached.tir", no_load)->reused());
 }
 
 TEST_F(ModuleCache, BadTextIsNotCached) {

@@ -4,14 +4,16 @@
 #include <cmath>
 #include <limits>
 
+#include "sym_test_util.h"
+
 #include "toroid/support/error.h"
 #include "toroid/sym/expr.h"
 
 namespace toroid::sym {
 namespace {
 
-Expr I(int64_t v) { return Expr::integer(v); }
-Expr F(double v) { return Expr::floating(v); }
+using symtest::I;
+using symtest::F;
 
 struct Syms {
   Expr s0 = Expr::fresh_symbol("s0");

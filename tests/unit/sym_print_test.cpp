@@ -8,13 +8,15 @@
 #include <map>
 #include <random>
 
+#include "sym_test_util.h"
+
 #include "toroid/sym/expr.h"
 
 namespace toroid::sym {
 namespace {
 
-Expr I(int64_t v) { return Expr::integer(v); }
-Expr F(double v) { return Expr::floating(v); }
+using symtest::I;
+using symtest::F;
 
 // expr := add (cmpop add)? ; add := mul (('+'|'-') mul)* ; mul := unary (('*'|'//'|'%'|'/') unary)*
 // unary := '-' unary | power ; power := atom ('**' INT)? ; atom := number | name | '(' expr ')' | call

@@ -4,14 +4,16 @@
 #include <map>
 #include <random>
 
+#include "sym_test_util.h"
+
 #include "toroid/sym/range.h"
 
 namespace toroid::sym {
 namespace {
 
-Expr I(int64_t v) { return Expr::integer(v); }
-constexpr int64_t kNegInf = ValueRange::kNegInf;
-constexpr int64_t kPosInf = ValueRange::kPosInf;
+using symtest::I;
+using symtest::kNegInf;
+using symtest::kPosInf;
 
 struct Facts {
   std::map<Expr, SymbolFacts> m;

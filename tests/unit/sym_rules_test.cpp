@@ -14,13 +14,15 @@
 #include <map>
 #include <random>
 
+#include "sym_test_util.h"
+
 #include "toroid/support/error.h"
 #include "toroid/sym/simplify.h"
 
 namespace toroid::sym {
 namespace {
 
-Expr I(int64_t v) { return Expr::integer(v); }
+using symtest::I;
 
 struct World {
   std::array<Expr, 3> syms{Expr::fresh_symbol("a"), Expr::fresh_symbol("b"), Expr::fresh_symbol("c")};

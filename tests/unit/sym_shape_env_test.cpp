@@ -1,12 +1,14 @@
 // ShapeEnv: symbols, facts, static decisions and guards.
 #include <gtest/gtest.h>
 
+#include "sym_test_util.h"
+
 #include "toroid/sym/shape_env.h"
 
 namespace toroid::sym {
 namespace {
 
-Expr I(int64_t v) { return Expr::integer(v); }
+using symtest::I;
 Scalar S(int64_t v) { return Scalar{Type::Int, v, 0}; }
 
 TEST(SymShapeEnv, CreateAndLookup) {

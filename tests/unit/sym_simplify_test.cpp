@@ -5,14 +5,16 @@
 #include <map>
 #include <set>
 
+#include "sym_test_util.h"
+
 #include "toroid/sym/simplify.h"
 
 namespace toroid::sym {
 namespace {
 
-Expr I(int64_t v) { return Expr::integer(v); }
+using symtest::I;
 constexpr int64_t kInf = ValueRange::kPosInf;
-constexpr int64_t kNegInf = ValueRange::kNegInf;
+using symtest::kNegInf;
 
 struct Vars {
   Expr s0 = Expr::fresh_symbol("s0");

@@ -13,7 +13,7 @@ namespace {
 
 using testing::error_of;
 
-void expect_canonical(const std::string& text) {
+void expect_prints_back(const std::string& text) {
   auto g = parse_graph(text, "t.tir");
   EXPECT_EQ(print_graph(*g), text);
 }
@@ -42,7 +42,7 @@ TEST(TextComplex, NamesSizesAndCategories) {
 }
 
 TEST(TextComplex, TypesArgumentsAndConstantsRoundTrip) {
-  expect_canonical(R"(graph @main functional {
+  expect_prints_back(R"(graph @main functional {
   %x = input : c64[3, 4]{strides=[1, 3]}
   %y = input : c128[2]
   %c = constant [1.0, -2.0, 0.5, 0.0] : c64[2]
