@@ -272,7 +272,10 @@ def attention(dtype, batch=4, heads=6, seq=750, head=64):
 WORKLOADS = {"gelu_affine": gelu_affine, "softmax": softmax, "layer_norm": layer_norm,
              "rmsnorm_residual": rmsnorm_residual, "cross_entropy": cross_entropy, "adam": adam}
 # Run only when named with --only (not part of the default suite yet).
-OPT_IN = {"attention_f32": lambda: attention(torch.float32), "attention_bf16": lambda: attention(torch.bfloat16)}
+# layer_norm_large moves the copy reference's bytes (1 GiB read, 1 GiB written): against the
+# default size it separates a kernel's fixed cost (launch, ramp, tail) from its rate.
+OPT_IN = {"attention_f32": lambda: attention(torch.float32), "attention_bf16": lambda: attention(torch.bfloat16),
+          "layer_norm_large": lambda: layer_norm(rows=131072)}
 
 # ---------------------------------------------------------------------------------------------
 
