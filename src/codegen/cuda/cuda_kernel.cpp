@@ -185,8 +185,10 @@ class CudaEmitter : public KernelEmitter {
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
 
   // A load that reads the same positions for every row (a norm's weight and bias): after the
-  // first rows it hits in cache, so slot arrays and prefetching would only cost registers.
+  // first rows it hits in cache, so slot arrays and prefetching would only cost registers. (A
+  // kernel of one row has none: nothing is read again.)
   bool row_invariant(Expr load) const {
+    if (k_.outer.empty()) return false;
     for (SymExpr s : env_.simplify(load.index()).free_symbols())
       for (size_t k = 0; k < k_.outer.size(); ++k)
         if (s == sched::outer_var(k)) return false;
