@@ -59,6 +59,7 @@ fresh child. A CUDA error that leaves the context unusable is blamed on the back
 it; the row's other backends run again in a fresh child.
 """
 import argparse
+import contextlib
 import copy
 import datetime
 import gc
@@ -353,9 +354,29 @@ def peak_mib(device):
     return round(torch.cuda.max_memory_allocated() / 2 ** 20, 1) if device.startswith("cuda") else None
 
 
+# --time-lock: a file whose exclusive lock the timed calls hold, so that shards sharing one GPU
+# compile side by side but time one at a time.
+TIME_LOCK = None
+
+
+@contextlib.contextmanager
+def gpu_turn():
+    if not TIME_LOCK:
+        yield
+        return
+    import fcntl
+    with open(TIME_LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def timed(step, reps, device, warm_is_compile=False):
     """(first result, seconds of the first call, median ms of `reps` calls after one more warm-up
-    call); warm_is_compile adds the warm-up call to the first call's time."""
+    call); warm_is_compile adds the warm-up call to the first call's time. With --time-lock the
+    timed calls run in this process's turn, after one more untimed call."""
     sync(device)
     t0 = time.perf_counter()
     out = step()
@@ -367,11 +388,15 @@ def timed(step, reps, device, warm_is_compile=False):
     if warm_is_compile:
         first += time.perf_counter() - t0
     times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        step()
-        sync(device)
-        times.append((time.perf_counter() - t0) * 1e3)
+    with gpu_turn():
+        if TIME_LOCK:
+            step()
+            sync(device)
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            step()
+            sync(device)
+            times.append((time.perf_counter() - t0) * 1e3)
     return out, round(first, 3), round(statistics.median(times), 3) if times else None
 
 
@@ -624,6 +649,8 @@ def result(row, b, status, err, msg):
 
 def child_main(conn, cfg, name, jobs):
     """Builds one model and runs its rows [(mode, dtype, backends)], sending each row."""
+    global TIME_LOCK
+    TIME_LOCK = cfg.get("time_lock")
     try:
         import torch
         torch.backends.cuda.matmul.allow_tf32 = cfg["tf32"]
@@ -856,6 +883,8 @@ def main():
     ap.add_argument("--time-budget", type=float, default=0, help="start no model after this many seconds")
     ap.add_argument("--row-timeout", type=float, default=420, help="seconds one row (all backends) may take")
     ap.add_argument("--resume", action="store_true", help="skip rows already in --out for this commit")
+    ap.add_argument("--time-lock", default=None,
+                    help="a file: the timed calls hold its lock (shards sharing a GPU time one at a time)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     if args.list:
@@ -890,8 +919,9 @@ def main():
                     continue
                 if r.get("commit") == meta["commit"]:
                     done.add((r["model"], r["dtype"], r["mode"]))
-    cfg = {"device": args.device, "backends": backends, "reps": args.reps, "attn": args.attn, "tf32": args.tf32}
-    extra = {"torch": torch.__version__, "tf32": args.tf32, "reps": args.reps,
+    cfg = {"device": args.device, "backends": backends, "reps": args.reps, "attn": args.attn, "tf32": args.tf32,
+           "time_lock": args.time_lock}
+    extra = {"torch": torch.__version__, "tf32": args.tf32, "reps": args.reps, "shared_gpu": bool(args.time_lock),
              "date": datetime.datetime.now().isoformat(timespec="seconds")}
     print("torch %s, %s, toroid library %s, %d models" % (torch.__version__, meta["gpu"],
                                                          os.environ.get("TOROID_LIBRARY", "(default search)"),
