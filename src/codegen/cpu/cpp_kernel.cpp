@@ -119,6 +119,10 @@ class CppEmitter : public KernelEmitter {
     size_t filled_by = 0, valid_until = 0;
   };
   std::unordered_map<Expr, RowCache> row_caches_;
+  // Sum and mean reductions taken from an earlier var reduction of the same values (a layer
+  // norm's mean beside its variance): the member's index -> the var member's, whose Welford
+  // loop leaves its mean in welford_mean<var index>. One pass over the row fewer.
+  std::unordered_map<size_t, size_t> mean_from_welford_;
   // t_for_rows' condition ("true" or the work count's test) where the rows run through it.
   std::string rows_parallel_;
   // Checks each position (recording an error and reading nothing when one is out of range),
@@ -260,6 +264,7 @@ class CppEmitter : public KernelEmitter {
     }
     bool parallel_inner = !has_outer && parallel_clause(k_.inner, "n_inner").has_value();
     const std::vector<sched::Member>& ms = k_.members;
+    plan_means_from_welford();
     for (size_t i = 0; i < ms.size();) {
       // A run of inner-level pointwise members shares one loop: each reads the others only at
       // the element they store in the same iteration (the scheduler's rule). A loop body stays
@@ -271,17 +276,59 @@ class CppEmitter : public KernelEmitter {
                (ops += loop::op_count(ms[end].buffer->body)) <= kMaxLoopOps)
           ++end;
       }
+      for (const auto& [mean, var] : mean_from_welford_)
+        if (var == i) {
+          os << ind << acc_type(ReduceOp::Var, sched::member_body(ms[i]).dtype()) << " welford_mean" << i << " = 0, welford_n" << i
+             << " = 0;\n";
+          break;
+        }
       os << ind << "{  //";
       for (size_t j = i; j < end; ++j) os << " " << ms[j].buffer->name;
       os << "\n";
       std::string in2 = ind + "  ";
-      if (ms[i].buffer->kind == BufferKind::Reduction) emit_reduction(os, in2, ms[i], parallel_inner);
+      if (auto from = mean_from_welford_.find(i); from != mean_from_welford_.end()) emit_mean_from_welford(os, in2, ms[i], from->second);
+      else if (ms[i].buffer->kind == BufferKind::Reduction) emit_reduction(os, in2, ms[i], parallel_inner);
       else if (ms[i].inner) emit_inner_pointwise(os, in2, {ms.begin() + static_cast<std::ptrdiff_t>(i), ms.begin() + static_cast<std::ptrdiff_t>(end)}, parallel_inner && pointwise_only);
       else emit_outer_pointwise(os, in2, ms[i]);
       os << ind << "}\n";
       i = end;
     }
     if (has_outer) os << "  }\n";
+  }
+
+  void plan_means_from_welford() {
+    mean_from_welford_.clear();
+    const std::vector<sched::Member>& ms = k_.members;
+    for (size_t v = 0; v < ms.size(); ++v) {
+      const Buffer* var = ms[v].buffer;
+      if (var->kind != BufferKind::Reduction || var->reduce != ReduceOp::Var) continue;
+      Expr body = sched::member_body(ms[v]);
+      std::unordered_set<const Buffer*> reads;
+      loop::visit(body, [&](Expr e) {
+        if (e.op() == Op::Load || e.op() == Op::IndirectLoad) reads.insert(e.buffer()->storage);
+      });
+      for (size_t m = v + 1; m < ms.size() && !reads.count(ms[m].buffer->storage); ++m) {
+        const Buffer* b = ms[m].buffer;
+        bool filler = false;  // a row cache this member's loop would fill
+        for (const auto& [e, cache] : row_caches_) filler = filler || cache.filled_by == m;
+        if (b->kind == BufferKind::Reduction && (b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) &&
+            !filler && !mean_from_welford_.count(m) && sched::member_body(ms[m]) == body &&
+            b->reduction_sizes == var->reduction_sizes &&
+            std::string(acc_type(b->reduce, body.dtype())) == acc_type(ReduceOp::Var, body.dtype()))
+          mean_from_welford_[m] = v;
+      }
+    }
+  }
+
+  void emit_mean_from_welford(std::ostream& os, const std::string& ind, const sched::Member& m, size_t var) {
+    const Buffer* b = m.buffer;
+    const char* A = acc_type(b->reduce, sched::member_body(m).dtype());
+    std::string mean = "welford_mean" + std::to_string(var), n = "welford_n" + std::to_string(var);
+    // An empty row's mean is 0 / 0 and its sum 0, as the reduction's own loop gives.
+    std::string value = b->reduce == ReduceOp::Sum
+                            ? mean + " * " + n
+                            : n + " > 0 ? " + mean + " : " + std::string(A) + "(0) / " + std::string(A) + "(0)";
+    os << ind << store(b, index(sched::member_store_position(m)), value);
   }
 
   // A row's reduction whose per-element value is expensive (softmax's exp(x - max)) and that a
@@ -381,7 +428,9 @@ class CppEmitter : public KernelEmitter {
   // sum of squared deviations in two vectorized passes; blocks merge with Chan's formula, so
   // long rows keep the accuracy of Welford without a division per element.
   void emit_welford(std::ostream& os, const std::string& ind, const Buffer* b, Expr body, const char* A,
-                    const std::string& pos, const std::string& n_red) {
+                    const std::string& pos, const std::string& n_red, size_t member) {
+    bool exports_mean = false;
+    for (const auto& [mean, var] : mean_from_welford_) exports_mean = exports_mean || var == member;
     std::string in2 = ind + "  ";
     os << ind << A << " w_n = 0, w_mean = 0, w_m2 = 0;\n";
     os << ind << "for (int64_t q_block = 0; q_block < n_inner; q_block += " << kWelfordBlock << ") {\n";
@@ -418,6 +467,7 @@ class CppEmitter : public KernelEmitter {
     os << ind << "const " << A << " divisor = std::max<" << A << ">(" << A << "(0), static_cast<" << A << ">(" << n_red
        << ") - " << A << "(" << corr << "));\n";
     os << ind << store(b, pos, "w_m2 / divisor");
+    if (exports_mean) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
   }
 
   // A floating max or min that propagates NaN as PyTorch's does, in a form that vectorizes to one
@@ -500,7 +550,7 @@ class CppEmitter : public KernelEmitter {
       return;
     }
     if (b->reduce == ReduceOp::Var) {
-      emit_welford(os, ind, b, body, A, pos, n_red);
+      emit_welford(os, ind, b, body, A, pos, n_red, member_index(m));
       return;
     }
     os << ind << A << " " << acc << " = " << init << ";\n";
