@@ -72,4 +72,25 @@ loop::Expr KernelEmitter::stored_body(const sched::Member& m) {
   return body;
 }
 
+const char* KernelEmitter::acc_type(loop::ReduceOp r, DType d) {
+  using loop::ReduceOp;
+  if (r == ReduceOp::Any || r == ReduceOp::All) return "bool";
+  if (r == ReduceOp::Mean || r == ReduceOp::Var) return d == DType::Float64 ? "double" : "float";
+  if ((r == ReduceOp::Sum || r == ReduceOp::Prod) && !is_floating(d)) return "int64_t";
+  return compute_type(d);
+}
+
+bool KernelEmitter::welford_gives(const sched::Member& var, const sched::Member& x) {
+  using loop::BufferKind;
+  using loop::ReduceOp;
+  const loop::Buffer* v = var.buffer;
+  const loop::Buffer* b = x.buffer;
+  if (v->kind != BufferKind::Reduction || v->reduce != ReduceOp::Var || b->kind != BufferKind::Reduction ||
+      (b->reduce != ReduceOp::Sum && b->reduce != ReduceOp::Mean))
+    return false;
+  loop::Expr body = sched::member_body(var);
+  return sched::member_body(x) == body && b->reduction_sizes == v->reduction_sizes &&
+         std::string(acc_type(b->reduce, body.dtype())) == acc_type(ReduceOp::Var, body.dtype());
+}
+
 }  // namespace toroid::codegen

@@ -37,6 +37,11 @@ class KernelEmitter : public ScalarDialect {
   // float type (the store converts with the same rounding; rounding twice costs a conversion
   // per element).
   static loop::Expr stored_body(const sched::Member& m);
+  // The accumulator type of a reduction whose body computes in `d`.
+  static const char* acc_type(loop::ReduceOp r, DType d);
+  // Whether member x, a sum or mean of the values var's var reduction reads, can be taken from
+  // var's Welford result (a layer norm's mean beside its variance) instead of a loop of its own.
+  static bool welford_gives(const sched::Member& var, const sched::Member& x);
   bool rounds_16bit_casts() const override { return k_.emulate_precision_casts; }
 
   const sched::Kernel& k_;

@@ -123,6 +123,7 @@ class CppEmitter : public KernelEmitter {
   // norm's mean beside its variance): the member's index -> the var member's, whose Welford
   // loop leaves its mean in welford_mean<var index>. One pass over the row fewer.
   std::unordered_map<size_t, size_t> mean_from_welford_;
+  std::unordered_set<size_t> welford_exports_;  // the var members named there
   // t_for_rows' condition ("true" or the work count's test) where the rows run through it.
   std::string rows_parallel_;
   // Checks each position (recording an error and reading nothing when one is out of range),
@@ -228,14 +229,6 @@ class CppEmitter : public KernelEmitter {
     return ptr(s) + "[" + pos + "] = " + val + ";\n";
   }
 
-  // The accumulator type of a reduction whose body computes in `d`.
-  static const char* acc_type(ReduceOp r, DType d) {
-    if (r == ReduceOp::Any || r == ReduceOp::All) return "bool";
-    if (r == ReduceOp::Mean || r == ReduceOp::Var) return d == DType::Float64 ? "double" : "float";
-    if ((r == ReduceOp::Sum || r == ReduceOp::Prod) && !is_floating(d)) return "int64_t";
-    return compute_type(d);
-  }
-
   void emit_members(std::ostream& os) {
     bool has_outer = !k_.outer.empty();
     std::string n_outer = numel(k_.outer), n_inner = numel(k_.inner);
@@ -276,12 +269,9 @@ class CppEmitter : public KernelEmitter {
                (ops += loop::op_count(ms[end].buffer->body)) <= kMaxLoopOps)
           ++end;
       }
-      for (const auto& [mean, var] : mean_from_welford_)
-        if (var == i) {
-          os << ind << acc_type(ReduceOp::Var, sched::member_body(ms[i]).dtype()) << " welford_mean" << i << " = 0, welford_n" << i
-             << " = 0;\n";
-          break;
-        }
+      if (welford_exports_.count(i))
+        os << ind << acc_type(ReduceOp::Var, sched::member_body(ms[i]).dtype()) << " welford_mean" << i << " = 0, welford_n" << i
+           << " = 0;\n";
       os << ind << "{  //";
       for (size_t j = i; j < end; ++j) os << " " << ms[j].buffer->name;
       os << "\n";
@@ -296,26 +286,24 @@ class CppEmitter : public KernelEmitter {
     if (has_outer) os << "  }\n";
   }
 
+  // A later member takes the var's mean while nothing between them stores what the var reads.
   void plan_means_from_welford() {
     mean_from_welford_.clear();
+    welford_exports_.clear();
     const std::vector<sched::Member>& ms = k_.members;
     for (size_t v = 0; v < ms.size(); ++v) {
-      const Buffer* var = ms[v].buffer;
-      if (var->kind != BufferKind::Reduction || var->reduce != ReduceOp::Var) continue;
-      Expr body = sched::member_body(ms[v]);
+      if (ms[v].buffer->kind != BufferKind::Reduction || ms[v].buffer->reduce != ReduceOp::Var) continue;
       std::unordered_set<const Buffer*> reads;
-      loop::visit(body, [&](Expr e) {
+      loop::visit(sched::member_body(ms[v]), [&](Expr e) {
         if (e.op() == Op::Load || e.op() == Op::IndirectLoad) reads.insert(e.buffer()->storage);
       });
       for (size_t m = v + 1; m < ms.size() && !reads.count(ms[m].buffer->storage); ++m) {
-        const Buffer* b = ms[m].buffer;
-        bool filler = false;  // a row cache this member's loop would fill
-        for (const auto& [e, cache] : row_caches_) filler = filler || cache.filled_by == m;
-        if (b->kind == BufferKind::Reduction && (b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) &&
-            !filler && !mean_from_welford_.count(m) && sched::member_body(ms[m]) == body &&
-            b->reduction_sizes == var->reduction_sizes &&
-            std::string(acc_type(b->reduce, body.dtype())) == acc_type(ReduceOp::Var, body.dtype()))
+        bool fills_cache = false;  // its own loop fills a row cache a later member reads
+        for (const auto& [e, cache] : row_caches_) fills_cache = fills_cache || cache.filled_by == m;
+        if (!fills_cache && !mean_from_welford_.count(m) && welford_gives(ms[v], ms[m])) {
           mean_from_welford_[m] = v;
+          welford_exports_.insert(v);
+        }
       }
     }
   }
@@ -429,8 +417,6 @@ class CppEmitter : public KernelEmitter {
   // long rows keep the accuracy of Welford without a division per element.
   void emit_welford(std::ostream& os, const std::string& ind, const Buffer* b, Expr body, const char* A,
                     const std::string& pos, const std::string& n_red, size_t member) {
-    bool exports_mean = false;
-    for (const auto& [mean, var] : mean_from_welford_) exports_mean = exports_mean || var == member;
     std::string in2 = ind + "  ";
     os << ind << A << " w_n = 0, w_mean = 0, w_m2 = 0;\n";
     os << ind << "for (int64_t q_block = 0; q_block < n_inner; q_block += " << kWelfordBlock << ") {\n";
@@ -467,7 +453,7 @@ class CppEmitter : public KernelEmitter {
     os << ind << "const " << A << " divisor = std::max<" << A << ">(" << A << "(0), static_cast<" << A << ">(" << n_red
        << ") - " << A << "(" << corr << "));\n";
     os << ind << store(b, pos, "w_m2 / divisor");
-    if (exports_mean) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
+    if (welford_exports_.count(member)) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
   }
 
   // A floating max or min that propagates NaN as PyTorch's does, in a form that vectorizes to one

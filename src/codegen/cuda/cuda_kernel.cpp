@@ -28,14 +28,6 @@ std::string storage_type(DType d) {
   return compute_type(d);
 }
 
-// The accumulator type of a reduction whose body computes in `d`.
-const char* acc_type(ReduceOp r, DType d) {
-  if (r == ReduceOp::Any || r == ReduceOp::All) return "bool";
-  if (r == ReduceOp::Mean || r == ReduceOp::Var) return d == DType::Float64 ? "double" : "float";
-  if ((r == ReduceOp::Sum || r == ReduceOp::Prod) && !is_floating(d)) return "int64_t";
-  return compute_type(d);
-}
-
 // A loop over a domain of kernel variables: the flat counter's unravelling and how each access
 // moves along the last variable.
 struct Domain {
@@ -927,18 +919,9 @@ class CudaEmitter : public KernelEmitter {
       partials[b] = p;
     }
     mean_from_welford_.clear();
-    for (const sched::Member* v : group) {
-      if (v->buffer->kind != BufferKind::Reduction || v->buffer->reduce != ReduceOp::Var) continue;
-      Expr body = sched::member_body(*v);
-      for (const sched::Member* x : group) {
-        const Buffer* b = x->buffer;
-        if (b->kind == BufferKind::Reduction && (b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) &&
-            !mean_from_welford_.count(b) && sched::member_body(*x) == body &&
-            b->reduction_sizes == v->buffer->reduction_sizes &&
-            std::string(acc_type(b->reduce, body.dtype())) == acc_type(ReduceOp::Var, body.dtype()))
-          mean_from_welford_[b] = v->buffer;
-      }
-    }
+    for (const sched::Member* v : group)
+      for (const sched::Member* x : group)
+        if (!mean_from_welford_.count(x->buffer) && welford_gives(*v, *x)) mean_from_welford_[x->buffer] = v->buffer;
     if (inner.vars.empty()) {  // reductions over nothing and pointwise of the row: one element
       os << ind << "{\n";
       std::unordered_map<Expr, std::string> names;
