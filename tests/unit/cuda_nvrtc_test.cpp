@@ -108,6 +108,22 @@ TEST_F(CudaNvrtc, AttentionKernelsCompile) {
   EXPECT_THROW(attention_kernel_source(toroid::DType::Float64), std::exception);
 }
 
+// What a launch compiles: the one kernel attention_launch names, not its dtype's eight.
+TEST_F(CudaNvrtc, AttentionKernelAlone) {
+#ifdef __SANITIZE_ADDRESS__
+  GTEST_SKIP() << "the plain build compiles the attention modules";
+#endif
+  Cubin tc = compile_cubin({attention_kernel_source(toroid::DType::BFloat16, 64, true), "toroid_attention_tc_bf16_64"});
+  EXPECT_NE(tc.image.find("toroid_attention_tc_bf16_64"), std::string::npos);
+  for (const char* other : {"toroid_attention_bf16_64", "toroid_attention_tc_bf16_32", "toroid_attention_tc_bf16_128"})
+    EXPECT_EQ(tc.image.find(other), std::string::npos) << other;
+  Cubin simt = compile_cubin({attention_kernel_source(toroid::DType::Float32, 128, false), "toroid_attention_f32_128"});
+  EXPECT_NE(simt.image.find("toroid_attention_f32_128"), std::string::npos);
+  EXPECT_EQ(simt.image.find("toroid_attention_tc_"), std::string::npos);
+  EXPECT_THROW(attention_kernel_source(toroid::DType::Float32, 128, true), std::exception);  // would spill
+  EXPECT_THROW(attention_kernel_source(toroid::DType::BFloat16, 48, false), std::exception);
+}
+
 TEST_F(CudaNvrtc, Version) { EXPECT_EQ(nvrtc_version().substr(0, 3), "13."); }
 
 TEST_F(CudaNvrtc, CompilesHalfPrecisionKernelAndHitsTheCache) {

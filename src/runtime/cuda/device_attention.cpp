@@ -417,19 +417,6 @@ __device__ void toroid_attention_tc(const AttentionArgs& a) {
   toroid_att_finish(a, static_cast<T*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
 }
 
-#define TOROID_ATT_TC_KERNEL(NAME, T, D) \
-  extern "C" __global__ void __launch_bounds__(128) NAME(AttentionArgs a) { toroid_attention_tc<T, D>(a); }
-#define TOROID_ATT_TC_DIMS(SUFFIX, T)                    \
-  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_16, T, 16)   \
-  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_32, T, 32)   \
-  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_64, T, 64)   \
-  TOROID_ATT_TC_KERNEL(toroid_attention_tc_##SUFFIX##_128, T, 128)
-#ifdef TOROID_ATT_BF16
-TOROID_ATT_TC_DIMS(bf16, __nv_bfloat16)
-#endif
-#ifdef TOROID_ATT_F16
-TOROID_ATT_TC_DIMS(f16, __half)
-#endif
 #ifdef TOROID_ATT_F32
 // fp32 on tensor cores keeping fp32's accuracy: each operand x is split into two tf32 values,
 // big = tf32(x) and small = tf32(x - big), and a product is big*big + big*small + small*big
@@ -539,30 +526,9 @@ __device__ void toroid_attention_tf32(const AttentionArgs& a) {
   toroid_att_finish(a, static_cast<float*>(a.out) + b * a.os[0] + h * a.os[1], rows, t4, o, l);
 }
 
-#define TOROID_ATT_TF32_KERNEL(D) \
-  extern "C" __global__ void __launch_bounds__(128, 3) toroid_attention_tc_f32_##D(AttentionArgs a) { toroid_attention_tf32<D>(a); }
-TOROID_ATT_TF32_KERNEL(16)
-TOROID_ATT_TF32_KERNEL(32)
-TOROID_ATT_TF32_KERNEL(64)  // 128 would spill (255 registers): the other kernel takes it
 #endif  // TOROID_ATT_F32
 #endif  // TOROID_ATT_MMA
 
-#define TOROID_ATT_KERNEL(NAME, T, D) \
-  extern "C" __global__ void __launch_bounds__(128) NAME(AttentionArgs a) { toroid_attention<T, D>(a); }
-#define TOROID_ATT_DIMS(SUFFIX, T)                  \
-  TOROID_ATT_KERNEL(toroid_attention_##SUFFIX##_16, T, 16)  \
-  TOROID_ATT_KERNEL(toroid_attention_##SUFFIX##_32, T, 32)  \
-  TOROID_ATT_KERNEL(toroid_attention_##SUFFIX##_64, T, 64)  \
-  TOROID_ATT_KERNEL(toroid_attention_##SUFFIX##_128, T, 128)
-#ifdef TOROID_ATT_F32
-TOROID_ATT_DIMS(f32, float)
-#endif
-#ifdef TOROID_ATT_BF16
-TOROID_ATT_DIMS(bf16, __nv_bfloat16)
-#endif
-#ifdef TOROID_ATT_F16
-TOROID_ATT_DIMS(f16, __half)
-#endif
 )";
 
 constexpr int kDims[] = {16, 32, 64, 128};
@@ -590,33 +556,39 @@ int dtype_index(DType t) {
 }
 
 const char* const kSuffix[] = {"f32", "bf16", "f16"};
+const char* const kElement[] = {"float", "__nv_bfloat16", "__half"};
 
-// One dtype's kernels (a module each, compiled on its first use: a few seconds).
-struct AttentionKernels {
-  std::unique_ptr<Module> module;
-  Function simt[4] = {}, tc[4] = {};  // by kDims; tc where tensor_core_kernel
-};
-
-// The tensor-core kernels need sm_80 (bf16 mma, tf32); fp32's go up to 64 columns.
+// The tensor-core kernels need sm_80 (bf16 mma, tf32); fp32's go up to 64 columns (at 128 they
+// would spill: 255 registers).
 bool tensor_core_kernel(DType t, int arch, int dims) { return arch >= 80 && (t != DType::Float32 || dims <= 64); }
 
-const AttentionKernels& attention_kernels(int t) {
-  static AttentionKernels k[3];
-  static std::once_flag once[3];
-  std::call_once(once[t], [t] {
-    NvrtcOptions o;
-    o.arch = device().arch();
-    std::string name = std::string("toroid_attention_") + kSuffix[t];
-    Cubin c = compile_cubin({attention_kernel_source(kDtypes[t]), name}, o);
-    k[t].module = std::make_unique<Module>(c.image, name);
-    for (int d = 0; d < 4; ++d) {
-      std::string dims = std::to_string(kDims[d]);
-      k[t].simt[d] = k[t].module->function(name + "_" + dims);
-      if (tensor_core_kernel(kDtypes[t], o.arch, kDims[d]))
-        k[t].tc[d] = k[t].module->function(std::string("toroid_attention_tc_") + kSuffix[t] + "_" + dims);
-    }
-  });
-  return k[t];
+std::string kernel_name(int t, int dims, bool tc) {
+  return std::string(tc ? "toroid_attention_tc_" : "toroid_attention_") + kSuffix[t] + "_" + std::to_string(dims);
+}
+
+// The extern "C" entry of one kernel: the source's templates hold the code, an entry instantiates
+// one (dtype, head size, kind), so a module holds only what it launches.
+std::string kernel_entry(int t, int dims, bool tc) {
+  std::string d = std::to_string(dims), element = kElement[t];
+  std::string head = "extern \"C\" __global__ void ";
+  if (!tc) return head + "__launch_bounds__(128) " + kernel_name(t, dims, false) + "(AttentionArgs a) { toroid_attention<" +
+                  element + ", " + d + ">(a); }\n";
+  std::string body = kDtypes[t] == DType::Float32
+                         ? "__launch_bounds__(128, 3) " + kernel_name(t, dims, true) + "(AttentionArgs a) { toroid_attention_tf32<" + d + ">(a); }"
+                         : "__launch_bounds__(128) " + kernel_name(t, dims, true) + "(AttentionArgs a) { toroid_attention_tc<" + element + ", " + d + ">(a); }";
+  return "#if defined(TOROID_ATT_MMA) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)\n" + head + body + "\n#endif\n";
+}
+
+std::string source_with(int t, const std::string& entries) {
+  std::string upper = kSuffix[t];
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return "#define TOROID_ATT_" + upper + " 1\n#define TOROID_ATT_MMA 1\n" + kSource + entries;
+}
+
+int checked_dtype_index(DType dtype) {
+  int t = dtype_index(dtype);
+  TOROID_CHECK(t >= 0, std::string("no attention kernel for ") + dtype_short_name(dtype));
+  return t;
 }
 
 int dim_index(int64_t e, int64_t ev) {
@@ -626,15 +598,46 @@ int dim_index(int64_t e, int64_t ev) {
   return -1;
 }
 
+// One kernel a module, compiled on its first launch (NVRTC takes about a second for one, against
+// five to seven for a dtype's eight) and kept in the cubin cache.
+Function attention_kernel(int t, int d, bool tc) {
+  struct Compiled {
+    std::once_flag once;
+    std::unique_ptr<Module> module;
+    Function function = {};
+  };
+  static Compiled kernels[3][4][2];
+  Compiled& k = kernels[t][d][tc ? 1 : 0];
+  std::call_once(k.once, [&] {
+    NvrtcOptions o;
+    o.arch = device().arch();
+    std::string name = kernel_name(t, kDims[d], tc);
+    Cubin c = compile_cubin({attention_kernel_source(kDtypes[t], kDims[d], tc), name}, o);
+    k.module = std::make_unique<Module>(c.image, name);
+    k.function = k.module->function(name);
+  });
+  return k.function;
+}
+
 }  // namespace
 
 std::string attention_kernel_source(DType dtype) {
-  int t = dtype_index(dtype);
-  TOROID_CHECK(t >= 0, std::string("no attention kernel for ") + dtype_short_name(dtype));
-  std::string upper = kSuffix[t];
-  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  std::string defines = "#define TOROID_ATT_" + upper + " 1\n";
-  return defines + "#define TOROID_ATT_MMA 1\n" + kSource;
+  int t = checked_dtype_index(dtype);
+  std::string entries;
+  for (int dims : kDims) {
+    entries += kernel_entry(t, dims, false);
+    if (tensor_core_kernel(dtype, 80, dims)) entries += kernel_entry(t, dims, true);
+  }
+  return source_with(t, entries);
+}
+
+std::string attention_kernel_source(DType dtype, int dims, bool tensor_cores) {
+  int t = checked_dtype_index(dtype);
+  TOROID_CHECK(std::find(std::begin(kDims), std::end(kDims), dims) != std::end(kDims),
+               "no attention kernel for head size " + std::to_string(dims));
+  TOROID_CHECK(!tensor_cores || tensor_core_kernel(dtype, 80, dims),
+               "no tensor-core attention kernel for " + std::string(kSuffix[t]) + " heads of " + std::to_string(dims));
+  return source_with(t, kernel_entry(t, dims, tensor_cores));
 }
 
 bool attention_supported(const AttentionCall& a) {
@@ -684,8 +687,7 @@ AttentionLaunch attention_launch(const AttentionCall& a, int arch) {
   p.k_vec = tc && rows_vectorize(a.k, a.k_strides, a.E, group);
   p.v_vec = tc && rows_vectorize(a.v, a.v_strides, a.Ev, group);
   AttentionLaunch l;
-  l.kernel = std::string(tc ? "toroid_attention_tc_" : "toroid_attention_") + kSuffix[dtype_index(a.dtype)] + "_" +
-             std::to_string(dims);
+  l.kernel = kernel_name(dtype_index(a.dtype), dims, tc);
   l.params.resize(sizeof p);
   std::memcpy(l.params.data(), &p, sizeof p);
   const int64_t rows = tc ? 64 : 32;  // query rows a block
@@ -698,9 +700,8 @@ void attention(const AttentionCall& a, Stream s) {
   const int arch = device().arch();
   AttentionLaunch l = attention_launch(a, arch);
   if (a.batch * a.heads * a.L * a.Ev == 0) return;
-  const AttentionKernels& k = attention_kernels(dtype_index(a.dtype));
   const int d = dim_index(a.E, a.Ev);  // the kernel attention_launch named, without a lookup by name
-  const Function f = tensor_core_kernel(a.dtype, arch, kDims[d]) ? k.tc[d] : k.simt[d];
+  const Function f = attention_kernel(dtype_index(a.dtype), d, tensor_core_kernel(a.dtype, arch, kDims[d]));
   void* args[] = {l.params.data()};
   LaunchDims dims;
   dims.block_x = l.block_x;

@@ -127,6 +127,9 @@ struct AttentionLaunch {
   unsigned grid_x = 1, grid_z = 1, block_x = 128;
 };
 AttentionLaunch attention_launch(const AttentionCall& a, int arch);
-std::string attention_kernel_source(DType dtype);  // one dtype's kernels
+std::string attention_kernel_source(DType dtype);  // every kernel of one dtype
+// One kernel: head size `dims` (16, 32, 64 or 128), on tensor cores or not (what
+// attention_launch names for a call).
+std::string attention_kernel_source(DType dtype, int dims, bool tensor_cores);
 
 }  // namespace toroid::runtime::cuda
