@@ -64,9 +64,17 @@ void compile_cuda(Specialization& s, const CompileOptions& o) {
   // A module that will not run gets both entry points of every kernel compiled (a check);
   // one that runs gets the 32-bit ones, and 64-bit ones when a launch needs them.
   std::vector<cu::CubinRequest> requests = cu::cubin_requests(s.wrapper, !o.load);
+  const size_t kernels = requests.size();
+  // The hand-written kernels the run will launch compile in the same batch (in parallel, into the
+  // cubin cache their first launch reads), not one after another at the first call.
+  if (o.load && !o.prebuilt) {
+    std::vector<cu::CubinRequest> more = cu::device_kernel_requests(s.wrapper, no.arch);
+    requests.insert(requests.end(), more.begin(), more.end());
+  }
   std::vector<cu::Cubin> cubins = cu::compile_cubins(requests, no);
+  cubins.resize(kernels);
   if (o.keep_kernels)
-    for (size_t i = 0; i < requests.size(); ++i)
+    for (size_t i = 0; i < kernels; ++i)
       s.kernel_images.emplace_back(cu::prebuilt_key(requests[i].source, no.arch), cubins[i].image);
   s.stats.kernel_compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   s.stats.cache_hit = true;

@@ -160,6 +160,24 @@ std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram&
   return out;
 }
 
+std::vector<CubinRequest> device_kernel_requests(const codegen::wrapper::WrapperProgram& w, int arch) {
+  std::vector<CubinRequest> out;
+  for (const codegen::wrapper::WrapperProgram* p : codegen::wrapper::nested_programs(w))
+    for (const Line& l : p->lines) {
+      if (l.kind != Line::Kind::FallbackCall || !l.device_kernel || l.library != loop::LibraryCall::Attention) continue;
+      const std::vector<codegen::wrapper::CallArg>& args = l.call.args;
+      if (args.size() < 3 || args[0].kind != codegen::wrapper::CallArg::Kind::Tensor ||
+          args[2].kind != codegen::wrapper::CallArg::Kind::Tensor)
+        continue;
+      const codegen::wrapper::TensorRef &q = args[0].tensor, &v = args[2].tensor;
+      if (q.sizes.empty() || v.sizes.empty()) continue;
+      std::optional<int64_t> e = q.sizes.back().as_int(), ev = v.sizes.back().as_int();
+      if (!e || !ev) continue;
+      if (auto k = attention_kernel_for(q.dtype, *e, *ev, arch)) out.push_back({k->first, k->second});
+    }
+  return out;
+}
+
 // A scalar as the bytes of a kernel parameter of PTX type `type` (little-endian, in the low
 // bytes of the word); `fail` reports a value the type cannot hold.
 static uint64_t pack_scalar(const sym::Scalar& v, const std::string& type, const std::function<void(const std::string&)>& fail) {

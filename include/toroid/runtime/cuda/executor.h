@@ -36,6 +36,10 @@ ops::HostTensor device_tensor(DeviceMemory memory, DType dtype, std::vector<int6
 // loads them; with both_widths, a second request for the 64-bit entry point (to check that
 // everything compiles; the first ones are the same translation units a run compiles).
 std::vector<CubinRequest> cubin_requests(const codegen::wrapper::WrapperProgram& w, bool both_widths = false);
+// The hand-written device kernels a program's library calls will launch on sm_<arch> whose
+// choice the compile already knows (attention with head sizes that are constants), for
+// compiling beside its kernels: the executor compiles them on first launch, from the cubin cache.
+std::vector<CubinRequest> device_kernel_requests(const codegen::wrapper::WrapperProgram& w, int arch);
 
 class CudaExecutor final : public Executor {
  public:
