@@ -7,7 +7,8 @@ on the same CUDA tensors, for the workloads of issue 5.
 toroid runs through its C ABI (libtoroid.so, ctypes) on torch's current stream; its graphs are
 written here as .tir text with the same sizes. Each workload reports the median time over
 --reps runs (CUDA events around each run), the share of the measured copy bandwidth (the bytes
-every implementation must move: inputs read once, outputs written once), cold and warm compile
+every implementation must move: inputs read once, outputs written once) and of a copy of the
+same bytes (which has a kernel of that size's launch and tail), cold and warm compile
 times, and the toroid/Inductor speed ratio. Compile caches start empty (fresh directories), so
 the first compile is cold; the warm one compiles the same graph again in this process (toroid:
 its in-memory module cache; Inductor: torch._dynamo.reset() then its FX graph and Triton caches).
@@ -307,8 +308,11 @@ def host_us(fn, reps):
     return t
 
 
-def copy_bandwidth(reps):
-    x = torch.empty(1 << 28, device="cuda")  # 1 GiB
+def copy_bandwidth(reps, nbytes=2 << 30):
+    """Bytes a second of a device copy moving `nbytes` (half read, half written). The default, 1 GiB
+    each way, is the reference the % columns use; a workload's own byte count gives its
+    copy_same_bytes_pct (a copy of that size has the launch and tail a kernel of that size has)."""
+    x = torch.empty(max(1, int(nbytes) // 8), device="cuda")
     y = torch.empty_like(x)
     ms = median_ms(lambda: y.copy_(x), reps)
     return 2 * x.numel() * 4 / (ms * 1e-3)
@@ -390,9 +394,12 @@ def main():
             torch.cuda.synchronize()
             r["inductor_warm_ms"] = (time.perf_counter() - t0) * 1e3
             r["inductor_ms"] = median_ms(lambda: compiled(*inputs), args.reps)
+        same = copy_bandwidth(args.reps, moved)
+        r["copy_same_bytes_bw_pct"] = 100 * same / bw
         for k in ("toroid", "eager", "inductor"):
             if k + "_ms" in r:
                 r[k + "_bw_pct"] = 100 * moved / (r[k + "_ms"] * 1e-3) / bw
+                r[k + "_copy_same_bytes_pct"] = 100 * moved / (r[k + "_ms"] * 1e-3) / same
         if "inductor_ms" in r:
             r["toroid_vs_inductor"] = r["inductor_ms"] / r["toroid_ms"]
         results.append(r)
@@ -401,13 +408,14 @@ def main():
         del inputs, expected
         torch.cuda.empty_cache()
     print()
-    print(f"| workload | toroid ms | eager ms | Inductor ms | toroid % copy BW | Inductor % copy BW | toroid/Inductor "
-          f"| toroid cold s | toroid warm ms | toroid warm, new process ms | Inductor cold s | Inductor warm ms | matches |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print(f"| workload | toroid ms | eager ms | Inductor ms | toroid % copy BW | Inductor % copy BW "
+          f"| same-bytes copy % copy BW | toroid % same-bytes copy | toroid/Inductor | toroid cold s | toroid warm ms | toroid warm, new process ms | Inductor cold s | Inductor warm ms | matches |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         g = lambda k, f="{:.3f}": f.format(r[k]) if k in r else "-"  # noqa: E731
         print(f"| {r['workload']} | {g('toroid_ms')} | {g('eager_ms')} | {g('inductor_ms')} | {g('toroid_bw_pct', '{:.0f}%')} "
-              f"| {g('inductor_bw_pct', '{:.0f}%')} | {g('toroid_vs_inductor', '{:.2f}x')} | {g('toroid_cold_s', '{:.2f}')} "
+              f"| {g('inductor_bw_pct', '{:.0f}%')} | {g('copy_same_bytes_bw_pct', '{:.0f}%')} "
+              f"| {g('toroid_copy_same_bytes_pct', '{:.0f}%')} | {g('toroid_vs_inductor', '{:.2f}x')} | {g('toroid_cold_s', '{:.2f}')} "
               f"| {g('toroid_warm_ms', '{:.2f}')} | {g('toroid_warm_process_ms', '{:.1f}')} | {g('inductor_cold_s', '{:.2f}')} | {g('inductor_warm_ms', '{:.0f}')} "
               f"| {r['toroid_matches_eager']} |")
     if args.json:
