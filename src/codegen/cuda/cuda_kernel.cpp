@@ -1,6 +1,7 @@
 #include "toroid/codegen/cuda/cuda_kernel.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <sstream>
@@ -58,7 +59,10 @@ class CudaEmitter : public KernelEmitter {
     if (flat) emit_flat(body, out);
     else emit_rows(body, out);
 
-    out.comment = header_comment(std::string(" (") + (flat ? "flat" : "one block per row") + ", " +
+    const std::string layout = flat                      ? "flat"
+                               : out.rows_per_block > 1 ? "a warp per row, up to " + std::to_string(out.rows_per_block) + " rows a block"
+                                                        : "one block per row";
+    out.comment = header_comment(std::string(" (") + layout + ", " +
                                  std::to_string(vector_width_) + " elements per vector access)");
     std::string params;
     for (size_t i = 0; i < args_.size(); ++i)
@@ -77,10 +81,13 @@ class CudaEmitter : public KernelEmitter {
     out.definitions = out.comment + "template <class I>\nstatic __device__ __forceinline__ void " + k_.name + "_body" + out.body;
     for (const char* I : {"int32_t", "int64_t"}) {
       std::ostringstream entry;
-      entry << "extern \"C\" __global__ void __launch_bounds__(" << (flat ? 1024 : out.row_threads ? out.row_threads : kRowThreads)
+      // A block of several rows is 2-D (32 x rows): the body sees each warp as a block of its own.
+      const bool warp_rows = !flat && out.rows_per_block > 1;
+      entry << "extern \"C\" __global__ void __launch_bounds__("
+            << (flat ? 1024 : out.row_threads ? out.row_threads * out.rows_per_block : kRowThreads)
             << (!flat && row_min_blocks_ ? ", " + std::to_string(row_min_blocks_) : std::string()) << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
             << "(" << params << ") {\n  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
-            << "blockIdx.x, gridDim.x);\n}\n";
+            << (warp_rows ? "blockIdx.x * blockDim.y + threadIdx.y, gridDim.x * blockDim.y" : "blockIdx.x, gridDim.x") << ");\n}\n";
       (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
     }
     if (!fits_i32_) out.entry_i32.clear();
@@ -739,6 +746,11 @@ class CudaEmitter : public KernelEmitter {
       if (threads * row_slots_ >= groups) {
         out.row_threads = static_cast<int>(threads);
         block_dim_ = "I(" + std::to_string(threads) + ")";
+        // A tuning knob, not yet the default (its first GPU run is to come): rows of one warp
+        // share a block, up to $TOROID_CUDA_ROWS_PER_BLOCK of them.
+        if (threads == 32 && !k_.outer.empty())
+          if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROWS_PER_BLOCK"))
+            out.rows_per_block = static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(*tuned, 1, 32))));
       }
     }
     Domain outer, inner;

@@ -993,18 +993,24 @@ struct CudaExecutor::Impl {
       while (threads * per_thread < groups && threads < most) threads *= 2;
       if (k.row_threads > 0) threads = k.row_threads;  // compiled in
       p.dims.block_x = static_cast<unsigned>(threads);
-      // A block per row: the hardware hands rows to multiprocessors as blocks finish, so their
-      // load, reduction and store phases overlap (a fixed grid looping over rows reached 85-92%
-      // of the copy bandwidth where a block per row reaches 89-98%: RESULTS 17a).
+      // Rows of a warp compiled to share blocks: as many a block as keep two blocks per
+      // multiprocessor at least (few rows keep a block each).
+      int64_t rows_per_block = k.rows_per_block;
+      while (rows_per_block > 1 && p.rows < rows_per_block * int64_t(dev.sm_count) * 2) rows_per_block /= 2;
+      p.dims.block_y = static_cast<unsigned>(rows_per_block);
+      // A block per row (or per rows_per_block rows): the hardware hands rows to multiprocessors
+      // as blocks finish, so their load, reduction and store phases overlap (a fixed grid
+      // looping over rows reached 85-92% of the copy bandwidth where a block per row reaches
+      // 89-98%: RESULTS 17a).
       int64_t blocks = tune.row_blocks_per_sm ? int64_t(dev.sm_count) * *tune.row_blocks_per_sm
                                               : int64_t(std::numeric_limits<int32_t>::max());
-      p.dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>(p.rows, 1, blocks));
+      p.dims.grid_x = static_cast<unsigned>(std::clamp<int64_t>((p.rows + rows_per_block - 1) / rows_per_block, 1, blocks));
     }
     // How far past the data an index may run: a flat loop's last stride; a row kernel's row
     // index by the grid, and a group index by a block's slots (and one more group) past its row.
     if (k.parts.empty())
       p.reach = k.shape == CudaKernel::Shape::Rows
-                    ? int64_t(p.dims.grid_x) + (std::max(k.row_slots, 1) + 1) * int64_t(p.dims.block_x) * V
+                    ? int64_t(p.dims.grid_x) * p.dims.block_y + (std::max(k.row_slots, 1) + 1) * int64_t(p.dims.block_x) * V
                     : int64_t(p.dims.grid_x) * p.dims.block_x * V;
     p.epoch = binding_epoch;
     return p;
