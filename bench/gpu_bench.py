@@ -155,6 +155,24 @@ def softmax(rows=8192, cols=8192):
     return tir, lambda x: torch.softmax(x, dim=-1), [x], 2 * nbytes(x)
 
 
+def window_softmax(windows=8192, heads=3, n=49):
+    """Swin's window attention softmax: scores over 7x7 windows plus a per-head position bias,
+    rows of 49 (toroid's row kernels give such a row a 32-thread block of its own unless
+    $TOROID_CUDA_ROWS_PER_BLOCK is set)."""
+    tir = f"""graph @window_softmax functional {{
+  sym s0 : hint={windows}, range=[1, inf]
+  %x = input : f32[s0, {heads}, {n}, {n}]
+  %b = input : f32[{heads}, {n}, {n}]
+  %a = aten.add.Tensor(%x, %b) : f32[s0, {heads}, {n}, {n}]
+  %y = aten._softmax.default(%a, -1, false) : f32[s0, {heads}, {n}, {n}]
+  output %y
+}}
+"""
+    x = torch.randn(windows, heads, n, n, device="cuda")
+    b = torch.randn(heads, n, n, device="cuda")
+    return tir, lambda x, b: torch.softmax(x + b, dim=-1), [x, b], 2 * nbytes(x) + nbytes(b)
+
+
 def layer_norm(rows=16384, cols=4096):
     tir = f"""graph @layer_norm functional {{
   sym s0 : hint={rows}, range=[1, inf]
@@ -275,8 +293,9 @@ WORKLOADS = {"gelu_affine": gelu_affine, "softmax": softmax, "layer_norm": layer
 # Run only when named with --only (not part of the default suite yet).
 # layer_norm_large moves the copy reference's bytes (1 GiB read, 1 GiB written): against the
 # default size it separates a kernel's fixed cost (launch, ramp, tail) from its rate.
+# window_softmax: rows of 49 (swin_t's attention), where a row per block leaves most threads idle.
 OPT_IN = {"attention_f32": lambda: attention(torch.float32), "attention_bf16": lambda: attention(torch.bfloat16),
-          "layer_norm_large": lambda: layer_norm(rows=131072)}
+          "layer_norm_large": lambda: layer_norm(rows=131072), "window_softmax": window_softmax}
 
 # ---------------------------------------------------------------------------------------------
 
