@@ -26,7 +26,11 @@ struct SharedObject {
 
 struct CompileFlags {
   std::string compiler;  // default: $CXX, else "c++"
-  std::string flags = "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -Wl,--push-state,--no-as-needed -lmvec -Wl,--pop-state";
+  // -fno-trapping-math: kernels run with floating-point traps off (as every caller's process
+  // does), and without it GCC keeps floor, ceil, trunc and round out of vector loops.
+  std::string flags =
+      "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -fno-trapping-math -Wl,--push-state,--no-as-needed -lmvec "
+      "-Wl,--pop-state";
   // Text the sources begin with (the kernel prelude's standard headers): compiled once per
   // compiler, flags and text into a precompiled header kept in the cache (pch-<key>), which the
   // sources that begin with it include instead of parsing it again. Parsing those headers was
