@@ -155,37 +155,38 @@ def softmax(rows=8192, cols=8192):
     return tir, lambda x: torch.softmax(x, dim=-1), [x], 2 * nbytes(x)
 
 
-def window_softmax(windows=8192, heads=3, n=49):
+def window_softmax(windows=8192, heads=3, n=49, dtype=torch.float32):
     """Swin's window attention softmax: scores over 7x7 windows plus a per-head position bias,
-    rows of 49 (toroid's row kernels give such a row a 32-thread block of its own unless
-    $TOROID_CUDA_ROWS_PER_BLOCK is set)."""
+    rows of 49 (a row per warp or per block would leave most threads idle)."""
+    t = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
     tir = f"""graph @window_softmax functional {{
   sym s0 : hint={windows}, range=[1, inf]
-  %x = input : f32[s0, {heads}, {n}, {n}]
-  %b = input : f32[{heads}, {n}, {n}]
-  %a = aten.add.Tensor(%x, %b) : f32[s0, {heads}, {n}, {n}]
-  %y = aten._softmax.default(%a, -1, false) : f32[s0, {heads}, {n}, {n}]
+  %x = input : {t}[s0, {heads}, {n}, {n}]
+  %b = input : {t}[{heads}, {n}, {n}]
+  %a = aten.add.Tensor(%x, %b) : {t}[s0, {heads}, {n}, {n}]
+  %y = aten._softmax.default(%a, -1, false) : {t}[s0, {heads}, {n}, {n}]
   output %y
 }}
 """
-    x = torch.randn(windows, heads, n, n, device="cuda")
-    b = torch.randn(heads, n, n, device="cuda")
+    x = torch.randn(windows, heads, n, n, device="cuda", dtype=dtype)
+    b = torch.randn(heads, n, n, device="cuda", dtype=dtype)
     return tir, lambda x, b: torch.softmax(x + b, dim=-1), [x, b], 2 * nbytes(x) + nbytes(b)
 
 
-def layer_norm(rows=16384, cols=4096):
+def layer_norm(rows=16384, cols=4096, dtype=torch.bfloat16):
+    t = {torch.float32: "f32", torch.bfloat16: "bf16"}[dtype]
     tir = f"""graph @layer_norm functional {{
   sym s0 : hint={rows}, range=[1, inf]
-  %x = input : bf16[s0, {cols}]
-  %w = input : bf16[{cols}]
-  %b = input : bf16[{cols}]
-  %y = aten.layer_norm.default(%x, [{cols}], %w, %b, 1e-05, true) : bf16[s0, {cols}]
+  %x = input : {t}[s0, {cols}]
+  %w = input : {t}[{cols}]
+  %b = input : {t}[{cols}]
+  %y = aten.layer_norm.default(%x, [{cols}], %w, %b, 1e-05, true) : {t}[s0, {cols}]
   output %y
 }}
 """
-    x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
-    w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+    w = torch.randn(cols, device="cuda", dtype=dtype)
+    b = torch.randn(cols, device="cuda", dtype=dtype)
     return tir, lambda x, w, b: F.layer_norm(x, (cols,), w, b, 1e-5), [x, w, b], nbytes(x, w, b) + nbytes(x)
 
 
@@ -293,9 +294,16 @@ WORKLOADS = {"gelu_affine": gelu_affine, "softmax": softmax, "layer_norm": layer
 # Run only when named with --only (not part of the default suite yet).
 # layer_norm_large moves the copy reference's bytes (1 GiB read, 1 GiB written): against the
 # default size it separates a kernel's fixed cost (launch, ramp, tail) from its rate.
-# window_softmax: rows of 49 (swin_t's attention), where a row per block leaves most threads idle.
+# window_softmax(_bf16), softmax_197: the short rows of swin's and ViT's attention.
 OPT_IN = {"attention_f32": lambda: attention(torch.float32), "attention_bf16": lambda: attention(torch.bfloat16),
-          "layer_norm_large": lambda: layer_norm(rows=131072), "window_softmax": window_softmax}
+          "layer_norm_large": lambda: layer_norm(rows=131072), "window_softmax": window_softmax,
+          "window_softmax_bf16": lambda: window_softmax(dtype=torch.bfloat16),
+          # ViT's attention rows (197 = 14 x 14 patches and a class token), batch 64 x 12 heads.
+          "softmax_197": lambda: softmax(rows=64 * 12 * 197, cols=197),
+          # BERT-base's and GPT-2's layer norm rows (768 bf16: a row of 96 groups).
+          "layer_norm_768": lambda: layer_norm(rows=131072, cols=768),
+          "layer_norm_768_f32": lambda: layer_norm(rows=65536, cols=768, dtype=torch.float32),
+          "softmax_1024": lambda: softmax(rows=65536, cols=1024)}
 
 # ---------------------------------------------------------------------------------------------
 

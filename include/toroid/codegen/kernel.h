@@ -69,9 +69,9 @@ struct CudaKernel {
   // Rows: the block size its code is compiled for (a row of known length that fits the slots;
   // 0: any power of two up to 512, the executor's choice).
   int row_threads = 0;
-  // Rows of one warp (row_threads 32): up to this many rows a block, as a 2-D block of 32 x R
-  // threads, a row a warp (its reductions then stay in the warp: no shared memory, no barrier).
-  // 1: a row a block.
+  // Rows of a warp or less (row_threads <= 32): up to this many rows a block, as a 2-D block of
+  // row_threads x R threads (a row's reductions then stay in its warp, or its segment of one:
+  // no shared memory, no barrier). 1: a row a block.
   int rows_per_block = 1;
   bool has_i32 = true;  // false when an index literal does not fit 32 bits
   std::vector<std::string> arg_types;  // the CUDA type each `args` pointer points to

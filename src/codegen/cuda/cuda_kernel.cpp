@@ -53,14 +53,14 @@ class CudaEmitter : public KernelEmitter {
     collect_args();
     bool flat = sched::is_flat(k_);
     out.shape = flat ? CudaKernel::Shape::Flat : CudaKernel::Shape::Rows;
-    vector_width_ = choose_vector_width();
+    vector_width_ = choose_vector_width(!flat);
 
     std::ostringstream body;
     if (flat) emit_flat(body, out);
     else emit_rows(body, out);
 
     const std::string layout = flat                      ? "flat"
-                               : out.rows_per_block > 1 ? "a warp per row, up to " + std::to_string(out.rows_per_block) + " rows a block"
+                               : out.rows_per_block > 1 ? std::to_string(out.row_threads) + " threads a row, up to " + std::to_string(out.rows_per_block) + " rows a block"
                                                         : "one block per row";
     out.comment = header_comment(std::string(" (") + layout + ", " +
                                  std::to_string(vector_width_) + " elements per vector access)");
@@ -160,6 +160,18 @@ class CudaEmitter : public KernelEmitter {
   // Rows of at least this many vector groups take eight slots a thread instead of four (a row's
   // block keeps 128 threads or more either way).
   static constexpr int64_t kEightSlotGroups = 1024;
+  // Rows of at most this many vector groups fit one warp's four slots a thread.
+  static constexpr int64_t kShortRowGroups = 128;
+  // Short rows (up to 224 groups, seven a lane of a warp): eight slots a thread, a row's threads
+  // from a segment of kMinRowThreads lanes up to a warp.
+  static constexpr int64_t kShortRowMaxGroups = 224;
+  static constexpr int64_t kMinRowThreads = 8;
+  // A row's threads when fewer than a warp (a segment of it), else 0.
+  int segment_lanes_ = 0;
+  // The segment's lane count as a template argument of the prelude's reductions, or nothing.
+  std::string segment_arg(const char* before, const char* after) const {
+    return segment_lanes_ ? before + std::to_string(segment_lanes_) + after : std::string();
+  }
   // The block's thread count as the row body reads it: a constant where the kernel fixes it.
   std::string block_dim_ = "static_cast<I>(blockDim.x)";
   std::unordered_map<Expr, std::string> row_cache_;
@@ -232,7 +244,7 @@ class CudaEmitter : public KernelEmitter {
   // 16 bytes of the narrowest dtype a group, at most 8 elements; at most 2 where a value is f64
   // or complex (16 bytes of f64): f64 math is long inline code, and 8 copies of it per slot and loop made
   // ptxas take minutes on a softmax whose result is also cast to bool.
-  int choose_vector_width() const {
+  int choose_vector_width(bool rows) const {
     int smallest = 16;
     bool any = false, f64 = false;
     auto see = [&](DType d) {
@@ -246,7 +258,14 @@ class CudaEmitter : public KernelEmitter {
       for (Expr l : loop::loads(m.buffer->body)) see(l.buffer()->storage->dtype);
     }
     if (!any || (k_.outer.empty() && k_.inner.empty())) return 1;
-    return std::min(f64 ? 2 : 8, 16 / smallest);
+    int width = std::min(f64 ? 2 : 8, 16 / smallest);
+    // A short row whose length the width does not divide starts aligned only every few rows (a
+    // row of 49 f32: one in four), and the others took the scalar path that reads the row again
+    // for every pass: such rows get the widest access that divides their length.
+    std::optional<int64_t> row = numel_expr(k_.inner).as_int();
+    if (rows && row && *row > 0 && *row <= kShortRowGroups * width)
+      while (*row % width != 0) width /= 2;
+    return width;
   }
 
   // Declarations of the domain variables from the flat counter `flat`.
@@ -364,7 +383,7 @@ class CudaEmitter : public KernelEmitter {
     hoist_invariant_arithmetic(os, in2, d, group, hoisted);
     std::string done = tmp();
     os << in2 << "I " << done << " = 0;\n";
-    if (V > 1) emit_vector_loop(os, in2, d, n, done, start, step, group, partials, hoisted);
+    if (V > 1 || !slots_ok_.empty()) emit_vector_loop(os, in2, d, n, done, start, step, group, partials, hoisted);
     // The scalar path (and the tail of a vectorized 1-D loop).
     std::string f = tmp();
     os << in2 << "for (I " << f << " = " << done << " + " << start << "; " << f << " < " << n << "; " << f << " += " << step << ") {\n";
@@ -474,10 +493,11 @@ class CudaEmitter : public KernelEmitter {
     for (const sched::Member* m : group)
       p.stores.push_back(m->buffer->kind == BufferKind::Pointwise ? classify(sched::member_store_position(*m), d) : Access{});
     // Whole groups along the last dim, aligned contiguous accesses.
-    p.cond = Vs + " > 1";
-    if (d.vars.size() > 1) p.cond += " && " + index(d.sizes.back()) + " % " + Vs + " == 0";
+    // (A width of 1 only serves the slot path: its accesses need no alignment.)
+    p.cond = vector_width_ > 1 ? Vs + " > 1" : "true";
+    if (d.vars.size() > 1 && vector_width_ > 1) p.cond += " && " + index(d.sizes.back()) + " % " + Vs + " == 0";
     auto add_align = [&](const Access& a, const Buffer* storage) {
-      if (a.kind != Access::Kind::Contiguous) return;
+      if (a.kind != Access::Kind::Contiguous || vector_width_ == 1) return;
       for (SymExpr e : a.align)
         if (e.as_int() != std::optional<int64_t>(0)) p.cond += " && (" + index(e) + ") % " + Vs + " == 0";
       p.cond += " && t_aligned16(" + ptr(storage) + ")";
@@ -501,6 +521,10 @@ class CudaEmitter : public KernelEmitter {
       os << in2 << "const I " << groups << " = " << n << " / " << Vs << ";\n";
       emit_slot_loop(os, in2, d, groups, start, step, group, partials, hoisted, plan);
       os << in2 << done << " = " << groups << " * " << Vs << ";\n";
+      if (vector_width_ == 1) {  // off the slot path, the scalar loop is the only one
+        os << ind << "}\n";
+        return;
+      }
       os << ind << "} else ";
     } else {
       os << ind;
@@ -732,7 +756,14 @@ class CudaEmitter : public KernelEmitter {
     // (512 groups) ran at 88% with four slots and 84% with eight once its weight and bias were
     // read group by group (26a): 64 threads a row leave too few warps to hide the row's syncs.
     std::optional<int64_t> row_elements = out.elements.as_int();
-    row_slots_ = row_elements && *row_elements >= kEightSlotGroups * vector_width_ ? 8 : 4;
+    const int64_t groups = row_elements ? (*row_elements + vector_width_ - 1) / vector_width_ : 0;
+    // Short rows take eight slots and as few threads as that leaves, down to a segment of
+    // eight lanes, several rows a block. On an H200 (bench/RESULTS.md 30a) a row of 49 f32
+    // (swin's attention) went from 15% of the copy bandwidth with a warp-sized block a row to
+    // 57%, layer norms over 768 from 82-88% to 91-93%; rows of 256 groups (softmax over 1024
+    // f32) lost 3% against 64 threads a row, so they stay out.
+    const bool short_rows = row_elements && !k_.outer.empty() && groups > 0 && groups <= kShortRowMaxGroups;
+    row_slots_ = short_rows || (row_elements && *row_elements >= kEightSlotGroups * vector_width_) ? 8 : 4;
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_SLOTS")) row_slots_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 16));
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_SLOT_ARRAYS"))
       slot_arrays_ = static_cast<size_t>(std::clamp<int64_t>(*tuned, 1, static_cast<int64_t>(kSlotArrays)));
@@ -740,17 +771,23 @@ class CudaEmitter : public KernelEmitter {
       row_min_blocks_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 32));
     // A row of known length that fits the slots gets a block size of its own, compiled in: the
     // groups' offsets are constants and the launch bound tells the compiler the thread count.
-    if (row_elements && *row_elements > 0) {
-      int64_t groups = (*row_elements + vector_width_ - 1) / vector_width_, threads = 32;
+    if (groups > 0) {
+      int64_t threads = short_rows ? kMinRowThreads : 32;
+      if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_MIN_THREADS"); tuned && !k_.outer.empty())
+        threads = static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(*tuned, 1, 32))));
       while (threads * row_slots_ < groups && threads < kRowThreads) threads *= 2;
       if (threads * row_slots_ >= groups) {
         out.row_threads = static_cast<int>(threads);
         block_dim_ = "I(" + std::to_string(threads) + ")";
-        // A tuning knob, not yet the default (its first GPU run is to come): rows of one warp
-        // share a block, up to $TOROID_CUDA_ROWS_PER_BLOCK of them.
-        if (threads == 32 && !k_.outer.empty())
-          if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROWS_PER_BLOCK"))
-            out.rows_per_block = static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(*tuned, 1, 32))));
+        if (threads < 32) segment_lanes_ = static_cast<int>(threads);
+        // Rows of a warp or less share a block of threads x R: at least a warp, eight rows, and
+        // 128 threads ($TOROID_CUDA_ROWS_PER_BLOCK sets R). A block a row of 32 threads leaves
+        // a multiprocessor half its warps (32 blocks at most).
+        if (threads <= 32 && !k_.outer.empty()) {
+          int64_t rows = env_count("TOROID_CUDA_ROWS_PER_BLOCK").value_or(std::max<int64_t>(8, 128 / threads));
+          rows = std::max<int64_t>(rows, 32 / threads);
+          out.rows_per_block = static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::clamp<int64_t>(rows, 1, kRowThreads / threads))));
+        }
       }
     }
     Domain outer, inner;
@@ -812,9 +849,9 @@ class CudaEmitter : public KernelEmitter {
       // On the slot path a thread reads back only what it stored itself (its groups, and the
       // scalar tail's elements, which every loop gives the same thread).
       if (reads_earlier && all_in_slots && !slots_ok_.empty())
-        os << ind << "if (!" << slots_ok_ << ") __syncthreads();  // earlier loops' stores, by other threads\n";
+        os << ind << "if (!" << slots_ok_ << ") t_row_sync" << segment_arg("<", ">") << "();  // earlier loops' stores, by other threads\n";
       else if (reads_earlier)
-        os << ind << "__syncthreads();  // earlier loops' stores, by other threads\n";
+        os << ind << "t_row_sync" << segment_arg("<", ">") << "();  // earlier loops' stores, by other threads\n";
       emit_row_group(os, ind, inner, item);
       for (const sched::Member* x : item)
         if (x->inner) inner_written.insert(x->buffer->storage);
@@ -835,7 +872,7 @@ class CudaEmitter : public KernelEmitter {
     store_slots_.clear();
     forwarded_loads_.clear();
     slots_ok_.clear();
-    if (vector_width_ <= 1 || inner.vars.empty()) return;
+    if (inner.vars.empty()) return;
     std::vector<const std::vector<const sched::Member*>*> loops;
     for (const auto& item : items)
       if (is_loop(item)) loops.push_back(&item);
@@ -984,7 +1021,7 @@ class CudaEmitter : public KernelEmitter {
                           : b->reduce == ReduceOp::All ? "a && b"
                                                        : "a + b";
           os << ind << "__shared__ " << A << " " << sm << "[33];\n";
-          os << ind << A << " " << r << " = t_block_reduce(" << p << ", [](" << A << " a, " << A << " b) { return " << f
+          os << ind << A << " " << r << " = t_block_reduce" << segment_arg("<", ">") << "(" << p << ", [](" << A << " a, " << A << " b) { return " << f
              << "; }, " << sm << ");\n";
           if (b->reduce == ReduceOp::Mean) os << ind << r << " = " << r << " / static_cast<" << A << ">(" << n_red << ");\n";
           break;
@@ -994,7 +1031,7 @@ class CudaEmitter : public KernelEmitter {
           std::snprintf(corr, sizeof corr, "%.17g", b->correction);
           os << ind << "__shared__ t_welford<" << A << "> " << sm << "[33];\n";
           std::string w = tmp();
-          os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford(" << p << ", " << sm << ");\n";
+          os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford" << segment_arg("<", ">") << "(" << p << ", " << sm << ");\n";
           welford_of[b] = w;
           os << ind << "const " << A << " " << r << " = " << w << ".m2 / t_imax<" << A << ">(" << A << "(0), static_cast<" << A
              << ">(" << n_red << ") - " << A << "(" << corr << "));\n";
@@ -1004,7 +1041,7 @@ class CudaEmitter : public KernelEmitter {
         case ReduceOp::ArgMin: {
           std::string T = compute_type(d), mx = b->reduce == ReduceOp::ArgMax ? "true" : "false";
           os << ind << "__shared__ t_arg<" << T << "> " << sm << "[33];\n";
-          os << ind << "const int64_t " << r << " = t_block_arg<" << T << ", " << mx << ">(" << p << ", " << sm << ").i;\n";
+          os << ind << "const int64_t " << r << " = t_block_arg<" << T << ", " << mx << segment_arg(", ", "") << ">(" << p << ", " << sm << ").i;\n";
           break;
         }
       }

@@ -215,35 +215,45 @@ template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
 // function; every thread gets the result. The leading barrier lets consecutive reductions reuse
-// the shared memory.
-template <class T> T_DEV T t_shfl_xor(T v, int m) {
+// the shared memory. A row of Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block)
+// is a segment of its warp: its shuffles and barriers name only its own lanes, so a segment with
+// no row (past the grid's last row) leaves the others alone.
+template <int Lanes> T_DEV unsigned t_row_lanes() {
+  if constexpr (Lanes >= 32) return 0xffffffffu;
+  else return ((1u << Lanes) - 1u) << (((threadIdx.y * Lanes + threadIdx.x) & 31u) & ~unsigned(Lanes - 1));
+}
+// The threads of a row see each other's stores.
+template <int Lanes = 32> T_DEV void t_row_sync() {
+  if constexpr (Lanes < 32) __syncwarp(t_row_lanes<Lanes>());
+  else if (blockDim.x <= 32) __syncwarp();
+  else __syncthreads();
+}
+template <class T> T_DEV T t_shfl_xor(T v, int m, unsigned lanes = 0xffffffffu) {
   if constexpr (sizeof(T) == 8) {
     long long x;
     memcpy(&x, &v, 8);
-    x = __shfl_xor_sync(0xffffffffu, x, m);
+    x = __shfl_xor_sync(lanes, x, m);
     memcpy(&v, &x, 8);
     return v;
   } else if constexpr (sizeof(T) == 4) {
     int x;
     memcpy(&x, &v, 4);
-    x = __shfl_xor_sync(0xffffffffu, x, m);
+    x = __shfl_xor_sync(lanes, x, m);
     memcpy(&v, &x, 4);
     return v;
   } else {
-    return static_cast<T>(__shfl_xor_sync(0xffffffffu, static_cast<int>(v), m));
+    return static_cast<T>(__shfl_xor_sync(lanes, static_cast<int>(v), m));
   }
 }
-template <class T, class F> T_DEV T t_warp_reduce(T v, F f) {
+template <int Lanes = 32, class T, class F> T_DEV T t_warp_reduce(T v, F f) {
+  const unsigned lanes = t_row_lanes<Lanes>();
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) v = f(v, t_shfl_xor(v, m));
+  for (int m = Lanes / 2; m > 0; m >>= 1) v = f(v, t_shfl_xor(v, m, lanes));
   return v;
 }
-// The block's warp partials combined by warp 0 (blockDim.x is a power of two, so is the warp
-// count: xor shuffles below it stay among the partials) and broadcast through sm[32]. Returns
-// the same value in every thread; sm holds 33 entries.
-template <class T, class F> T_DEV T t_block_reduce(T v, F f, T* sm) {
-  v = t_warp_reduce(v, f);
-  if (blockDim.x <= 32) return v;
+template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* sm) {
+  v = t_warp_reduce<Lanes>(v, f);
+  if (Lanes < 32 || blockDim.x <= 32) return v;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
   if (lane == 0) sm[threadIdx.x >> 5] = v;
@@ -284,13 +294,14 @@ template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w,
   for (int k = 0; k < N; ++k) m2 += (x[k] - mean) * (x[k] - mean);
   return t_welford_merge(w, t_welford<A>{A(N), mean, m2});
 }
-template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m) {
-  return {t_shfl_xor(w.n, m), t_shfl_xor(w.mean, m), t_shfl_xor(w.m2, m)};
+template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m, unsigned lanes = 0xffffffffu) {
+  return {t_shfl_xor(w.n, m, lanes), t_shfl_xor(w.mean, m, lanes), t_shfl_xor(w.m2, m, lanes)};
 }
-template <class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<A>* sm) {
+template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<A>* sm) {
+  const unsigned lanes = t_row_lanes<Lanes>();
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) w = t_welford_merge(w, t_welford_shfl(w, m));
-  if (blockDim.x <= 32) return w;
+  for (int m = Lanes / 2; m > 0; m >>= 1) w = t_welford_merge(w, t_welford_shfl(w, m, lanes));
+  if (Lanes < 32 || blockDim.x <= 32) return w;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
   if (lane == 0) sm[threadIdx.x >> 5] = w;
@@ -318,13 +329,14 @@ template <class T, bool Max> T_DEV t_arg<T> t_arg_pick(t_arg<T> a, t_arg<T> b) {
   if (Max ? b.v > a.v : b.v < a.v) return b;
   return a.i <= b.i ? a : b;
 }
-template <class T, bool Max> T_DEV t_arg<T> t_arg_shfl(t_arg<T> a, int m) {
-  return {t_shfl_xor(a.v, m), t_shfl_xor(a.i, m), static_cast<bool>(t_shfl_xor(static_cast<int>(a.valid), m))};
+template <class T, bool Max> T_DEV t_arg<T> t_arg_shfl(t_arg<T> a, int m, unsigned lanes = 0xffffffffu) {
+  return {t_shfl_xor(a.v, m, lanes), t_shfl_xor(a.i, m, lanes), static_cast<bool>(t_shfl_xor(static_cast<int>(a.valid), m, lanes))};
 }
-template <class T, bool Max> T_DEV t_arg<T> t_block_arg(t_arg<T> a, t_arg<T>* sm) {
+template <class T, bool Max, int Lanes = 32> T_DEV t_arg<T> t_block_arg(t_arg<T> a, t_arg<T>* sm) {
+  const unsigned lanes = t_row_lanes<Lanes>();
 #pragma unroll
-  for (int m = 16; m > 0; m >>= 1) a = t_arg_pick<T, Max>(a, t_arg_shfl<T, Max>(a, m));
-  if (blockDim.x <= 32) return a;
+  for (int m = Lanes / 2; m > 0; m >>= 1) a = t_arg_pick<T, Max>(a, t_arg_shfl<T, Max>(a, m, lanes));
+  if (Lanes < 32 || blockDim.x <= 32) return a;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
   if (lane == 0) sm[threadIdx.x >> 5] = a;
