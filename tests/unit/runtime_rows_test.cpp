@@ -62,9 +62,33 @@ TEST(RowKernels, RowsOfAThousandGroupsTakeEightSlots) {
   EXPECT_EQ(row_kernel("4096", "bf16", softmax("4096", "bf16")).row_slots, 4);
 }
 
-TEST(RowKernels, ShortRowsTakeOneWarp) {
+TEST(RowKernels, ShortRowsShareAWarpAndABlock) {
+  // 100 f32 = 25 groups: eight slots a thread, a segment of 8 lanes, 16 rows a block; the
+  // reductions name the segment's lanes.
   CudaKernel k = row_kernel("100", "f32", softmax("100", "f32"));
-  EXPECT_EQ(k.row_threads, 32);
+  EXPECT_EQ(k.row_slots, 8);
+  EXPECT_EQ(k.row_threads, 8);
+  EXPECT_EQ(k.rows_per_block, 16);
+  EXPECT_EQ(k.vector_width, 4);
+  EXPECT_NE(k.body.find("t_block_reduce<8>("), std::string::npos) << k.body;
+  EXPECT_NE(k.entry_i32.find("__launch_bounds__(128)"), std::string::npos) << k.entry_i32;
+  EXPECT_NE(k.entry_i32.find("blockIdx.x * blockDim.y + threadIdx.y"), std::string::npos) << k.entry_i32;
+  // 49 f32: 4 does not divide the row, so 1-element accesses (every row on the slot path).
+  CudaKernel odd = row_kernel("49", "f32", softmax("49", "f32"));
+  EXPECT_EQ(odd.vector_width, 1);
+  EXPECT_EQ(odd.row_threads, 8);
+  EXPECT_EQ(odd.row_slots, 8);
+  // 197 f32 (ViT's attention rows): a warp a row, 8 rows a block.
+  CudaKernel vit = row_kernel("197", "f32", softmax("197", "f32"));
+  EXPECT_EQ(vit.row_threads, 32);
+  EXPECT_EQ(vit.rows_per_block, 8);
+  EXPECT_NE(vit.body.find("t_block_reduce("), std::string::npos);
+  // 1024 f32 = 256 groups is not short: four slots, 64 threads, a row a block.
+  CudaKernel longer = row_kernel("1024", "f32", softmax("1024", "f32"));
+  EXPECT_EQ(longer.row_slots, 4);
+  EXPECT_EQ(longer.row_threads, 64);
+  EXPECT_EQ(longer.rows_per_block, 1);
+  EXPECT_EQ(longer.vector_width, 4);
 }
 
 TEST(RowKernels, LongKnownRowsTakeEightSlots) {
@@ -116,11 +140,13 @@ TEST(RowKernels, AValueReadBackByALaterLoopNeedsNoBarrierOnTheSlotPath) {
       "  output %y, %h\n",
       "  %r = input : bf16[s0, 1024]\n");
   EXPECT_NE(k.body.find("t_slot_set("), std::string::npos);
-  // The barrier is only for the other path: `if (!flag) __syncthreads();`.
-  size_t sync = k.body.find("__syncthreads();");
-  ASSERT_NE(sync, std::string::npos);
+  // A short row (128 groups, 16 lanes): the row's sync is only for the other path,
+  // `if (!flag) t_row_sync<16>();`.
+  size_t sync = k.body.find("t_row_sync<16>();");
+  ASSERT_NE(sync, std::string::npos) << k.body;
   EXPECT_NE(k.body.rfind("if (!", sync), std::string::npos);
-  EXPECT_EQ(k.body.find("__syncthreads();", sync + 1), std::string::npos);
+  EXPECT_EQ(k.body.find("t_row_sync", sync + 1), std::string::npos);
+  EXPECT_EQ(k.body.find("__syncthreads"), std::string::npos);
 }
 
 }  // namespace
