@@ -351,8 +351,9 @@ template <class T, bool Max, int Lanes = 32> T_DEV t_arg<T> t_block_arg(t_arg<T>
 }
 
 // Out of range positions of indirect loads: the first one recorded (by any thread) is kept in
-// the module's t_index_error {site, size, value} until the executor reads and clears it.
-__device__ unsigned long long t_index_error[3];
+// the module's record {site, size, value} until the executor reads and clears it. The executor
+// points t_index_error at the module's place in its one array of records before any launch.
+__device__ unsigned long long* t_index_error;
 __device__ __noinline__ void t_index_fail(int64_t site, int64_t size, int64_t value) {
   if (atomicCAS(&t_index_error[0], 0ull, static_cast<unsigned long long>(site)) == 0ull) {
     t_index_error[1] = static_cast<unsigned long long>(size);

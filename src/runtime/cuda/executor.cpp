@@ -210,15 +210,17 @@ struct CudaExecutor::Impl {
   std::vector<std::unique_ptr<Module>> user_modules;  // by WrapperProgram::user_kernels
   std::vector<Function> user_fns;
   std::vector<size_t> user_shared_allowed;  // dynamic shared bytes each may take so far
-  // The t_index_error global of each loaded module whose kernel checks gather positions (a
-  // kernel whose 64-bit entry was compiled later has two), and the record of each index_put
+  // The error records, consecutive in one device array (so one copy reads them all): one for
+  // each loaded module whose kernel checks gather positions (its t_index_error pointer is set to
+  // it; a kernel whose 64-bit entry was compiled later has two), and one for each index_put
   // device-kernel line ({1, rows, index} for an index out of range).
   struct ErrorRecord {
     size_t kernel;
-    void* global;
+    void* global;                // the record (in record_array)
     const Line* line = nullptr;  // an index_put line's record
   };
-  std::vector<DeviceMemory> line_records;  // the memory of the lines' records
+  DeviceMemory record_array;
+  size_t record_capacity = 0;
   std::vector<ErrorRecord> error_records;
   // Deferred checks: each run's copies of the error records, oldest first, and spares to reuse.
   struct PendingCheck {
@@ -269,12 +271,13 @@ struct CudaExecutor::Impl {
        const NvrtcOptions& options)
       : w(prog), env(*prog.env), nvrtc(options) {
     TOROID_CHECK(next + w.cuda_kernels.size() <= cubins.size(), "one cubin per kernel");
+    allocate_records();
     for (size_t i = 0; i < w.cuda_kernels.size(); ++i) {
       const CudaKernel& k = w.cuda_kernels[i];
       modules.push_back(std::make_unique<Module>(cubins[next++].image, k.name));
       fn_i32.push_back(k.has_i32 ? modules.back()->function(codegen::cuda::entry_symbol(k, false)) : nullptr);
       fn_i64.push_back(k.has_i32 ? nullptr : modules.back()->function(codegen::cuda::entry_symbol(k, true)));
-      if (!k.index_sites.empty()) error_records.push_back({i, modules.back()->global("t_index_error")});
+      if (!k.index_sites.empty()) add_module_record(i, *modules.back());
     }
     for (const codegen::wrapper::UserKernel& k : w.user_kernels) {
       TOROID_CHECK(!k.ptx.empty(), "user kernel " + k.name + " reached the executor without its PTX");
@@ -290,15 +293,45 @@ struct CudaExecutor::Impl {
       has_alloc_lines = has_alloc_lines || l.kind == Line::Kind::Alloc || l.kind == Line::Kind::PoolAlloc;
       children.emplace_back();
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
-      bool records = l.library == loop::LibraryCall::IndexPut || l.library == loop::LibraryCall::Scatter ||
-                     l.library == loop::LibraryCall::ScatterAdd || l.library == loop::LibraryCall::ScatterReduce ||
-                     l.library == loop::LibraryCall::IndexAdd;
-      if (l.kind == Line::Kind::FallbackCall && l.device_kernel && records) {
-        line_records.push_back(DeviceAllocator::global().allocate(kRecordBytes, nullptr));
-        memset_zero(line_records.back()->ptr, kRecordBytes, nullptr);
-        error_records.push_back({0, line_records.back()->ptr, &l});
-      }
+      if (line_has_record(l)) error_records.push_back({0, next_record(), &l});
     }
+  }
+
+  static bool line_has_record(const Line& l) {
+    return l.kind == Line::Kind::FallbackCall && l.device_kernel &&
+           (l.library == loop::LibraryCall::IndexPut || l.library == loop::LibraryCall::Scatter ||
+            l.library == loop::LibraryCall::ScatterAdd || l.library == loop::LibraryCall::ScatterReduce ||
+            l.library == loop::LibraryCall::IndexAdd);
+  }
+
+  // The record array, zeroed: room for two modules of each kernel that checks positions (its
+  // 32- and 64-bit entries) and each line's record. Written before any launch reads it.
+  void allocate_records() {
+    for (const CudaKernel& k : w.cuda_kernels) record_capacity += k.index_sites.empty() ? 0 : 2;
+    for (const Line& l : w.lines) record_capacity += line_has_record(l) ? 1 : 0;
+    if (!record_capacity) return;
+    record_array = DeviceAllocator::global().allocate(record_capacity * kRecordBytes, nullptr);
+    memset_zero(record_array->ptr, record_capacity * kRecordBytes, nullptr);
+    synchronize(nullptr);
+  }
+
+  void* next_record() {
+    TOROID_CHECK(error_records.size() < record_capacity, "an error record beyond the array's room");
+    return static_cast<char*>(record_array->ptr) + error_records.size() * kRecordBytes;
+  }
+
+  // Points the module's t_index_error at its record (once, when loaded: a synchronous copy).
+  void add_module_record(size_t kernel, Module& m) {
+    void* record = next_record();
+    size_t nbytes = 0;
+    void* pointer = m.global("t_index_error", &nbytes);
+    // Kernels of an older toroid keep their record in the module itself (24 bytes, not a pointer).
+    if (nbytes != sizeof record)
+      user_error("kernel " + w.cuda_kernels[kernel].name + " was compiled by an older toroid (its t_index_error is " +
+                 std::to_string(nbytes) + " bytes, not a pointer): compile or package it again");
+    copy_to_device(pointer, &record, sizeof record, nullptr);
+    synchronize(nullptr);
+    error_records.push_back({kernel, record});
   }
 
   // The error record of an index_put or scatter line (null: the line has none).
@@ -1137,7 +1170,7 @@ struct CudaExecutor::Impl {
     modules.push_back(std::make_unique<Module>(c.at(0).image, k.name + "_i64"));
     fn_i64[ki] = modules.back()->function(codegen::cuda::entry_symbol(k, true));
     if (!k.index_sites.empty()) {
-      error_records.push_back({ki, modules.back()->global("t_index_error")});
+      add_module_record(ki, *modules.back());
       spare_checks.clear();  // sized for fewer records
     }
     return fn_i64[ki];
@@ -1162,11 +1195,9 @@ struct CudaExecutor::Impl {
 
   // Waits for this run and reports the first out of range position any kernel recorded.
   void check_index_errors() {
-    for (size_t r = 0; r < error_records.size(); ++r) {
-      uint64_t rec[3] = {0, 0, 0};
-      copy_to_host(rec, error_records[r].global, sizeof rec, stream);
-      report(r, rec, stream, "");
-    }
+    std::vector<uint64_t> recs(error_records.size() * 3);
+    copy_to_host(recs.data(), record_array->ptr, recs.size() * sizeof(uint64_t), stream);
+    for (size_t r = 0; r < error_records.size(); ++r) report(r, &recs[r * 3], stream, "");
   }
 
   // Queues copies of the records behind this run's kernels.
@@ -1178,8 +1209,7 @@ struct CudaExecutor::Impl {
     } else {
       c = std::make_unique<PendingCheck>(error_records.size());
     }
-    for (size_t r = 0; r < c->count; ++r)
-      copy_to_pinned_host(c->records, r * kRecordBytes, error_records[r].global, kRecordBytes, stream);
+    copy_to_pinned_host(c->records, 0, record_array->ptr, c->count * kRecordBytes, stream);
     c->copied.record(stream);
     pending.push_back(std::move(c));
   }
