@@ -179,6 +179,51 @@ TEST(GpuDeferredChecks, AnOutOfRangeGatherIsReportedByTheNextRun) {
   m->run({RtValue(x), RtValue(good)});
 }
 
+// Kernels that check positions keep their records side by side in one array the executor reads
+// with one copy: an error of the second kernel is reported at its own op, on both paths.
+TEST(GpuDeferredChecks, EachKernelsRecordIsItsOwn) {
+  std::string why;
+  if (!cuda::available(&why)) GTEST_SKIP() << "no GPU: " << why;
+  toroid::driver::CompileOptions o;
+  o.target = toroid::Target::cuda();
+  auto m = toroid::driver::CompiledModule::compile(R"(graph @g functional {
+  %x = input : f32[4, 8]
+  %i = input : i64[4, 1]
+  %z = input : f32[3, 5]
+  %j = input : i64[3, 2]
+  %y = aten.gather.default(%x, 1, %i) : f32[4, 1]
+  %w = aten.gather.default(%z, 1, %j) : f32[3, 2]
+  output %y, %w
+})",
+                                                   "two.tir", o);
+  EXPECT_GE(m->current().wrapper.cuda_kernels.size(), 2u);
+  toroid::ops::HostTensor x = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {4, 8});
+  toroid::ops::HostTensor i = toroid::ops::HostTensor::zeros(toroid::DType::Int64, {4, 1});
+  toroid::ops::HostTensor z = toroid::ops::HostTensor::zeros(toroid::DType::Float32, {3, 5});
+  toroid::ops::HostTensor j = toroid::ops::HostTensor::zeros(toroid::DType::Int64, {3, 2});
+  toroid::ops::HostTensor bad_j = toroid::ops::HostTensor::zeros(toroid::DType::Int64, {3, 2});
+  bad_j.set_double(5, 7);
+  m->run({RtValue(x), RtValue(i), RtValue(z), RtValue(j)});
+  try {
+    m->run({RtValue(x), RtValue(i), RtValue(z), RtValue(bad_j)});
+    FAIL() << "expected the second gather's error";
+  } catch (const toroid::UserError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("index 7 is out of bounds for dimension 1 with size 5"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("two.tir:7:3"), std::string::npos) << msg;
+  }
+  m->run({RtValue(x), RtValue(i), RtValue(z), RtValue(j)});  // cleared: reported once
+  std::vector<RtValue> wrong{cuda::to_device(RtValue(x)), cuda::to_device(RtValue(i)), cuda::to_device(RtValue(z)),
+                             cuda::to_device(RtValue(bad_j))};
+  m->run_device(wrong);
+  try {
+    m->check_device_errors();
+    FAIL() << "expected the second gather's error";
+  } catch (const toroid::UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("two.tir:7:3"), std::string::npos) << e.what();
+  }
+}
+
 // A launch whose values do not fit 31 bits takes the 64-bit entry point, which is compiled only
 // then (modules load with the 32-bit ones): a size symbol of 2^35 reaches the kernel.
 TEST(GpuWideIndex, The64BitEntryIsCompiledWhenALaunchNeedsIt) {
