@@ -640,11 +640,11 @@ std::string attention_kernel_source(DType dtype, int dims, bool tensor_cores) {
   return source_with(t, kernel_entry(t, dims, tensor_cores));
 }
 
-std::optional<std::pair<std::string, std::string>> attention_kernel_for(DType dtype, int64_t E, int64_t Ev, int arch) {
+std::optional<CubinRequest> attention_kernel_for(DType dtype, int64_t E, int64_t Ev, int arch) {
   int t = dtype_index(dtype), d = dim_index(E, Ev);
   if (t < 0 || d < 0) return std::nullopt;
   bool tc = tensor_core_kernel(dtype, arch, kDims[d]);
-  return std::make_pair(attention_kernel_source(dtype, kDims[d], tc), kernel_name(t, kDims[d], tc));
+  return CubinRequest{attention_kernel_source(dtype, kDims[d], tc), kernel_name(t, kDims[d], tc)};
 }
 
 bool attention_supported(const AttentionCall& a) {

@@ -173,7 +173,7 @@ std::vector<CubinRequest> device_kernel_requests(const codegen::wrapper::Wrapper
       if (q.sizes.empty() || v.sizes.empty()) continue;
       std::optional<int64_t> e = q.sizes.back().as_int(), ev = v.sizes.back().as_int();
       if (!e || !ev) continue;
-      if (auto k = attention_kernel_for(q.dtype, *e, *ev, arch)) out.push_back({k->first, k->second});
+      if (auto k = attention_kernel_for(q.dtype, *e, *ev, arch)) out.push_back(std::move(*k));
     }
   return out;
 }

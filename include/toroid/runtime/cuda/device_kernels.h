@@ -10,6 +10,7 @@
 
 #include "toroid/graph/types.h"
 #include "toroid/runtime/cuda/driver.h"
+#include "toroid/runtime/cuda/nvrtc.h"
 
 namespace toroid::runtime::cuda {
 
@@ -131,10 +132,10 @@ std::string attention_kernel_source(DType dtype);  // every kernel of one dtype
 // One kernel: head size `dims` (16, 32, 64 or 128), on tensor cores or not (what
 // attention_launch names for a call).
 std::string attention_kernel_source(DType dtype, int dims, bool tensor_cores);
-// The source and name of the one kernel attention() launches on sm_<arch> for operands of
+// The request (source and name) for the one kernel attention() launches on sm_<arch> for operands of
 // `dtype` whose query/key and value heads are E and Ev wide; none where no device kernel takes
 // them. Compiling it ahead (with the program's kernels) puts it in the cubin cache, where its
 // first launch finds it.
-std::optional<std::pair<std::string, std::string>> attention_kernel_for(DType dtype, int64_t E, int64_t Ev, int arch);
+std::optional<CubinRequest> attention_kernel_for(DType dtype, int64_t E, int64_t Ev, int arch);
 
 }  // namespace toroid::runtime::cuda
