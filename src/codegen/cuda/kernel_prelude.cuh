@@ -251,6 +251,9 @@ template <int Lanes = 32, class T, class F> T_DEV T t_warp_reduce(T v, F f) {
   for (int m = Lanes / 2; m > 0; m >>= 1) v = f(v, t_shfl_xor(v, m, lanes));
   return v;
 }
+// The block's warp partials combined by warp 0 (blockDim.x is a power of two, so is the warp
+// count: xor shuffles below it stay among the partials) and broadcast through sm[32]. Returns
+// the same value in every thread of the row; sm holds 33 entries (unused by a warp or segment).
 template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* sm) {
   v = t_warp_reduce<Lanes>(v, f);
   if (Lanes < 32 || blockDim.x <= 32) return v;
