@@ -15,7 +15,7 @@ for setting in "$@"; do
   env=(); for kv in "TOROID_CUDA_ROW_MIN_THREADS=$t" "TOROID_CUDA_ROW_SLOTS=$s" "TOROID_CUDA_ROWS_PER_BLOCK=$r"; do
     [ "${kv#*=}" = - ] || env+=("$kv"); done
   echo "== $setting"
-  name=${setting//:/-}; name=${name//-/_}; n=0; while [ -e "$out/$name-$n.json" ]; do n=$((n + 1)); done
+  name=${setting//[:-]/_}; n=0; while [ -e "$out/$name-$n.json" ]; do n=$((n + 1)); done
   inductor=(--no-inductor); [ "${INDUCTOR:-0}" = 0 ] || inductor=()
   env "${env[@]}" TOROID_CACHE_DIR="/tmp/tc-$name" python3 bench/gpu_bench.py "${inductor[@]}" --reps 50 \
     --lib .cudacarry/libtoroid.so --toroidc .cudacarry/toroidc "${only[@]}" --json "$out/$name-$n.json" 2>&1 |

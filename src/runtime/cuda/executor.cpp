@@ -295,6 +295,7 @@ struct CudaExecutor::Impl {
       for (const auto& p : l.programs) children.back().push_back(std::make_unique<Impl>(*p, cubins, next, options));
       if (line_has_record(l)) error_records.push_back({0, next_record(), &l});
     }
+    if (record_capacity) synchronize(nullptr);  // the zeroed records and the modules' pointers
   }
 
   static bool line_has_record(const Line& l) {
@@ -312,7 +313,6 @@ struct CudaExecutor::Impl {
     if (!record_capacity) return;
     record_array = DeviceAllocator::global().allocate(record_capacity * kRecordBytes, nullptr);
     memset_zero(record_array->ptr, record_capacity * kRecordBytes, nullptr);
-    synchronize(nullptr);
   }
 
   void* next_record() {
@@ -320,7 +320,8 @@ struct CudaExecutor::Impl {
     return static_cast<char*>(record_array->ptr) + error_records.size() * kRecordBytes;
   }
 
-  // Points the module's t_index_error at its record (once, when loaded: a synchronous copy).
+  // Points the module's t_index_error at its record (once, when loaded), queued on toroid's
+  // stream: the caller synchronizes it before any launch (one wait for all of a program's).
   void add_module_record(size_t kernel, Module& m) {
     void* record = next_record();
     size_t nbytes = 0;
@@ -330,7 +331,6 @@ struct CudaExecutor::Impl {
       user_error("kernel " + w.cuda_kernels[kernel].name + " was compiled by an older toroid (its t_index_error is " +
                  std::to_string(nbytes) + " bytes, not a pointer): compile or package it again");
     copy_to_device(pointer, &record, sizeof record, nullptr);
-    synchronize(nullptr);
     error_records.push_back({kernel, record});
   }
 
@@ -1026,8 +1026,9 @@ struct CudaExecutor::Impl {
       while (threads * per_thread < groups && threads < most) threads *= 2;
       if (k.row_threads > 0) threads = k.row_threads;  // compiled in
       p.dims.block_x = static_cast<unsigned>(threads);
-      // Rows of a warp compiled to share blocks: as many a block as keep two blocks per
-      // multiprocessor at least (few rows keep a block each).
+      // Rows of a warp or less compiled to share blocks: as many a block as keep two blocks per
+      // multiprocessor at least (few rows keep a block each; a block may then be less than a
+      // warp, its segment's lanes all it names).
       int64_t rows_per_block = k.rows_per_block;
       while (rows_per_block > 1 && p.rows < rows_per_block * int64_t(dev.sm_count) * 2) rows_per_block /= 2;
       p.dims.block_y = static_cast<unsigned>(rows_per_block);
@@ -1171,6 +1172,7 @@ struct CudaExecutor::Impl {
     fn_i64[ki] = modules.back()->function(codegen::cuda::entry_symbol(k, true));
     if (!k.index_sites.empty()) {
       add_module_record(ki, *modules.back());
+      synchronize(nullptr);
       spare_checks.clear();  // sized for fewer records
     }
     return fn_i64[ki];
