@@ -1,6 +1,7 @@
 #include "toroid/loop/expr.h"
 
 #include <bit>
+#include <limits>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "toroid/loop/ir.h"
 #include "toroid/support/error.h"
 #include "toroid/support/hash.h"
+#include "toroid/sym/simplify.h"
 
 namespace toroid::loop {
 
@@ -297,6 +299,61 @@ Expr replace_loads(Expr root, const std::function<Expr(Expr)>& fn) {
     return out;
   };
   return go(root);
+}
+
+namespace {
+std::optional<sym::ValueRange> integer_range(DType d) {
+  using R = sym::ValueRange;
+  switch (d) {
+    case DType::UInt8: return R{0, 255};
+    case DType::Int8: return R{-128, 127};
+    case DType::Int16: return R{-32768, 32767};
+    case DType::Int32: return R{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::Int64: return R{R::kNegInf, R::kPosInf};
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
+SymExpr index_arithmetic(Expr e, const sym::FactsFn& facts) {
+  std::optional<sym::ValueRange> fits = integer_range(e.dtype());
+  if (!fits) return SymExpr();
+  auto arg = [&](size_t i) { return index_arithmetic(e.operand(i), facts); };
+  SymExpr out;
+  switch (e.op()) {
+    case Op::Index: out = e.index(); break;
+    case Op::Const: out = SymExpr::integer(e.int_value()); break;
+    case Op::Cast: out = integer_range(e.operand(0).dtype()) ? arg(0) : SymExpr(); break;
+    case Op::Neg:
+      if (SymExpr a = arg(0)) out = SymExpr::integer(0) - a;
+      break;
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul: {
+      SymExpr a = arg(0), b = arg(1);
+      if (a && b) out = e.op() == Op::Add ? a + b : e.op() == Op::Sub ? a - b : a * b;
+      break;
+    }
+    case Op::FloorDiv:
+    case Op::Remainder:
+    case Op::TruncDiv:
+    case Op::Fmod: {
+      SymExpr a = arg(0), b = arg(1);
+      std::optional<int64_t> d = b ? b.as_int() : std::nullopt;
+      if (!a || !d || *d <= 0) break;
+      // C's truncating forms agree with the floor forms on a dividend that is never negative.
+      bool truncating = e.op() == Op::TruncDiv || e.op() == Op::Fmod;
+      if (truncating && sym::bound(a, facts).lo < 0) break;
+      out = e.op() == Op::FloorDiv || e.op() == Op::TruncDiv ? sym::floordiv(a, *d) : sym::mod(a, *d);
+      break;
+    }
+    default: break;
+  }
+  if (!out) return SymExpr();
+  out = sym::simplify(out, facts);
+  sym::ValueRange r = sym::bound(out, facts);
+  if (r.lo < fits->lo || r.hi > fits->hi) return SymExpr();
+  return out;
 }
 
 void visit(Expr root, const std::function<void(Expr)>& fn) {

@@ -553,6 +553,8 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options) 
     for (const Argument& a : out->args()) add(a);
   }
   if (options.verify_each) verify_program(*prog);
+  simplify_indices(*prog);
+  if (options.verify_each) verify_program(*prog);
   if (options.split_reductions) {
     split_reductions(*prog, split_options_for(options));
     if (options.verify_each) verify_program(*prog);

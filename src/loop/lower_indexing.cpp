@@ -77,9 +77,25 @@ Expr Lowering::inline_indirect(Expr body, const Index& idx, std::span<const Indi
   return ok && indirect > 0 ? out : Expr();
 }
 
+// Positions that are index arithmetic of the result's own variables (torch.roll: (arange(n) +
+// shift) fmod n), proven within [0, size) by their ranges, read as a plain load: no check per
+// element, no realized operand, and an address whose strides the emitters see.
+std::optional<Index> direct_positions(const ShapeEnv& env, const TensorMeta& m, Index idx,
+                                      std::span<const Lowering::IndirectDim> dims, const Node* site) {
+  sym::FactsFn facts = loop_var_facts(env, site->result(0)->meta().sizes);
+  for (const Lowering::IndirectDim& d : dims) {
+    SymExpr p = index_arithmetic(d.pos, facts);
+    if (!p || sym::bound(p, facts).lo < 0 || sym::bound(sym::simplify(m.sizes[d.dim] - p, facts), facts).lo < 1)
+      return std::nullopt;
+    idx[d.dim] = p;
+  }
+  return idx;
+}
+
 Expr Lowering::load_indirect(const Value* v, Index idx, std::span<const IndirectDim> dims, const Node* site, bool wrap) {
   const TensorMeta& m = v->meta();
   TOROID_CHECK(idx.size() == m.sizes.size(), "load_indirect: index rank of " + describe_value(v));
+  if (std::optional<Index> direct = direct_positions(graph.shape_env(), m, idx, dims, site)) return load(v, *direct);
   for (const IndirectDim& d : dims) idx[d.dim] = SymExpr::integer(0);
   if (!prog.owners.count(m.storage)) {
     auto it = boxes_.find(v);

@@ -96,6 +96,37 @@ std::span<const Expr> terms_of(const Expr& e) {
 
 // ---- FloorDiv ----
 
+// a = B + S with every coefficient of B a multiple of g (g > 1 dividing c), and S (a nonempty
+// rest) in [0, g) by ranges: then a//c = (B/g)//(c/g) and a % c = g*((B/g) % (c/g)) + S. This is
+// an index unravelled over sizes the simplifier knows: (96*i + r)//672 with 0 <= r < 96 is i//7.
+struct SmallRest {
+  int64_t g = 0;
+  Expr big_over_g, rest;
+};
+
+std::optional<SmallRest> split_small_rest(Expr a, int64_t c, const FactsFn& facts) {
+  if (c <= 1 || a.kind() != Kind::Add) return std::nullopt;
+  std::vector<int64_t> candidates;
+  for (Expr t : a.operands()) {
+    detail::Term term = detail::split_term(t);
+    if (!term.mono || term.coeff == kMin) continue;
+    int64_t g = std::gcd(abs64(term.coeff), c);
+    if (g > 1) candidates.push_back(g);
+  }
+  std::sort(candidates.begin(), candidates.end(), std::greater<>());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (int64_t g : candidates) {
+    std::vector<Expr> big, rest;
+    for (Expr t : a.operands()) (divide_exact(t, g) ? big : rest).push_back(t);
+    if (big.empty() || rest.empty()) continue;
+    Expr r = add(rest);
+    ValueRange rr = bound(r, facts);
+    if (rr.lo < 0 || !rr.hi_finite() || rr.hi >= g) continue;
+    return SmallRest{g, divide_exact(add(big), g), r};
+  }
+  return std::nullopt;
+}
+
 Expr floordiv_exact(Expr e, const RuleContext&) {
   auto c = const_divisor(e);
   if (!c) return Expr();
@@ -117,6 +148,14 @@ Expr floordiv_split_add(Expr e, const RuleContext&) {
   }
   if (q.empty() || r.empty()) return Expr();
   return add(add(q), floordiv(add(r), e.operands()[1]));
+}
+
+Expr floordiv_small_rest(Expr e, const RuleContext& ctx) {
+  auto c = const_divisor(e);
+  if (!c) return Expr();
+  auto split = split_small_rest(e.operands()[0], *c, ctx.facts);
+  if (!split) return Expr();
+  return floordiv(split->big_over_g, *c / split->g);
 }
 
 Expr floordiv_small(Expr e, const RuleContext& ctx) {
@@ -166,6 +205,14 @@ Expr mod_small(Expr e, const RuleContext& ctx) {
   if (ra.lo >= 0 && ra.hi_finite() && rb.lo > ra.hi) return a;
   if (ra.hi <= 0 && ra.lo_finite() && rb.hi < ra.lo) return a;
   return Expr();
+}
+
+Expr mod_small_rest(Expr e, const RuleContext& ctx) {
+  auto c = const_divisor(e);
+  if (!c) return Expr();
+  auto split = split_small_rest(e.operands()[0], *c, ctx.facts);
+  if (!split) return Expr();
+  return add(mul(Expr::integer(split->g), mod(split->big_over_g, *c / split->g)), split->rest);
 }
 
 Expr mod_divisible(Expr e, const RuleContext& ctx) {
@@ -337,12 +384,16 @@ const Rule kArithRules[] = {
      floordiv_exact},
     {"floordiv_split_add", Kind::FloorDiv, "(c*q + r)//c => q + r//c", floordiv_split_add},
     {"floordiv_small", Kind::FloorDiv, "a//b => 0, if 0 <= a < b or b < a <= 0 by ranges", floordiv_small},
+    {"floordiv_small_rest", Kind::FloorDiv, "(g*x + r)//(g*k) => x//k, if 0 <= r < g by ranges (g > 1, k > 0)",
+     floordiv_small_rest},
     {"floordiv_nested", Kind::FloorDiv, "(x//a)//b => x//(a*b), if a >= 1 and b >= 1", floordiv_nested},
     {"floordiv_of_mod", Kind::FloorDiv, "(x % (c*n))//c => (x//c) % n, for constants c > 0, c*n > 0",
      floordiv_of_mod},
     {"floordiv_multiple", Kind::FloorDiv, "(b*q)//b => q, b not a constant", floordiv_multiple},
     {"floordiv_by_range", Kind::FloorDiv, "a//b => k, if the range of a//b is exactly k", floordiv_by_range},
     {"mod_small", Kind::Mod, "a % b => a, if 0 <= a < b or b < a <= 0 by ranges", mod_small},
+    {"mod_small_rest", Kind::Mod, "(g*x + r) % (g*k) => g*(x % k) + r, if 0 <= r < g by ranges (g > 1, k > 0)",
+     mod_small_rest},
     {"mod_divisible", Kind::Mod, "a % c => 0, if c divides known_divisor(a)", mod_divisible},
     {"mod_drop_multiples", Kind::Mod,
      "(t + r) % c => r % c, dropping terms that are multiples of c and reducing constants and coefficients mod c",

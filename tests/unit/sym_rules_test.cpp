@@ -142,6 +142,13 @@ struct Gen {
     if (rule == "floordiv_small" || rule == "floordiv_by_range") {
       return pick(2) ? floordiv(x, nonzero(5, 30)) : floordiv(mod(x, I(c)), I(c));
     }
+    if (rule == "floordiv_small_rest" || rule == "mod_small_rest") {
+      // g*x + (a small rest): a symbol shifted into [0, g) often enough to fire.
+      int64_t g = 2 + pick(4), kk = 1 + pick(4);
+      Expr rest = pick(2) ? s : add(s, I(pick(3)));
+      Expr a = add(std::vector<Expr>{mul(I(g * nonzero(1, 3)), x), rest, I(g * small())});
+      return rule == "floordiv_small_rest" ? floordiv(a, I(g * kk)) : mod(a, I(g * kk));
+    }
     if (rule == "floordiv_nested") {
       return floordiv(floordiv(x, pick(2) ? I(nonzero(1, 5)) : s), pick(2) ? I(nonzero(1, 5)) : sym());
     }

@@ -17,6 +17,7 @@
 
 #include "toroid/graph/types.h"
 #include "toroid/sym/expr.h"
+#include "toroid/sym/range.h"
 
 namespace toroid {
 class Node;
@@ -115,6 +116,11 @@ Expr map_indices(Expr e, const std::function<SymExpr(SymExpr)>& fn);
 Expr substitute(Expr e, const std::function<SymExpr(SymExpr symbol)>& replacement);
 // Rebuilds `e` with every Load replaced by fn(load), which must keep its dtype.
 Expr replace_loads(Expr e, const std::function<Expr(Expr load)>& fn);
+// The value of an integer expression of index values (Index leaves, integer constants, casts,
+// + - *, and divisions and remainders by positive constants) as a SymExpr, where `facts` (the
+// ranges of its variables) prove that no step overflows its dtype and that C's truncating
+// forms (fmod, truncdiv) see no negative dividend; null otherwise.
+SymExpr index_arithmetic(Expr e, const sym::FactsFn& facts);
 // Calls fn on every node reachable from e once, operands before users.
 void visit(Expr e, const std::function<void(Expr)>& fn);
 // Non-leaf nodes reachable from e (its arithmetic cost).

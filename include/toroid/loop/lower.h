@@ -45,6 +45,14 @@ std::unique_ptr<LoopProgram> lower(const Graph& g, const LowerOptions& options =
 // kernel (which on a GPU runs on host copies of the operands).
 bool has_lowering(const std::string& op);
 
+// Simplifies every index of the computed buffers' bodies under the ranges of their own index
+// variables (i<k> in [0, sizes[k]), r<k> in [0, reduction_sizes[k])). Run by lower() before
+// split_reductions, whose clamped positions keep those ranges true.
+void simplify_indices(LoopProgram& p);
+// What the simplifier may assume of a body over `sizes` (and `reduction_sizes`): each i<k>
+// (r<k>) in [0, size) where the size is at least 1, and the shape environment's facts.
+sym::FactsFn loop_var_facts(const ShapeEnv& env, std::span<const SymExpr> sizes, std::span<const SymExpr> reduction_sizes = {});
+
 // When a reduction's outputs are fewer than half of `parallelism` (the rows a target runs at
 // once: GPU blocks or CPU threads) and it reduces at least 2 * min_chunk elements, it becomes
 // a partial reduction over pieces of at least min_chunk elements (one output row per piece)

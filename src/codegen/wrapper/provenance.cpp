@@ -17,6 +17,14 @@ std::string call_name(const WrapperProgram& w, const Line& l) {
   }
 }
 
+// The name a profiler shows for a kernel call (its content symbol), where it differs from `name`.
+std::string profiler_symbol(const WrapperProgram& w, const Line& l) {
+  if (l.kind != Line::Kind::KernelCall) return "";
+  size_t k = static_cast<size_t>(l.kernel);
+  const std::string& s = w.target.is_cuda() ? w.cuda_kernels.at(k).symbol : w.kernels.at(k).symbol;
+  return s == kernel_name(w, l) ? "" : s;
+}
+
 const char* call_kind(Line::Kind k) {
   switch (k) {
     case Line::Kind::KernelCall: return "kernel";
@@ -55,7 +63,9 @@ std::string print_provenance(const WrapperProgram& w) {
     const Line& l = w.lines[i];
     if (!is_call(l)) continue;
     os << (first ? "\n" : ",\n") << "    {\"line\": " << i + 1 << ", \"kind\": \"" << call_kind(l.kind)
-       << "\", \"name\": " << json_quote(call_name(w, l)) << ", \"nodes\": [";
+       << "\", \"name\": " << json_quote(call_name(w, l));
+    if (std::string symbol = profiler_symbol(w, l); !symbol.empty()) os << ", \"symbol\": " << json_quote(symbol);
+    os << ", \"nodes\": [";
     first = false;
     for (size_t k = 0; k < l.sources.size(); ++k) {
       auto s = static_cast<size_t>(l.sources[k]);
