@@ -5,13 +5,14 @@ as the kernel's shared object called through ctypes in this process on the same 
 on buffers of its own. A gap between the last two is the process (threads, memory), between
 the first two the call path.
 
-    TOROID_LIBRARY=... TOROID_CACHE_DIR=DIR PYTHONPATH=python python3 tools/gpu/cpu_call_gap.py
+    TOROID_LIBRARY=... PYTHONPATH=python python3 tools/gpu/cpu_call_gap.py
 """
 import ctypes
 import glob
 import os
 import statistics
 import subprocess
+import tempfile
 import time
 
 import torch
@@ -31,27 +32,27 @@ def per_call_us(fn, calls=300):
     return statistics.median(rounds)
 
 
-def newest_kernel_so(cache, before):
-    found = [p for p in glob.glob(os.path.join(cache, "so-*", "kernels.so")) if p not in before]
-    return max(found, key=os.path.getmtime) if found else None
+def kernel_so(cache):
+    found = glob.glob(os.path.join(cache, "so-*", "kernels.so"))
+    assert len(found) == 1, f"one kernel module expected in {cache}: {found}"
+    return found[0]
 
 
 def main():
-    cache = os.environ["TOROID_CACHE_DIR"]
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, OMP_NUM_THREADS="
           f"{os.environ.get('OMP_NUM_THREADS')}")
     print("| dtype | compiled fn us | Inductor fn us | kernel via ctypes, torch's tensors us | kernel via ctypes, own buffers us |")
     print("|---|---|---|---|---|")
     for dtype, rows in ((torch.float32, 2048), (torch.bfloat16, 4096)):
         x = (torch.rand(rows, 1024) * 2 - 1).to(dtype)
-        before = set(glob.glob(os.path.join(cache, "so-*", "kernels.so")))
+        cache = os.environ["TOROID_CACHE_DIR"] = tempfile.mkdtemp()  # this compile's module alone
         torch._dynamo.reset()
         f = torch.compile(lambda t: t.float().sum(-1), backend="toroid", dynamic=False)
         g = torch.compile(lambda t: t.float().sum(-1), dynamic=False)
         with torch.no_grad():
             f(x)
             g(x)
-            so = newest_kernel_so(cache, before)
+            so = kernel_so(cache)
             # The kernel's content symbol (tk_cpu_<hash>): its only export of that form.
             names = subprocess.run(["nm", "-D", "--defined-only", so], capture_output=True, text=True).stdout.split()
             kernel = getattr(ctypes.CDLL(so), next(n for n in names if n.startswith("tk_cpu_")))
