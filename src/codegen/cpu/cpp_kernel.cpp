@@ -1,13 +1,16 @@
 #include "toroid/codegen/cpu/cpp_kernel.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "toroid/codegen/kernel_emitter.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 
 namespace toroid::codegen::cpu {
@@ -456,6 +459,53 @@ class CppEmitter : public KernelEmitter {
     if (welford_exports_.count(member)) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
   }
 
+  // The lanes of a floating sum's accumulator array ($TOROID_CPU_SUM_LANES; 0 or 1: one
+  // accumulator, `omp simd reduction`). An `omp simd` reduction keeps a register or two of partial
+  // sums, a chain of dependent adds a step, and ends in one scalar add per lane in order (32 on
+  // 512-bit vectors with two registers).
+  static int sum_lanes() {
+    static const int lanes = [] {
+      std::optional<int64_t> n = env_count("TOROID_CPU_SUM_LANES");
+      if (!n || *n <= 1) return 0;
+      return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(*n, 256))));
+    }();
+    return lanes;
+  }
+
+  // acc = the sum of the body over the row, in `lanes` partial sums (blocks of `lanes` elements,
+  // each element to the partial sum of its place in the block: several independent vector chains),
+  // added pairwise at the end (t_sum_lanes), then the row's last n_inner % lanes elements.
+  void emit_lane_sum(std::ostream& os, const std::string& ind, const sched::Member& m, Expr body, const char* A,
+                     int lanes) {
+    std::string in2 = ind + "  ", L = std::to_string(lanes);
+    std::unordered_map<Expr, std::string> hoisted;
+    hoist_invariant_loads(os, ind, body, {m.buffer->storage}, hoisted);
+    auto cache_fill = [&](const std::string& in, const std::string& v) {
+      if (auto cached = row_caches_.find(body); cached != row_caches_.end() && cached->second.filled_by == member_index(m))
+        os << in << cached->second.name << "[q_flat] = " << v << ";\n";
+    };
+    os << ind << A << " acc_lanes[" << L << "] = {};\n";
+    os << ind << "const int64_t q_main = n_inner - n_inner % " << L << ";\n";
+    os << ind << "for (int64_t q_block = 0; q_block < q_main; q_block += " << L << ") {\n";
+    inner_loop_header(os, in2, "#pragma omp simd", "q_block", "q_block + " + L);
+    {
+      std::unordered_map<Expr, std::string> names = hoisted;
+      std::string v = value(os, in2 + "  ", body, names);
+      cache_fill(in2 + "  ", v);
+      os << in2 << "  acc_lanes[q_flat - q_block] += static_cast<" << A << ">(" << v << ");\n";
+    }
+    os << in2 << "}\n" << ind << "}\n";
+    os << ind << A << " acc = t_sum_lanes<" << L << ">(acc_lanes);\n";
+    inner_loop_header(os, ind, "#pragma omp simd reduction(+:acc)", "q_main", "n_inner");
+    {
+      std::unordered_map<Expr, std::string> names = hoisted;
+      std::string v = value(os, ind + "  ", body, names);
+      cache_fill(ind + "  ", v);
+      os << ind << "  acc += static_cast<" << A << ">(" << v << ");\n";
+    }
+    os << ind << "}\n";
+  }
+
   // A floating max or min that propagates NaN as PyTorch's does, in a form that vectorizes to one
   // max/min instruction a step: NaNs set a flag of their own (an OR, off the accumulator's chain)
   // instead of a compare-and-blend chain on the accumulator (t_maximum); the flag decides at the end.
@@ -539,6 +589,13 @@ class CppEmitter : public KernelEmitter {
       emit_welford(os, ind, b, body, A, pos, n_red, member_index(m));
       return;
     }
+    if ((b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) && is_floating(d) && !parallel && !k_.inner.empty())
+      if (int lanes = sum_lanes(); lanes > 1) {
+        emit_lane_sum(os, ind, m, body, A, lanes);
+        std::string total = b->reduce == ReduceOp::Mean ? acc + " / static_cast<" + std::string(A) + ">(" + n_red + ")" : acc;
+        os << ind << store(b, pos, total);
+        return;
+      }
     os << ind << A << " " << acc << " = " << init << ";\n";
     bool tracks_nan = update.find(acc + "_nan") != std::string::npos;
     if (tracks_nan) os << ind << "int " << acc << "_nan = 0;\n";

@@ -102,6 +102,19 @@ inline void t_for_rows(int64_t n, bool parallel, const F& f) {
     if (begin < end) f(begin, end);
   }
 }
+// The sum of a row's partial sums (L a power of two), added pairwise: a few vector adds where the
+// lanes of an `omp simd` reduction end in one scalar add per lane, in order.
+template <int W, class T> inline void t_fold_lanes(T* v) {
+  if constexpr (W > 0) {  // each width a constant: straight-line vector adds
+#pragma omp simd
+    for (int l = 0; l < W; ++l) v[l] += v[l + W];
+    t_fold_lanes<W / 2>(v);
+  }
+}
+template <int L, class T> inline T t_sum_lanes(T* v) {
+  t_fold_lanes<L / 2>(v);
+  return v[0];
+}
 inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? t_neg_wrap(a) : a / b; }
 inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
 template <class T> inline T t_floordiv_f(T a, T b) {
