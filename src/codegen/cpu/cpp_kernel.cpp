@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -424,28 +425,38 @@ class CppEmitter : public KernelEmitter {
     os << ind << A << " w_n = 0, w_mean = 0, w_m2 = 0;\n";
     os << ind << "for (int64_t q_block = 0; q_block < n_inner; q_block += " << kWelfordBlock << ") {\n";
     os << in2 << "const int64_t q_end = std::min<int64_t>(q_block + " << kWelfordBlock << ", n_inner);\n";
-    os << in2 << A << " b_sum = 0;\n";
-    inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_sum)", "q_block", "q_end");
-    {
+    auto element = [&](const std::string& in) {
       std::unordered_map<Expr, std::string> names;
-      std::string v = value(os, in2 + "  ", body, names);
-      os << in2 << "  b_sum += " << v << ";\n";
-    }
-    os << in2 << "}\n";
-    os << in2 << "const " << A << " b_n = static_cast<" << A << ">(q_end - q_block);\n";
-    os << in2 << "const " << A << " b_mean = b_sum / b_n;\n";
-    os << in2 << A << " b_m2 = 0;\n";
+      return value(os, in, body, names);
+    };
+    auto deviation = [&](const std::string& in) {
+      std::string v = element(in);
+      os << in << "const " << A << " dev = " << v << " - b_mean;\n";
+      return std::string("dev * dev");
+    };
     // One element deviates by exactly 0; computed again, g++ may take the vector math function in
     // one pass and the scalar one in the other (tanh of a 1-element var's element: 1 ulp apart),
     // and m2 / 0 would then give inf where PyTorch gives nan.
-    inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_m2)", "q_end - q_block > 1 ? q_block : q_end", "q_end");
-    {
-      std::unordered_map<Expr, std::string> names;
-      std::string v = value(os, in2 + "  ", body, names);
-      os << in2 << "  const " << A << " dev = " << v << " - b_mean;\n";
-      os << in2 << "  b_m2 += dev * dev;\n";
+    const std::string m2_begin = "q_end - q_block > 1 ? q_block : q_end";
+    if (int lanes = sum_lanes(); lanes > 1) {
+      emit_lanes(os, in2, "b_sum", A, lanes, "q_block", "q_end", element);
+      os << in2 << "const " << A << " b_n = static_cast<" << A << ">(q_end - q_block);\n";
+      os << in2 << "const " << A << " b_mean = b_sum / b_n;\n";
+      emit_lanes(os, in2, "b_m2", A, lanes, "(" + m2_begin + ")", "q_end", deviation);
+    } else {
+      os << in2 << A << " b_sum = 0;\n";
+      inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_sum)", "q_block", "q_end");
+      std::string v = element(in2 + "  ");
+      os << in2 << "  b_sum += " << v << ";\n";
+      os << in2 << "}\n";
+      os << in2 << "const " << A << " b_n = static_cast<" << A << ">(q_end - q_block);\n";
+      os << in2 << "const " << A << " b_mean = b_sum / b_n;\n";
+      os << in2 << A << " b_m2 = 0;\n";
+      inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_m2)", m2_begin, "q_end");
+      std::string term = deviation(in2 + "  ");
+      os << in2 << "  b_m2 += " << term << ";\n";
+      os << in2 << "}\n";
     }
-    os << in2 << "}\n";
     os << in2 << "const " << A << " w_total = w_n + b_n, w_delta = b_mean - w_mean;\n";
     os << in2 << "w_mean += w_delta * (b_n / w_total);\n";
     os << in2 << "w_m2 += b_m2 + w_delta * w_delta * (w_n * b_n / w_total);\n";
@@ -472,38 +483,41 @@ class CppEmitter : public KernelEmitter {
     return lanes;
   }
 
-  // acc = the sum of the body over the row, in `lanes` partial sums (blocks of `lanes` elements,
-  // each element to the partial sum of its place in the block: several independent vector chains),
-  // added pairwise at the end (t_sum_lanes), then the row's last n_inner % lanes elements.
+  // `acc` = the sum over q_flat in [begin, end) of the term that `term` emits (its statements at
+  // the indent it is given, its value returned), in `lanes` partial sums: blocks of `lanes`
+  // elements, each element to the partial sum of its place in the block (several independent
+  // vector chains), added pairwise at the end (t_sum_lanes), then the last (end - begin) % lanes
+  // elements in an `omp simd` reduction.
+  void emit_lanes(std::ostream& os, const std::string& ind, const std::string& acc, const char* A, int lanes,
+                  const std::string& begin, const std::string& end,
+                  const std::function<std::string(const std::string& in)>& term) {
+    std::string in2 = ind + "  ", L = std::to_string(lanes);
+    os << ind << A << " " << acc << "_lanes[" << L << "] = {};\n";
+    os << ind << "const int64_t " << acc << "_main = " << begin << " + (" << end << " - " << begin << ") / " << L << " * " << L << ";\n";
+    os << ind << "for (int64_t q_lanes = " << begin << "; q_lanes < " << acc << "_main; q_lanes += " << L << ") {\n";
+    inner_loop_header(os, in2, "#pragma omp simd", "q_lanes", "q_lanes + " + L);
+    std::string v = term(in2 + "  ");
+    os << in2 << "  " << acc << "_lanes[q_flat - q_lanes] += " << v << ";\n";
+    os << in2 << "}\n" << ind << "}\n";
+    os << ind << A << " " << acc << " = t_sum_lanes<" << L << ">(" << acc << "_lanes);\n";
+    inner_loop_header(os, ind, "#pragma omp simd reduction(+:" + acc + ")", acc + "_main", end);
+    v = term(ind + "  ");
+    os << ind << "  " << acc << " += " << v << ";\n";
+    os << ind << "}\n";
+  }
+
+  // A floating sum's or mean's row total, as emit_lanes adds it.
   void emit_lane_sum(std::ostream& os, const std::string& ind, const sched::Member& m, Expr body, const char* A,
                      int lanes) {
-    std::string in2 = ind + "  ", L = std::to_string(lanes);
     std::unordered_map<Expr, std::string> hoisted;
     hoist_invariant_loads(os, ind, body, {m.buffer->storage}, hoisted);
-    auto cache_fill = [&](const std::string& in, const std::string& v) {
+    emit_lanes(os, ind, "acc", A, lanes, "0", "n_inner", [&](const std::string& in) {
+      std::unordered_map<Expr, std::string> names = hoisted;
+      std::string v = value(os, in, body, names);
       if (auto cached = row_caches_.find(body); cached != row_caches_.end() && cached->second.filled_by == member_index(m))
         os << in << cached->second.name << "[q_flat] = " << v << ";\n";
-    };
-    os << ind << A << " acc_lanes[" << L << "] = {};\n";
-    os << ind << "const int64_t q_main = n_inner - n_inner % " << L << ";\n";
-    os << ind << "for (int64_t q_block = 0; q_block < q_main; q_block += " << L << ") {\n";
-    inner_loop_header(os, in2, "#pragma omp simd", "q_block", "q_block + " + L);
-    {
-      std::unordered_map<Expr, std::string> names = hoisted;
-      std::string v = value(os, in2 + "  ", body, names);
-      cache_fill(in2 + "  ", v);
-      os << in2 << "  acc_lanes[q_flat - q_block] += static_cast<" << A << ">(" << v << ");\n";
-    }
-    os << in2 << "}\n" << ind << "}\n";
-    os << ind << A << " acc = t_sum_lanes<" << L << ">(acc_lanes);\n";
-    inner_loop_header(os, ind, "#pragma omp simd reduction(+:acc)", "q_main", "n_inner");
-    {
-      std::unordered_map<Expr, std::string> names = hoisted;
-      std::string v = value(os, ind + "  ", body, names);
-      cache_fill(ind + "  ", v);
-      os << ind << "  acc += static_cast<" << A << ">(" << v << ");\n";
-    }
-    os << ind << "}\n";
+      return "static_cast<" + std::string(A) + ">(" + v + ")";
+    });
   }
 
   // A floating max or min that propagates NaN as PyTorch's does, in a form that vectorizes to one
