@@ -438,11 +438,11 @@ class CppEmitter : public KernelEmitter {
     // one pass and the scalar one in the other (tanh of a 1-element var's element: 1 ulp apart),
     // and m2 / 0 would then give inf where PyTorch gives nan.
     const std::string m2_begin = "q_end - q_block > 1 ? q_block : q_end";
-    if (int lanes = sum_lanes(); lanes > 1) {
-      emit_lanes(os, in2, "b_sum", A, lanes, "q_block", "q_end", element);
+    if (int lanes = reduction_lanes(); lanes > 1) {
+      emit_lanes(os, in2, "b_sum", A, lanes, "q_block", "q_end", LaneOp{}, element);
       os << in2 << "const " << A << " b_n = static_cast<" << A << ">(q_end - q_block);\n";
       os << in2 << "const " << A << " b_mean = b_sum / b_n;\n";
-      emit_lanes(os, in2, "b_m2", A, lanes, "(" + m2_begin + ")", "q_end", deviation);
+      emit_lanes(os, in2, "b_m2", A, lanes, "(" + m2_begin + ")", "q_end", LaneOp{}, deviation);
     } else {
       os << in2 << A << " b_sum = 0;\n";
       inner_loop_header(os, in2, "#pragma omp simd reduction(+:b_sum)", "q_block", "q_end");
@@ -470,48 +470,73 @@ class CppEmitter : public KernelEmitter {
     if (welford_exports_.count(member)) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
   }
 
-  // The lanes of a floating sum's accumulator array ($TOROID_CPU_SUM_LANES; 0 or 1: one
-  // accumulator, `omp simd reduction`). An `omp simd` reduction keeps a register or two of partial
-  // sums, a chain of dependent adds a step, and ends in one scalar add per lane in order (32 on
-  // 512-bit vectors with two registers).
-  static int sum_lanes() {
+  // The lanes of a floating sum's, mean's, max's or min's partial results
+  // ($TOROID_CPU_REDUCTION_LANES, rounded down to a power of two; 1: one accumulator, `omp simd
+  // reduction`). An `omp simd` sum keeps a register or two of partial sums, a chain of dependent
+  // adds a step, and ends in one scalar add per lane, in order (32 for two 512-bit registers).
+  static int reduction_lanes() {
     static const int lanes = [] {
-      std::optional<int64_t> n = env_count("TOROID_CPU_SUM_LANES");
+      std::optional<int64_t> n = env_count("TOROID_CPU_REDUCTION_LANES");
       if (!n || *n <= 1) return 0;
       return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(*n, 256))));
     }();
     return lanes;
   }
 
-  // `acc` = the sum over q_flat in [begin, end) of the term that `term` emits (its statements at
-  // the indent it is given, its value returned), in `lanes` partial sums: blocks of `lanes`
-  // elements, each element to the partial sum of its place in the block (several independent
-  // vector chains), added pairwise at the end (t_sum_lanes), then the last (end - begin) % lanes
-  // elements in an `omp simd` reduction.
+  // How a reduction combines in lanes: its operator, each lane's starting value (empty: zero), and
+  // whether NaNs set a flag of their own (a floating max or min, as nan_tracking_update).
+  struct LaneOp {
+    ReduceOp op = ReduceOp::Sum;
+    std::string init;
+    bool tracks_nan = false;
+  };
+
+  // `acc` = the reduction over q_flat in [begin, end) of the term that `term` emits (its
+  // statements at the indent it is given, its value returned), in `lanes` partial results:
+  // blocks of `lanes` elements, each element to the lane of its place in the block (several
+  // independent vector chains), the lanes combined pairwise at the end (t_sum_lanes,
+  // t_max_lanes, ...), then the last (end - begin) % lanes elements in an `omp simd` reduction.
+  // With tracks_nan, `acc`_nan says whether a NaN was seen.
   void emit_lanes(std::ostream& os, const std::string& ind, const std::string& acc, const char* A, int lanes,
-                  const std::string& begin, const std::string& end,
+                  const std::string& begin, const std::string& end, const LaneOp& op,
                   const std::function<std::string(const std::string& in)>& term) {
-    std::string in2 = ind + "  ", L = std::to_string(lanes);
-    os << ind << A << " " << acc << "_lanes[" << L << "] = {};\n";
+    std::string in2 = ind + "  ", L = std::to_string(lanes), lanes_of = acc + "_lanes", nan_of = acc + "_nan_lanes";
+    const char* better = op.op == ReduceOp::Max ? ">" : "<";
+    auto update = [&](const std::string& x, const std::string& v) {
+      return op.op == ReduceOp::Sum ? x + " += " + v + ";" : x + " = " + v + " " + better + " " + x + " ? " + v + " : " + x + ";";
+    };
+    os << ind << A << " " << lanes_of << "[" << L << "]" << (op.init.empty() ? " = {}" : "") << ";\n";
+    if (!op.init.empty()) os << ind << "t_fill_lanes<" << L << ">(" << lanes_of << ", " << A << "(" << op.init << "));\n";
+    if (op.tracks_nan) os << ind << "int " << nan_of << "[" << L << "] = {};\n";
     os << ind << "const int64_t " << acc << "_main = " << begin << " + (" << end << " - " << begin << ") / " << L << " * " << L << ";\n";
     os << ind << "for (int64_t q_lanes = " << begin << "; q_lanes < " << acc << "_main; q_lanes += " << L << ") {\n";
     inner_loop_header(os, in2, "#pragma omp simd", "q_lanes", "q_lanes + " + L);
     std::string v = term(in2 + "  ");
-    os << in2 << "  " << acc << "_lanes[q_flat - q_lanes] += " << v << ";\n";
+    os << in2 << "  " << update(lanes_of + "[q_flat - q_lanes]", v) << "\n";
+    if (op.tracks_nan) os << in2 << "  " << nan_of << "[q_flat - q_lanes] |= " << v << " != " << v << ";\n";
     os << in2 << "}\n" << ind << "}\n";
-    os << ind << A << " " << acc << " = t_sum_lanes<" << L << ">(" << acc << "_lanes);\n";
-    inner_loop_header(os, ind, "#pragma omp simd reduction(+:" + acc + ")", acc + "_main", end);
+    const char* fold = op.op == ReduceOp::Sum ? "t_sum_lanes" : op.op == ReduceOp::Max ? "t_max_lanes" : "t_min_lanes";
+    os << ind << A << " " << acc << " = " << fold << "<" << L << ">(" << lanes_of << ");\n";
+    std::string clause = op.op == ReduceOp::Sum ? "+" : op.op == ReduceOp::Max ? "max" : "min";
+    std::string pragma = "#pragma omp simd reduction(" + clause + ":" + acc + ")";
+    if (op.tracks_nan) {
+      os << ind << "int " << acc << "_nan = t_any_lanes<" << L << ">(" << nan_of << ");\n";
+      pragma += " reduction(|:" + acc + "_nan)";
+    }
+    inner_loop_header(os, ind, pragma, acc + "_main", end);
     v = term(ind + "  ");
-    os << ind << "  " << acc << " += " << v << ";\n";
+    os << ind << "  " << update(acc, v) << "\n";
+    if (op.tracks_nan) os << ind << "  " << acc << "_nan |= " << v << " != " << v << ";\n";
     os << ind << "}\n";
   }
 
-  // A floating sum's or mean's row total, as emit_lanes adds it.
-  void emit_lane_sum(std::ostream& os, const std::string& ind, const sched::Member& m, Expr body, const char* A,
-                     int lanes) {
+  // A floating sum's, mean's, max's or min's row result in `acc` (and `acc_nan`), as emit_lanes
+  // computes it.
+  void emit_lane_reduction(std::ostream& os, const std::string& ind, const sched::Member& m, Expr body, const char* A,
+                           int lanes, const LaneOp& op) {
     std::unordered_map<Expr, std::string> hoisted;
     hoist_invariant_loads(os, ind, body, {m.buffer->storage}, hoisted);
-    emit_lanes(os, ind, "acc", A, lanes, "0", "n_inner", [&](const std::string& in) {
+    emit_lanes(os, ind, "acc", A, lanes, "0", "n_inner", op, [&](const std::string& in) {
       std::unordered_map<Expr, std::string> names = hoisted;
       std::string v = value(os, in, body, names);
       if (auto cached = row_caches_.find(body); cached != row_caches_.end() && cached->second.filled_by == member_index(m))
@@ -603,10 +628,16 @@ class CppEmitter : public KernelEmitter {
       emit_welford(os, ind, b, body, A, pos, n_red, member_index(m));
       return;
     }
-    if ((b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean) && is_floating(d) && !parallel && !k_.inner.empty())
-      if (int lanes = sum_lanes(); lanes > 1) {
-        emit_lane_sum(os, ind, m, body, A, lanes);
-        std::string total = b->reduce == ReduceOp::Mean ? acc + " / static_cast<" + std::string(A) + ">(" + n_red + ")" : acc;
+    bool lane_form = b->reduce == ReduceOp::Sum || b->reduce == ReduceOp::Mean || b->reduce == ReduceOp::Max ||
+                     b->reduce == ReduceOp::Min;
+    if (lane_form && is_floating(d) && !parallel && !k_.inner.empty())
+      if (int lanes = reduction_lanes(); lanes > 1) {
+        LaneOp op;
+        if (b->reduce == ReduceOp::Max || b->reduce == ReduceOp::Min) op = {b->reduce, init, true};
+        emit_lane_reduction(os, ind, m, body, A, lanes, op);
+        std::string total = acc;
+        if (op.tracks_nan) total = acc + "_nan ? std::numeric_limits<" + std::string(A) + ">::quiet_NaN() : " + acc;
+        if (b->reduce == ReduceOp::Mean) total = acc + " / static_cast<" + std::string(A) + ">(" + n_red + ")";
         os << ind << store(b, pos, total);
         return;
       }

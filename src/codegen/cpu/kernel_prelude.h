@@ -104,16 +104,33 @@ inline void t_for_rows(int64_t n, bool parallel, const F& f) {
 }
 // The sum of a row's partial sums (L a power of two), added pairwise: a few vector adds where the
 // lanes of an `omp simd` reduction end in one scalar add per lane, in order.
-template <int W, class T> inline void t_fold_lanes(T* v) {
-  if constexpr (W > 0) {  // each width a constant: straight-line vector adds
+template <int W, class T, class Op> inline void t_fold_lanes(T* v, Op op) {
+  if constexpr (W > 0) {  // each width a constant: straight-line vector ops
 #pragma omp simd
-    for (int l = 0; l < W; ++l) v[l] += v[l + W];
-    t_fold_lanes<W / 2>(v);
+    for (int l = 0; l < W; ++l) v[l] = op(v[l], v[l + W]);
+    t_fold_lanes<W / 2>(v, op);
   }
 }
 template <int L, class T> inline T t_sum_lanes(T* v) {
-  t_fold_lanes<L / 2>(v);
+  t_fold_lanes<L / 2>(v, [](T a, T b) { return a + b; });
   return v[0];
+}
+// Max and min of lanes that hold no NaN (the reductions flag NaNs apart).
+template <int L, class T> inline T t_max_lanes(T* v) {
+  t_fold_lanes<L / 2>(v, [](T a, T b) { return b > a ? b : a; });
+  return v[0];
+}
+template <int L, class T> inline T t_min_lanes(T* v) {
+  t_fold_lanes<L / 2>(v, [](T a, T b) { return b < a ? b : a; });
+  return v[0];
+}
+template <int L> inline int t_any_lanes(int* v) {
+  t_fold_lanes<L / 2>(v, [](int a, int b) { return a | b; });
+  return v[0];
+}
+template <int L, class T> inline void t_fill_lanes(T* v, T x) {
+#pragma omp simd
+  for (int l = 0; l < L; ++l) v[l] = x;
 }
 inline int64_t t_truncdiv(int64_t a, int64_t b) { return b == 0 ? 0 : b == -1 ? t_neg_wrap(a) : a / b; }
 inline int64_t t_fmod(int64_t a, int64_t b) { return b == 0 || b == -1 ? 0 : a % b; }
