@@ -5,6 +5,8 @@
 # its hot loops, and Inductor's compiled module (its `call`, allocation included) for the same
 # function from cpu_probe/inductor.py.
 #   tools/gpu/cpu_probe.sh CARRY_DIR [NAME...]       (CARRY_DIR as tools/gpu/make_carry.sh packs it)
+# VARIANTS="A=1 A=64" times toroid's kernel once per setting (the environment toroidc generates it
+# under: a codegen knob such as TOROID_CPU_REDUCTION_LANES), Inductor's once.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 carry=$1; shift
@@ -14,19 +16,23 @@ flags="-O3 -march=native -mprefer-vector-width=512 -fopenmp -shared -fPIC -fno-m
 g++ -O2 -o "$work/probe" "$dir/probe.cpp" -ldl
 names=("$@"); [ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && ls *.tir | sed 's/\.tir$//'))
 threads=$(nproc)
-echo "| kernel | toroid us, 1 thread | toroid us, $threads threads | Inductor us, $threads threads | zmm / ymm / xmm ops | vaddss |"
-echo "|---|---|---|---|---|---|"
+variants=(${VARIANTS:-default})
+echo "| kernel | setting | toroid us, 1 thread | toroid us, $threads threads | Inductor us, $threads threads | zmm / ymm / xmm ops | vaddss |"
+echo "|---|---|---|---|---|---|---|"
 for n in "${names[@]}"; do
-  "$carry/toroidc" run "$dir/$n.tir" --emit=cpp > "$work/$n.cpp"
-  g++ $flags -o "$work/$n.so" "$work/$n.cpp" -Wl,--no-as-needed -lmvec
-  nbufs=$(grep -o 'bufs\[[0-9]*\]' "$work/$n.cpp" | sort -u | wc -l)
-  bytes=$((64 << 20))
-  one=$(OMP_NUM_THREADS=1 "$work/probe" "$work/$n.so" "$nbufs" "$bytes" 50)
-  all=$(OMP_NUM_THREADS=$threads "$work/probe" "$work/$n.so" "$nbufs" "$bytes" 500)
-  asm=$(objdump -d --no-show-raw-insn "$work/$n.so" | awk '/<_ZL.*kernel0_rows.*>:/,/^$/')
-  z=$(grep -c '%zmm' <<<"$asm" || true); y=$(grep -c '%ymm' <<<"$asm" || true); x=$(grep -c '%xmm' <<<"$asm" || true)
-  s=$(grep -c 'vaddss' <<<"$asm" || true)
   ind=$(python3 "$dir/inductor.py" "$n" "$threads" 2>/dev/null || echo "-")
-  echo "| $n | $one | $all | $ind | $z / $y / $x | $s |"
+  for v in "${variants[@]}"; do
+    setting=(); [ "$v" = default ] || setting=("$v")
+    env "${setting[@]}" "$carry/toroidc" run "$dir/$n.tir" --emit=cpp > "$work/$n.cpp"
+    g++ $flags -o "$work/$n.so" "$work/$n.cpp" -Wl,--no-as-needed -lmvec
+    nbufs=$(grep -o 'bufs\[[0-9]*\]' "$work/$n.cpp" | sort -u | wc -l)
+    bytes=$((64 << 20))
+    one=$(OMP_NUM_THREADS=1 "$work/probe" "$work/$n.so" "$nbufs" "$bytes" 50)
+    all=$(OMP_NUM_THREADS=$threads "$work/probe" "$work/$n.so" "$nbufs" "$bytes" 500)
+    asm=$(objdump -d --no-show-raw-insn "$work/$n.so" | awk '/<_ZL.*kernel0_rows.*>:/,/^$/')
+    z=$(grep -c '%zmm' <<<"$asm" || true); y=$(grep -c '%ymm' <<<"$asm" || true); x=$(grep -c '%xmm' <<<"$asm" || true)
+    s=$(grep -c 'vaddss' <<<"$asm" || true)
+    echo "| $n | $v | $one | $all | $ind | $z / $y / $x | $s |"
+  done
 done
 rm -rf "$work"

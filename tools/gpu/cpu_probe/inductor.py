@@ -14,6 +14,8 @@ WORKLOADS = {
     "row_sum_bf16": (lambda x: x.float().sum(-1), [(4096, 1024, bf)]),
     "row_sum_f32": (lambda x: x.sum(-1), [(2048, 1024, torch.float32)]),
     "add_bf16": (lambda x, y: x + y, [(512, 1024, bf), (512, 1024, bf)]),
+    "softmax_bf16": (lambda x: torch.softmax(x, -1), [(4096, 1024, bf)]),
+    "layer_norm_bf16": (lambda x, w, b: F.layer_norm(x, (1024,), w, b, 1e-5), [(4096, 1024, bf), (1024, bf), (1024, bf)]),
     "gelu_affine_bf16": (lambda x, w, b: F.gelu(x * w + b), [(4096, 1024, bf), (1024, bf), (1024, bf)]),
 }
 fn, shapes = WORKLOADS[N]
