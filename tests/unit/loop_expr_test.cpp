@@ -58,6 +58,38 @@ TEST(LoopExpr, IndirectLoadsAreInternedAndSubstituted) {
   EXPECT_EQ(loads(r).size(), 2u);  // the position's load and the indirect one
 }
 
+// The facts of a loop over [0, 14) in i0 and [0, 70000) in i1 (no shape environment symbols).
+sym::FactsFn loop_facts() {
+  return [](SymExpr s) {
+    if (s == index_var(0)) return sym::SymbolFacts{sym::ValueRange{0, 13}, 1};
+    if (s == index_var(1)) return sym::SymbolFacts{sym::ValueRange{0, 69999}, 1};
+    return sym::SymbolFacts{};
+  };
+}
+
+TEST(LoopExpr, IndexArithmeticIsASymExprWhereItCannotWrapOrTruncateNegatives) {
+  sym::FactsFn facts = loop_facts();
+  Expr i = index_value(index_var(0));
+  Expr k = int_constant(11, DType::Int64);
+  Expr fourteen = int_constant(14, DType::Int64);
+  // torch.roll's positions: (i + 11) fmod 14, never negative, so fmod is mod.
+  SymExpr roll = index_arithmetic(binary(Op::Fmod, binary(Op::Add, i, k), fourteen), facts);
+  ASSERT_TRUE(roll);
+  EXPECT_EQ(roll, sym::mod(index_var(0) + 11, 14));
+  // (i - 11) fmod 14 can be negative: C's fmod and Python's mod differ there.
+  EXPECT_FALSE(index_arithmetic(binary(Op::Fmod, binary(Op::Sub, i, k), fourteen), facts));
+  // ... but its floor form (remainder) is a mod for every value.
+  EXPECT_TRUE(index_arithmetic(binary(Op::Remainder, binary(Op::Sub, i, k), fourteen), facts));
+  // A division by a value that is not a positive constant, or a load, is not index arithmetic.
+  EXPECT_FALSE(index_arithmetic(binary(Op::FloorDiv, i, i), facts));
+  Buffer b = make_buffer(DType::Int64);
+  EXPECT_FALSE(index_arithmetic(binary(Op::Add, i, load(&b, index_var(0))), facts));
+  // An int32 product that may pass 2^31 wraps in the generated code: refused; a small one fits.
+  Expr j32 = cast(index_value(index_var(1)), DType::Int32);
+  EXPECT_FALSE(index_arithmetic(binary(Op::Mul, j32, j32), facts));
+  EXPECT_TRUE(index_arithmetic(binary(Op::Mul, j32, int_constant(3, DType::Int32)), facts));
+}
+
 TEST(LoopLowering, GatherOfAVirtualValueReadsItsInputAndIsNotFusedWithItsProducer) {
   ops::install_schema_op_info();
   auto g = parse_graph(R"(graph @g functional {
