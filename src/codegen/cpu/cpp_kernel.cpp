@@ -32,6 +32,8 @@ constexpr int kMaxLoopOps = 256;
 constexpr size_t kRowCaches = 4;
 // Elements per Welford block of a var reduction (4 KiB of f32: stays in L1 for the second pass).
 constexpr int64_t kWelfordBlock = 1024;
+// The partial results a row's floating reduction keeps at most (reduction_lanes).
+constexpr int64_t kReductionLanes = 64;
 
 // The C++ type an element of `d` is stored as.
 const char* storage_type(DType d) {
@@ -470,17 +472,25 @@ class CppEmitter : public KernelEmitter {
     if (welford_exports_.count(member)) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
   }
 
-  // The lanes of a floating sum's, mean's, max's or min's partial results
-  // ($TOROID_CPU_REDUCTION_LANES, rounded down to a power of two; 1: one accumulator, `omp simd
-  // reduction`). An `omp simd` sum keeps a register or two of partial sums, a chain of dependent
-  // adds a step, and ends in one scalar add per lane, in order (32 for two 512-bit registers).
-  static int reduction_lanes() {
-    static const int lanes = [] {
+  // The lanes of a floating sum's, mean's, max's or min's partial results for this kernel's
+  // rows: up to $TOROID_CPU_REDUCTION_LANES (64; 1 turns them off), at most half a row, and none
+  // for rows shorter than 32 or of a symbolic length (their lanes' set-up and fold would cost
+  // more than short rows' serial end). An `omp simd` sum keeps a register or two of partial sums,
+  // a chain of dependent adds a step, and ends in one scalar add per lane, in order (32 for two
+  // 512-bit registers); lanes give four chains and a pairwise fold (bench/RESULTS.md 31d).
+  int reduction_lanes() const {
+    static const int most = [] {
       std::optional<int64_t> n = env_count("TOROID_CPU_REDUCTION_LANES");
-      if (!n || *n <= 1) return 0;
-      return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(*n, 256))));
+      return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(n.value_or(kReductionLanes), 256))));
     }();
-    return lanes;
+    std::optional<int64_t> row = std::optional<int64_t>(1);
+    for (SymExpr size : k_.inner) {
+      std::optional<int64_t> v = size.as_int();
+      row = row && v ? std::optional<int64_t>(*row * *v) : std::nullopt;
+    }
+    if (!row || most <= 1) return 0;
+    int lanes = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(most), std::bit_floor(static_cast<uint64_t>(*row / 2))));
+    return lanes >= 16 ? lanes : 0;
   }
 
   // How a reduction combines in lanes: its operator, each lane's starting value (empty: zero), and
