@@ -478,16 +478,22 @@ class CppEmitter : public KernelEmitter {
   // more than short rows' serial end). An `omp simd` sum keeps a register or two of partial sums,
   // a chain of dependent adds a step, and ends in one scalar add per lane, in order (32 for two
   // 512-bit registers); lanes give four chains and a pairwise fold (bench/RESULTS.md 31d).
-  int reduction_lanes() const {
-    static const int most = [] {
-      std::optional<int64_t> n = env_count("TOROID_CPU_REDUCTION_LANES");
-      return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(n.value_or(kReductionLanes), 256))));
-    }();
+  // The elements of this kernel's rows where their count is a constant.
+  std::optional<int64_t> row_length() const {
     std::optional<int64_t> row = std::optional<int64_t>(1);
     for (SymExpr size : k_.inner) {
       std::optional<int64_t> v = size.as_int();
       row = row && v ? std::optional<int64_t>(*row * *v) : std::nullopt;
     }
+    return row;
+  }
+
+  int reduction_lanes() const {
+    static const int most = [] {
+      std::optional<int64_t> n = env_count("TOROID_CPU_REDUCTION_LANES");
+      return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(n.value_or(kReductionLanes), 256))));
+    }();
+    std::optional<int64_t> row = row_length();
     if (!row || most <= 1) return 0;
     int lanes = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(most), std::bit_floor(static_cast<uint64_t>(*row / 2))));
     return lanes >= 16 ? lanes : 0;
@@ -506,10 +512,11 @@ class CppEmitter : public KernelEmitter {
   // blocks of `lanes` elements, each element to the lane of its place in the block (several
   // independent vector chains), the lanes combined pairwise at the end (t_sum_lanes,
   // t_max_lanes, ...), then the last (end - begin) % lanes elements in an `omp simd` reduction.
-  // With tracks_nan, `acc`_nan says whether a NaN was seen.
+  // With tracks_nan, `acc`_nan says whether a NaN was seen. `whole_blocks`: end - begin is known
+  // to be a multiple of `lanes` (no remainder loop).
   void emit_lanes(std::ostream& os, const std::string& ind, const std::string& acc, const char* A, int lanes,
                   const std::string& begin, const std::string& end, const LaneOp& op,
-                  const std::function<std::string(const std::string& in)>& term) {
+                  const std::function<std::string(const std::string& in)>& term, bool whole_blocks = false) {
     std::string in2 = ind + "  ", L = std::to_string(lanes), lanes_of = acc + "_lanes", nan_of = acc + "_nan_lanes";
     const char* better = op.op == ReduceOp::Max ? ">" : "<";
     auto update = [&](const std::string& x, const std::string& v) {
@@ -518,7 +525,8 @@ class CppEmitter : public KernelEmitter {
     os << ind << A << " " << lanes_of << "[" << L << "]" << (op.init.empty() ? " = {}" : "") << ";\n";
     if (!op.init.empty()) os << ind << "t_fill_lanes<" << L << ">(" << lanes_of << ", " << A << "(" << op.init << "));\n";
     if (op.tracks_nan) os << ind << "int " << nan_of << "[" << L << "] = {};\n";
-    os << ind << "const int64_t " << acc << "_main = " << begin << " + (" << end << " - " << begin << ") / " << L << " * " << L << ";\n";
+    if (whole_blocks) os << ind << "const int64_t " << acc << "_main = " << end << ";\n";
+    else os << ind << "const int64_t " << acc << "_main = " << begin << " + (" << end << " - " << begin << ") / " << L << " * " << L << ";\n";
     os << ind << "for (int64_t q_lanes = " << begin << "; q_lanes < " << acc << "_main; q_lanes += " << L << ") {\n";
     inner_loop_header(os, in2, "#pragma omp simd", "q_lanes", "q_lanes + " + L);
     std::string v = term(in2 + "  ");
@@ -533,6 +541,7 @@ class CppEmitter : public KernelEmitter {
       os << ind << "int " << acc << "_nan = t_any_lanes<" << L << ">(" << nan_of << ");\n";
       pragma += " reduction(|:" + acc + "_nan)";
     }
+    if (whole_blocks) return;
     inner_loop_header(os, ind, pragma, acc + "_main", end);
     v = term(ind + "  ");
     os << ind << "  " << update(acc, v) << "\n";
@@ -552,7 +561,7 @@ class CppEmitter : public KernelEmitter {
       if (auto cached = row_caches_.find(body); cached != row_caches_.end() && cached->second.filled_by == member_index(m))
         os << in << cached->second.name << "[q_flat] = " << v << ";\n";
       return "static_cast<" + std::string(A) + ">(" + v + ")";
-    });
+    }, row_length().value_or(1) % lanes == 0);
   }
 
   // A floating max or min that propagates NaN as PyTorch's does, in a form that vectorizes to one
