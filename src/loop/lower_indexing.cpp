@@ -77,6 +77,8 @@ Expr Lowering::inline_indirect(Expr body, const Index& idx, std::span<const Indi
   return ok && indirect > 0 ? out : Expr();
 }
 
+namespace {
+
 // Positions that are index arithmetic of the result's own variables (torch.roll: (arange(n) +
 // shift) fmod n), proven within [0, size) by their ranges, read as a plain load: no check per
 // element, no realized operand, and an address whose strides the emitters see.
@@ -91,6 +93,8 @@ std::optional<Index> direct_positions(const ShapeEnv& env, const TensorMeta& m, 
   }
   return idx;
 }
+
+}  // namespace
 
 Expr Lowering::load_indirect(const Value* v, Index idx, std::span<const IndirectDim> dims, const Node* site, bool wrap) {
   const TensorMeta& m = v->meta();
