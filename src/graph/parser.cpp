@@ -976,14 +976,7 @@ class Parser {
       } else {
         if (r.tok.kind != Tok::Int) fail(r.tok, std::string("expected an integer for ") + dname + " but found " + describe_token(r.tok));
         int64_t v = int_literal(r.tok, r.negative);
-        int64_t lo = 0, hi = 0;
-        switch (dt) {
-          case DType::UInt8: lo = 0, hi = 255; break;
-          case DType::Int8: lo = -128, hi = 127; break;
-          case DType::Int16: lo = -32768, hi = 32767; break;
-          case DType::Int32: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(); break;
-          default: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max(); break;
-        }
+        auto [lo, hi] = integer_limits(dt).value_or(integer_limits(DType::Int64).value());
         if (v < lo || v > hi) fail(r.tok, "value " + std::to_string(v) + " is out of range for " + dname);
         put(static_cast<uint64_t>(v), dtype_size(dt));
       }

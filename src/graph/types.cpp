@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <limits>
 
 namespace toroid {
 
@@ -78,6 +79,17 @@ std::optional<DType> complex_of(DType d) {
   if (d == DType::Float64) return DType::Complex128;
   if (d == DType::Float32) return DType::Complex64;
   return std::nullopt;
+}
+
+std::optional<std::pair<int64_t, int64_t>> integer_limits(DType d) {
+  switch (d) {
+    case DType::UInt8: return std::pair<int64_t, int64_t>{0, 255};
+    case DType::Int8: return std::pair<int64_t, int64_t>{-128, 127};
+    case DType::Int16: return std::pair<int64_t, int64_t>{-32768, 32767};
+    case DType::Int32: return std::pair<int64_t, int64_t>{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case DType::Int64: return std::pair<int64_t, int64_t>{std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    default: return std::nullopt;
+  }
 }
 
 bool is_integral(DType d, bool include_bool) {

@@ -1,7 +1,6 @@
 #include "toroid/loop/expr.h"
 
 #include <bit>
-#include <limits>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -302,16 +301,11 @@ Expr replace_loads(Expr root, const std::function<Expr(Expr)>& fn) {
 }
 
 namespace {
+// An integer dtype's values as a range (int64's ends are the range's infinities); nullopt else.
 std::optional<sym::ValueRange> integer_range(DType d) {
-  using R = sym::ValueRange;
-  switch (d) {
-    case DType::UInt8: return R{0, 255};
-    case DType::Int8: return R{-128, 127};
-    case DType::Int16: return R{-32768, 32767};
-    case DType::Int32: return R{std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    case DType::Int64: return R{R::kNegInf, R::kPosInf};
-    default: return std::nullopt;
-  }
+  std::optional<std::pair<int64_t, int64_t>> limits = integer_limits(d);
+  if (!limits) return std::nullopt;
+  return sym::ValueRange{limits->first, limits->second};
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,8 @@ int dtype_size(DType d);  // bytes per element
 bool is_floating(DType d);  // real floating types only, as torch.is_floating_point
 bool is_complex(DType d);
 bool is_integral(DType d, bool include_bool = false);
+// The smallest and largest value of an integer dtype (bool excluded); nullopt for the others.
+std::optional<std::pair<int64_t, int64_t>> integer_limits(DType d);
 // c64 -> f32, c128 -> f64; other dtypes unchanged.
 DType complex_value_type(DType d);
 // PyTorch's toComplexType: f32 -> c64, f64 -> c128, complex unchanged; nullopt otherwise (f16

@@ -472,12 +472,6 @@ class CppEmitter : public KernelEmitter {
     if (welford_exports_.count(member)) os << ind << "welford_mean" << member << " = w_mean, welford_n" << member << " = w_n;\n";
   }
 
-  // The lanes of a floating sum's, mean's, max's or min's partial results for this kernel's
-  // rows: up to $TOROID_CPU_REDUCTION_LANES (64; 1 turns them off), at most half a row, and none
-  // for rows shorter than 32 or of a symbolic length (their lanes' set-up and fold would cost
-  // more than short rows' serial end). An `omp simd` sum keeps a register or two of partial sums,
-  // a chain of dependent adds a step, and ends in one scalar add per lane, in order (32 for two
-  // 512-bit registers); lanes give four chains and a pairwise fold (bench/RESULTS.md 31d).
   // The elements of this kernel's rows where their count is a constant.
   std::optional<int64_t> row_length() const {
     std::optional<int64_t> row = std::optional<int64_t>(1);
@@ -488,15 +482,18 @@ class CppEmitter : public KernelEmitter {
     return row;
   }
 
+  // The lanes of a floating sum's, mean's, max's or min's partial results for this kernel's
+  // rows: up to $TOROID_CPU_REDUCTION_LANES (64; 1 turns them off), at most half a row, and none
+  // for rows shorter than 32 or of a symbolic length (their lanes' set-up and fold would cost
+  // more than short rows' serial end). An `omp simd` sum keeps a register or two of partial sums,
+  // a chain of dependent adds a step, and ends in one scalar add per lane, in order (32 for two
+  // 512-bit registers); lanes give four chains and a pairwise fold (bench/RESULTS.md 31d).
   int reduction_lanes() const {
-    static const int most = [] {
-      std::optional<int64_t> n = env_count("TOROID_CPU_REDUCTION_LANES");
-      return static_cast<int>(std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(n.value_or(kReductionLanes), 256))));
-    }();
+    int64_t most = std::bit_floor(static_cast<uint64_t>(std::min<int64_t>(env_count("TOROID_CPU_REDUCTION_LANES").value_or(kReductionLanes), 256)));
     std::optional<int64_t> row = row_length();
     if (!row || most <= 1) return 0;
-    int lanes = static_cast<int>(std::min<uint64_t>(static_cast<uint64_t>(most), std::bit_floor(static_cast<uint64_t>(*row / 2))));
-    return lanes >= 16 ? lanes : 0;
+    int64_t lanes = std::min<int64_t>(most, static_cast<int64_t>(std::bit_floor(static_cast<uint64_t>(*row / 2))));
+    return lanes >= 16 ? static_cast<int>(lanes) : 0;
   }
 
   // How a reduction combines in lanes: its operator, each lane's starting value (empty: zero), and
@@ -535,13 +532,11 @@ class CppEmitter : public KernelEmitter {
     os << in2 << "}\n" << ind << "}\n";
     const char* fold = op.op == ReduceOp::Sum ? "t_sum_lanes" : op.op == ReduceOp::Max ? "t_max_lanes" : "t_min_lanes";
     os << ind << A << " " << acc << " = " << fold << "<" << L << ">(" << lanes_of << ");\n";
+    if (op.tracks_nan) os << ind << "int " << acc << "_nan = t_any_lanes<" << L << ">(" << nan_of << ");\n";
+    if (whole_blocks) return;
     std::string clause = op.op == ReduceOp::Sum ? "+" : op.op == ReduceOp::Max ? "max" : "min";
     std::string pragma = "#pragma omp simd reduction(" + clause + ":" + acc + ")";
-    if (op.tracks_nan) {
-      os << ind << "int " << acc << "_nan = t_any_lanes<" << L << ">(" << nan_of << ");\n";
-      pragma += " reduction(|:" + acc + "_nan)";
-    }
-    if (whole_blocks) return;
+    if (op.tracks_nan) pragma += " reduction(|:" + acc + "_nan)";
     inner_loop_header(os, ind, pragma, acc + "_main", end);
     v = term(ind + "  ");
     os << ind << "  " << update(acc, v) << "\n";

@@ -102,8 +102,8 @@ inline void t_for_rows(int64_t n, bool parallel, const F& f) {
     if (begin < end) f(begin, end);
   }
 }
-// The sum of a row's partial sums (L a power of two), added pairwise: a few vector adds where the
-// lanes of an `omp simd` reduction end in one scalar add per lane, in order.
+// A row's L partial results (L a power of two) combined pairwise into v[0]: a few vector ops where
+// the lanes of an `omp simd` reduction end in one scalar op per lane, in order.
 template <int W, class T, class Op> inline void t_fold_lanes(T* v, Op op) {
   if constexpr (W > 0) {  // each width a constant: straight-line vector ops
 #pragma omp simd
