@@ -1,9 +1,12 @@
 // The CPU kernel prelude's bf16 rounding, compiled as the kernel cache compiles kernels (the test
 // in tests/CMakeLists.txt): t_round_bf16 skips the trip through 16 bits and must give that trip's
 // bits for every float (ties to even, carries into the exponent, infinities, NaNs of either sign,
-// subnormals), in a vectorized loop as in a kernel and one element at a time.
+// subnormals), in a vectorized loop as in a kernel and one element at a time. t_exp (the inline
+// expf) stays within 1.01 ulp of the true value over a sweep of floats, vectorized and not, and
+// keeps expf's special values.
 #include "../src/codegen/cpu/kernel_prelude.h"
 
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -15,9 +18,52 @@ uint32_t bits_of(float f) {
   return u;
 }
 
+// The distance of `got` from `want` in units of the last place of want rounded to float.
+double ulps(float got, double want) {
+  float w = static_cast<float>(want);
+  if (std::isinf(w)) return std::isinf(got) && (got > 0) == (w > 0) ? 0 : 1e9;
+  double ulp = w == 0 ? std::ldexp(1.0, -149) : std::nextafter(std::fabs(w), INFINITY) - std::fabs(w);
+  return std::fabs(static_cast<double>(got) - want) / ulp;
+}
+
+int check_exp() {
+  std::vector<float> x{0.0f, -0.0f, 1.0f, -1.0f, 88.72f, 88.7228394f, 88.73f, -87.33f, -103.9f, -103.97f, -104.5f,
+                       1e-30f, -1e-30f, 0.34657359f, -0.34657359f};
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 4093) {  // a prime stride
+    float f;
+    uint32_t b = static_cast<uint32_t>(u);
+    std::memcpy(&f, &b, 4);
+    if (f > -110.0f && f < 95.0f) x.push_back(f);
+  }
+  int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> vec(x.size());
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) vec[static_cast<size_t>(i)] = t_exp(x[static_cast<size_t>(i)]);
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double want = std::exp(static_cast<double>(x[i]));
+    double e = std::max(ulps(vec[i], want), ulps(t_exp(x[i]), want));
+    if (!(e <= 1.01)) {
+      std::printf("t_exp(%a) = %a (vectorized %a), exp gives %a: %.3f ulp\n", x[i], t_exp(x[i]), vec[i], want, e);
+      return 1;
+    }
+    worst = std::max(worst, e);
+  }
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  if (t_exp(inf) != inf || t_exp(-inf) != 0.0f || !std::isnan(t_exp(nan)) || t_exp(-200.0f) != 0.0f ||
+      t_exp(100.0f) != inf) {
+    std::printf("t_exp's special values: exp(inf) = %a, exp(-inf) = %a, exp(nan) = %a, exp(-200) = %a, exp(100) = %a\n",
+                t_exp(inf), t_exp(-inf), t_exp(nan), t_exp(-200.0f), t_exp(100.0f));
+    return 1;
+  }
+  std::printf("t_exp: %zu floats within %.3f ulp\n", x.size(), worst);
+  return 0;
+}
+
 }  // namespace
 
 int main() {
+  if (int rc = check_exp()) return rc;
   std::vector<uint32_t> in{0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
                            0x7f800001u, 0x7fffffffu, 0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu,
                            0x00008000u, 0x00018000u};

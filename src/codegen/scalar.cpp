@@ -136,7 +136,7 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
     case Op::Asinh: return call("asinh");
     case Op::Acosh: return call("acosh");
     case Op::Atanh: return call("atanh");
-    case Op::Sigmoid: return "t_sigmoid(" + a(0) + ")";
+    case Op::Sigmoid: return call("sigmoid");
     case Op::Erf: return call("erf");
     case Op::Ceil: return call("ceil");
     case Op::Floor: return call("floor");

@@ -132,6 +132,9 @@ class CppEmitter : public KernelEmitter {
   std::unordered_set<size_t> welford_exports_;  // the var members named there
   // t_for_rows' condition ("true" or the work count's test) where the rows run through it.
   std::string rows_parallel_;
+  // float exp as the prelude's t_exp rather than libmvec's call ($TOROID_CPU_INLINE_EXP, read
+  // per kernel; bench/RESULTS.md 32a).
+  bool inline_exp_ = env_flag("TOROID_CPU_INLINE_EXP").value_or(true);
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -212,8 +215,13 @@ class CppEmitter : public KernelEmitter {
     return scalar_expr(e, [&](size_t i) { return names.at(e.operand(i)); }, *this);
   }
 
-  // ScalarDialect: the standard library's overloads.
-  std::string math(const std::string& fn, DType) const override { return "std::" + fn; }
+  // ScalarDialect: the standard library's overloads, but float exp (and sigmoid) inline.
+  std::string math(const std::string& fn, DType t) const override {
+    bool inline_exp = inline_exp_ && compute_type(t) == std::string_view("float");
+    if (fn == "sigmoid") return inline_exp ? "t_sigmoid_exp" : "t_sigmoid";
+    if (fn == "exp" && inline_exp) return "t_exp";
+    return "std::" + fn;
+  }
   std::string float_literal(double v, DType d) const override { return cpu::float_literal(v, d); }
   std::string round_to(const std::string& x, DType to) const override {
     return std::string(to == DType::BFloat16 ? "t_round_bf16" : "t_round_f16") + "(static_cast<float>(" + x + "))";

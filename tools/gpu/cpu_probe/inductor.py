@@ -16,6 +16,8 @@ WORKLOADS = {
     "add_bf16": (lambda x, y: x + y, [(512, 1024, bf), (512, 1024, bf)]),
     "softmax_bf16": (lambda x: torch.softmax(x, -1), [(4096, 1024, bf)]),
     "layer_norm_bf16": (lambda x, w, b: F.layer_norm(x, (1024,), w, b, 1e-5), [(4096, 1024, bf), (1024, bf), (1024, bf)]),
+    # toroid's kernel0 is the row max and the sum of exponentials; Inductor's figure is the whole loss.
+    "cross_entropy_bf16": (lambda x, t: F.cross_entropy(x.float(), t), [(4096, 1024, bf), (4096, torch.int64)]),
     "gelu_affine_bf16": (lambda x, w, b: F.gelu(x * w + b), [(4096, 1024, bf), (1024, bf), (1024, bf)]),
 }
 fn, shapes = WORKLOADS[N]
