@@ -133,8 +133,9 @@ class CppEmitter : public KernelEmitter {
   // t_for_rows' condition ("true" or the work count's test) where the rows run through it.
   std::string rows_parallel_;
   // float exp as the prelude's t_exp rather than libmvec's call ($TOROID_CPU_INLINE_EXP, read
-  // per kernel; bench/RESULTS.md 32a).
-  bool inline_exp_ = env_flag("TOROID_CPU_INLINE_EXP").value_or(true);
+  // per kernel). Off: faster on one thread, slower at 16 threads of the GPU machine's host
+  // (bench/RESULTS.md 32a), where two threads share a core and count instructions.
+  bool inline_exp_ = env_flag("TOROID_CPU_INLINE_EXP").value_or(false);
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -215,7 +216,7 @@ class CppEmitter : public KernelEmitter {
     return scalar_expr(e, [&](size_t i) { return names.at(e.operand(i)); }, *this);
   }
 
-  // ScalarDialect: the standard library's overloads, but float exp (and sigmoid) inline.
+  // ScalarDialect: the standard library's overloads (float exp and sigmoid inline where asked).
   std::string math(const std::string& fn, DType t) const override {
     bool inline_exp = inline_exp_ && compute_type(t) == std::string_view("float");
     if (fn == "sigmoid") return inline_exp ? "t_sigmoid_exp" : "t_sigmoid";
