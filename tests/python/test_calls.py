@@ -142,6 +142,33 @@ class CheckedCalls(unittest.TestCase):
         self.assertEqual(len({t.data_ptr() for out in kept for t in out}), 8)  # no output memory shared
         close(self, kept[0][0], fn(x, y)[0])  # the first call's result, unchanged by later calls
 
+    def test_repeated_boxed_calls_go_direct_behind_the_guard(self):
+        # A one-partition CPU graph's repeated signature runs straight from the boxed call
+        # (CompiledGraph._direct_call): same values, fresh outputs, the argument list emptied;
+        # another signature, and grad mode on, still go right.
+        fn = lambda x, y: (x * y + 1,)  # noqa: E731
+        x, y = torch.randn(8, 16), torch.randn(8, 16)
+        c = boxed(compile_graph(make_fx(fn)(x, y), [x, y]))
+        for _ in range(3):
+            close(self, c([x, y])[0], fn(x, y)[0])
+        part = c.compiled.steps[0][1]
+        if part._guard is None:
+            self.skipTest("this torch has no C++ tensor guard (torch._C._dynamo.guards)")
+        self.assertTrue(callable(c.compiled._direct))
+        args = [x, y]
+        first = c.compiled._direct(args)
+        self.assertEqual(args, [], "a direct call empties its argument list")
+        second = c([x, y])[0]
+        close(self, first[0], fn(x, y)[0])
+        self.assertNotEqual(first[0].data_ptr(), second.data_ptr())
+        wide = torch.randn(8, 32), torch.randn(8, 32)  # a new signature: through call_list
+        self.assertIsNone(c.compiled._direct(list(wide)))
+        close(self, c(list(wide))[0], fn(*wide)[0])
+        with torch.enable_grad():
+            got = c([x, y])[0]
+            self.assertTrue(torch.is_grad_enabled())
+        close(self, got, fn(x, y)[0])
+
     def test_lean_run_in_c_and_through_ctypes_agree(self):
         # toroid_python_run (the lean run in one C call) against the ctypes call it replaces
         # (TOROID_PYTHON_CALL=0), over more inputs than the C call keeps on its stack.
