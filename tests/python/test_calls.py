@@ -161,9 +161,9 @@ class CheckedCalls(unittest.TestCase):
         second = c([x, y])[0]
         close(self, first[0], fn(x, y)[0])
         self.assertNotEqual(first[0].data_ptr(), second.data_ptr())
-        wide = torch.randn(8, 32), torch.randn(8, 32)  # a new signature: through call_list
-        self.assertIsNone(c.compiled._direct(list(wide)))
-        close(self, c(list(wide))[0], fn(*wide)[0])
+        strided = torch.randn(16, 8).t(), y  # other strides, another signature: through call_list
+        self.assertIsNone(c.compiled._direct(list(strided)))
+        close(self, c(list(strided))[0], fn(*strided)[0])
         with torch.enable_grad():
             got = c([x, y])[0]
             self.assertTrue(torch.is_grad_enabled())
