@@ -167,8 +167,9 @@ template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a))
 // expf as straight-line vector code (TOROID_CPU_INLINE_EXP): 2^k e^r with k = round(x / ln 2),
 // |r| <= ln2 / 2 in two steps (ln2's high part has bits to spare for k), e^r = 1 + r + r^2 P(r)
 // with P a degree-4 fit (relative error 3e-9). At most 1.01 ulp from the true value over every
-// float (denormal results included: 2^k is applied in two halves); libmvec's vector expf is a
-// call that spills a loop's registers, and in a reduction costs a quarter more.
+// float (denormal results included: 2^k is applied in two halves). Against libmvec's vector
+// expf, a call that spills a loop's registers: faster on a core of its own, slower where two
+// threads share a core (more instructions), so kernels use it only under TOROID_CPU_INLINE_EXP=1.
 inline float t_exp(float x) {
   const float c = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // beyond: 0 and inf
   const float shifted = c * 1.44269502f + 12582912.0f;  // 1.5 * 2^23: rounds c / ln2 to an integer
