@@ -867,8 +867,7 @@ class CudaEmitter : public KernelEmitter {
   // way while this block reduces and stores. Skipped for rows shared by several a block.
   void emit_row_prefetch(std::ostream& os, const std::string& ind, const Domain& outer, const Domain& inner) {
     std::optional<int64_t> distance = env_count("TOROID_CUDA_ROW_L2_AHEAD");
-    if (!distance || outer.vars.size() != 1 || inner.vars.size() != 1 || segment_lanes_ > 0 || k_.outer.size() != 1)
-      return;
+    if (!distance || outer.vars.size() != 1 || inner.vars.size() != 1 || segment_lanes_ > 0) return;
     const SymExpr row = outer.vars[0], q = inner.vars[0];
     std::vector<std::pair<const Buffer*, SymExpr>> seen;
     for (const sched::Member& m : k_.members)
@@ -886,7 +885,7 @@ class CudaEmitter : public KernelEmitter {
         }));
         if (std::find(seen.begin(), seen.end(), std::make_pair(b, ahead)) != seen.end()) continue;
         seen.emplace_back(b, ahead);
-        os << ind << "if (" << row.symbol().name << " < n_rows - I(" << *distance << ")) t_prefetch_l2(" << ptr(b) << " + ("
+        os << ind << "if (" << row.symbol().name << " < n_rows - " << index(SymExpr::integer(*distance)) << ") t_prefetch_l2(" << ptr(b) << " + ("
            << index(ahead) << "), " << index(inner.sizes[0]) << " * I(" << dtype_size(b->dtype) << "));\n";
       }
   }
