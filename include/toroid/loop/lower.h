@@ -61,6 +61,8 @@ sym::FactsFn loop_var_facts(const ShapeEnv& env, std::span<const SymExpr> sizes,
 struct SplitOptions {
   int64_t parallelism = 256;
   int64_t min_chunk = 1024;
+  // The same for a body with a gather (an indirect load): each element may miss the cache.
+  int64_t min_chunk_indirect = 1024;
 };
 SplitOptions split_options_for(const LowerOptions& options);
 void split_reductions(LoopProgram& p, const SplitOptions& options);

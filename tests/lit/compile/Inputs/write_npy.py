@@ -1,5 +1,6 @@
 # Writes a little-endian .npy: write_npy.py FILE SHAPE VALUES [i8|i4|f4] (comma-separated lists;
-# int64 unless i4 says int32 or f4 float32). VALUES "iota" fills the shape with i % 97 - 48.
+# int64 unless i4 says int32 or f4 float32). VALUES "iota" fills the shape with i % 97 - 48;
+# "modN" with i * 7 % N (indices in [0, N), scattered).
 import struct
 import sys
 
@@ -10,7 +11,12 @@ count = 1
 for s in shape:
     count *= s
 number = float if width == "f4" else int
-values = [i % 97 - 48 for i in range(count)] if values == "iota" else [number(v) for v in values.split(",")]
+if values == "iota":
+    values = [i % 97 - 48 for i in range(count)]
+elif values.startswith("mod"):
+    values = [i * 7 % int(values[3:]) for i in range(count)]
+else:
+    values = [number(v) for v in values.split(",")]
 header = "{'descr': '<%s'," % width + " 'fortran_order': False, 'shape': (%s), }" % "".join("%d, " % s for s in shape)
 header += " " * (63 - (10 + len(header)) % 64) + "\n"
 with open(path, "wb") as f:
