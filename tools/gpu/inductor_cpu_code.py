@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Prints the C++ that Inductor generates for one of bench/cpu_micro.py's workloads, to read
-beside toroid's (`toroidc run --emit=cpp`) where a row of the CPU micro suite is slow.
+beside toroid's where a row of the CPU micro suite is slow; --toroid-debug DIR also compiles it
+with toroid (a debug directory per compile: the graph torch.compile hands over, after each pass,
+the loop IR and the kernels).
 
-    python3 tools/gpu/inductor_cpu_code.py cross_entropy --mb 64 --dtype bf16 > inductor.py
+    python3 tools/gpu/inductor_cpu_code.py cross_entropy --mb 64 --dtype bf16 [--toroid-debug DIR] > inductor.py
 """
 import argparse
 import os
@@ -18,6 +20,7 @@ def main():
     ap.add_argument("workload", choices=sorted(WORKLOADS))
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
+    ap.add_argument("--toroid-debug", metavar="DIR")
     a = ap.parse_args()
     fn, kinds = WORKLOADS[a.workload]
     args = inputs(kinds, a.mb, DTYPES[a.dtype])
@@ -29,6 +32,12 @@ def main():
         if id(m) not in before and getattr(m, "__file__", None):
             print(f"# {m.__file__}")
             print(open(m.__file__).read())
+    if a.toroid_debug:
+        import toroid
+        toroid.config.debug = True
+        toroid.config.debug_dir = a.toroid_debug
+        with torch.no_grad():
+            torch.compile(fn, backend="toroid", dynamic=False)(*args)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ WORKLOADS = {
     "layer_norm_bf16": (lambda x, w, b: F.layer_norm(x, (1024,), w, b, 1e-5), [(4096, 1024, bf), (1024, bf), (1024, bf)]),
     # toroid's kernel0 is the row max and the sum of exponentials; Inductor's figure is the whole loss.
     "cross_entropy_bf16": (lambda x, t: F.cross_entropy(x.float(), t), [(4096, 1024, bf), (4096, torch.int64)]),
+    "cross_entropy_bf16_64mb": (lambda x, t: F.cross_entropy(x.float(), t), [(32768, 1024, bf), (32768, torch.int64)]),
     "gelu_affine_bf16": (lambda x, w, b: F.gelu(x * w + b), [(4096, 1024, bf), (1024, bf), (1024, bf)]),
 }
 fn, shapes = WORKLOADS[N]
