@@ -800,7 +800,6 @@ class CudaEmitter : public KernelEmitter {
       os << ind << "for (I row = t_block; row < n_rows; row += t_blocks) {\n";
       ind += "  ";
       unravel(os, ind, outer, "row");
-      emit_row_prefetch(os, ind, outer, inner);
     } else {
       os << ind << "if (t_block == 0) {\n";
       ind += "  ";
@@ -859,35 +858,6 @@ class CudaEmitter : public KernelEmitter {
         if (x->inner) inner_written.insert(x->buffer->storage);
     }
     os << "  }\n";
-  }
-
-  // $TOROID_CUDA_ROW_L2_AHEAD=D (an experiment, off by default): each block asks L2 for the
-  // rows D ahead of its own of every input read contiguously along a one-dimensional row, a
-  // 128-byte line a thread, so that with a block a row the rows later blocks take are on their
-  // way while this block reduces and stores. Skipped for rows shared by several a block.
-  void emit_row_prefetch(std::ostream& os, const std::string& ind, const Domain& outer, const Domain& inner) {
-    std::optional<int64_t> distance = env_count("TOROID_CUDA_ROW_L2_AHEAD");
-    if (!distance || outer.vars.size() != 1 || inner.vars.size() != 1 || segment_lanes_ > 0) return;
-    const SymExpr row = outer.vars[0], q = inner.vars[0];
-    std::vector<std::pair<const Buffer*, SymExpr>> seen;
-    for (const sched::Member& m : k_.members)
-      for (Expr l : loop::loads(sched::member_body(m))) {
-        if (l.op() != Op::Load) continue;
-        const Buffer* b = l.buffer()->storage;
-        SymExpr pos = env_.simplify(l.index());
-        bool moves = false;
-        for (SymExpr v : pos.free_symbols()) moves = moves || v == row;
-        if (!moves || classify(pos, inner).kind != Access::Kind::Contiguous) continue;
-        SymExpr ahead = env_.simplify(sym::substitute(pos, [&](SymExpr v) {
-          if (v == q) return SymExpr::integer(0);
-          if (v == row) return v + SymExpr::integer(*distance);
-          return v;
-        }));
-        if (std::find(seen.begin(), seen.end(), std::make_pair(b, ahead)) != seen.end()) continue;
-        seen.emplace_back(b, ahead);
-        os << ind << "if (" << row.symbol().name << " < n_rows - " << index(SymExpr::integer(*distance)) << ") t_prefetch_l2(" << ptr(b) << " + ("
-           << index(ahead) << "), " << index(inner.sizes[0]) << " * I(" << dtype_size(b->dtype) << "));\n";
-      }
   }
 
   // The slot path's flag and arrays for a row (see slots_ok_), declared at the row's start: the

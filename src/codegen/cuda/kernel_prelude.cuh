@@ -19,14 +19,6 @@ typedef unsigned long long uint64_t;
 #endif
 
 #define T_DEV __device__ __forceinline__
-// Asks L2 for [p, p + bytes), a 128-byte line a thread of the block (a hint: nothing is read).
-template <class I>
-T_DEV void t_prefetch_l2(const void* p, I bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (I off = I(threadIdx.x) * 128; off < bytes; off += I(blockDim.x) * 128)
-    asm volatile("prefetch.global.L2 [%0];" : : "l"(c + off));
-}
-
 template <class T> struct t_limits;
 template <> struct t_limits<float> {
   static T_DEV float lowest() { return -__int_as_float(0x7f800000); }
