@@ -136,6 +136,10 @@ class CppEmitter : public KernelEmitter {
   // per kernel). Off: faster on one thread, slower at 16 threads of the GPU machine's host
   // (bench/RESULTS.md 32a), where two threads share a core and count instructions.
   bool inline_exp_ = env_flag("TOROID_CPU_INLINE_EXP").value_or(false);
+  // float erf as the prelude's t_erf rather than libmvec's call ($TOROID_CPU_INLINE_ERF, read
+  // per kernel): off until timed on the GPU machine's host (as t_exp, fewer cycles on a core of
+  // its own need not mean a faster kernel where two threads share a core).
+  bool inline_erf_ = env_flag("TOROID_CPU_INLINE_ERF").value_or(false);
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
@@ -216,11 +220,14 @@ class CppEmitter : public KernelEmitter {
     return scalar_expr(e, [&](size_t i) { return names.at(e.operand(i)); }, *this);
   }
 
-  // ScalarDialect: the standard library's overloads (float exp and sigmoid inline where asked).
+  // ScalarDialect: the standard library's overloads (float exp, sigmoid and erf inline where
+  // asked).
   std::string math(const std::string& fn, DType t) const override {
-    bool inline_exp = inline_exp_ && compute_type(t) == std::string_view("float");
+    const bool is_float = compute_type(t) == std::string_view("float");
+    bool inline_exp = inline_exp_ && is_float;
     if (fn == "sigmoid") return inline_exp ? "t_sigmoid_exp" : "t_sigmoid";
     if (fn == "exp" && inline_exp) return "t_exp";
+    if (fn == "erf" && inline_erf_ && is_float) return "t_erf";
     return "std::" + fn;
   }
   std::string float_literal(double v, DType d) const override { return cpu::float_literal(v, d); }
