@@ -26,69 +26,60 @@ double ulps(float got, double want) {
   return std::fabs(static_cast<double>(got) - want) / ulp;
 }
 
-int check_exp() {
-  std::vector<float> x{0.0f, -0.0f, 1.0f, -1.0f, 88.72f, 88.7228394f, 88.73f, -87.33f, -103.9f, -103.97f, -104.5f,
-                       1e-30f, -1e-30f, 0.34657359f, -0.34657359f};
-  for (uint64_t u = 0; u <= 0xffffffffull; u += 4093) {  // a prime stride
+// The floats in (lo, hi) at a prime stride over every bit pattern (denormals included), after
+// `special`: fn against ref (in double) vectorized and one at a time, within `bound` ulp and, where
+// `odd`, with the argument's sign. Prints the worst and returns 0, or prints the first miss.
+template <class Fn, class Ref>
+int check_sweep(const char* name, std::vector<float> x, float lo, float hi, Fn fn, Ref ref, double bound, bool odd) {
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 4093) {
     float f;
     uint32_t b = static_cast<uint32_t>(u);
     std::memcpy(&f, &b, 4);
-    if (f > -110.0f && f < 95.0f) x.push_back(f);
+    if (f > lo && f < hi) x.push_back(f);
   }
   int64_t n = static_cast<int64_t>(x.size());
   std::vector<float> vec(x.size());
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) vec[static_cast<size_t>(i)] = t_exp(x[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < n; ++i) vec[static_cast<size_t>(i)] = fn(x[static_cast<size_t>(i)]);
   double worst = 0;
   for (size_t i = 0; i < x.size(); ++i) {
-    double want = std::exp(static_cast<double>(x[i]));
-    double e = std::max(ulps(vec[i], want), ulps(t_exp(x[i]), want));
-    if (!(e <= 1.01)) {
-      std::printf("t_exp(%a) = %a (vectorized %a), exp gives %a: %.3f ulp\n", x[i], t_exp(x[i]), vec[i], want, e);
+    double want = ref(static_cast<double>(x[i]));
+    double e = std::max(ulps(vec[i], want), ulps(fn(x[i]), want));
+    if (!(e <= bound) || (odd && std::signbit(vec[i]) != std::signbit(x[i]))) {
+      std::printf("%s(%a) = %a (vectorized %a), the true value %a: %.3f ulp\n", name, x[i], fn(x[i]), vec[i], want, e);
       return 1;
     }
     worst = std::max(worst, e);
   }
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::printf("%s: %zu floats within %.3f ulp\n", name, x.size(), worst);
+  return 0;
+}
+
+const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+
+int check_exp() {
+  std::vector<float> special{0.0f, -0.0f, 1.0f, -1.0f, 88.72f, 88.7228394f, 88.73f, -87.33f, -103.9f, -103.97f, -104.5f,
+                             1e-30f, -1e-30f, 0.34657359f, -0.34657359f};
+  auto fn = [](float v) { return t_exp(v); };
+  if (check_sweep("t_exp", special, -110.0f, 95.0f, fn, [](double v) { return std::exp(v); }, 1.01, false)) return 1;
   if (t_exp(inf) != inf || t_exp(-inf) != 0.0f || !std::isnan(t_exp(nan)) || t_exp(-200.0f) != 0.0f ||
       t_exp(100.0f) != inf) {
     std::printf("t_exp's special values: exp(inf) = %a, exp(-inf) = %a, exp(nan) = %a, exp(-200) = %a, exp(100) = %a\n",
                 t_exp(inf), t_exp(-inf), t_exp(nan), t_exp(-200.0f), t_exp(100.0f));
     return 1;
   }
-  std::printf("t_exp: %zu floats within %.3f ulp\n", x.size(), worst);
   return 0;
 }
 
 int check_erf() {
-  std::vector<float> x{0.0f, -0.0f, 1.0f, -1.0f, 3.9199998f, 3.92f, -3.92f, 1e-38f, -1e-45f, 0.5f, 2.0f, -2.5f};
-  for (uint64_t u = 0; u <= 0xffffffffull; u += 4093) {  // a prime stride: every magnitude, denormals too
-    float f;
-    uint32_t b = static_cast<uint32_t>(u);
-    std::memcpy(&f, &b, 4);
-    if (std::fabs(f) < 6.0f) x.push_back(f);
-  }
-  int64_t n = static_cast<int64_t>(x.size());
-  std::vector<float> vec(x.size());
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) vec[static_cast<size_t>(i)] = t_erf(x[static_cast<size_t>(i)]);
-  double worst = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    double want = std::erf(static_cast<double>(x[i]));
-    double e = std::max(ulps(vec[i], want), ulps(t_erf(x[i]), want));
-    if (!(e <= 8.0) || std::signbit(vec[i]) != std::signbit(x[i])) {
-      std::printf("t_erf(%a) = %a (vectorized %a), erf gives %a: %.3f ulp\n", x[i], t_erf(x[i]), vec[i], want, e);
-      return 1;
-    }
-    worst = std::max(worst, e);
-  }
-  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> special{0.0f, -0.0f, 1.0f, -1.0f, 3.9199998f, 3.92f, -3.92f, 1e-38f, -1e-45f, 0.5f, 2.0f, -2.5f};
+  auto fn = [](float v) { return t_erf(v); };
+  if (check_sweep("t_erf", special, -6.0f, 6.0f, fn, [](double v) { return std::erf(v); }, 8.0, true)) return 1;
   if (t_erf(inf) != 1.0f || t_erf(-inf) != -1.0f || !std::isnan(t_erf(nan)) || t_erf(1e30f) != 1.0f) {
     std::printf("t_erf's special values: erf(inf) = %a, erf(-inf) = %a, erf(nan) = %a, erf(1e30) = %a\n", t_erf(inf),
                 t_erf(-inf), t_erf(nan), t_erf(1e30f));
     return 1;
   }
-  std::printf("t_erf: %zu floats within %.3f ulp\n", x.size(), worst);
   return 0;
 }
 
