@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd); tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 g++ -O2 -o "$tmp/ab" "$here/cpu_kernel_ab.cpp" -ldl
 for side in old new; do
   "${!side}" run "$graph" --emit=cpp > "$tmp/$side.cpp"
-  g++ -O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -fno-trapping-math -o "$tmp/$side.so" "$tmp/$side.cpp" -lmvec
+  g++ -O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -o "$tmp/$side.so" "$tmp/$side.cpp" -lmvec
 done
 for side in old new; do
   best=

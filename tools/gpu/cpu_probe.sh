@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 carry=$1; shift
 dir=$root/tools/gpu/cpu_probe
 work=$(mktemp -d)
-flags="-O3 -march=native -mprefer-vector-width=512 -fopenmp -shared -fPIC -fno-math-errno -fno-trapping-math"
+flags="-O3 -march=native -mprefer-vector-width=512 -fopenmp -shared -fPIC -fno-math-errno"
 g++ -O2 -o "$work/probe" "$dir/probe.cpp" -ldl
 names=("$@"); [ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && ls *.tir | sed 's/\.tir$//'))
 threads=$(nproc)

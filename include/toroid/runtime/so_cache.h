@@ -26,10 +26,11 @@ struct SharedObject {
 
 struct CompileFlags {
   std::string compiler;  // default: $CXX, else "c++"
-  // -fno-trapping-math: kernels run with floating-point traps off (as every caller's process
-  // does), and without it GCC keeps floor, ceil, trunc and round out of vector loops.
+  // Not -fno-trapping-math: with it g++ folds a float -> int -> float pair into trunc(x), which
+  // keeps -0.0 where the integer's 0 converts to +0.0 (1 / (double)(int64_t)-0.2 gave +inf), and
+  // a "+ 0.0" after it is dropped first. It only put floor, ceil, trunc and round into vector loops.
   std::string flags =
-      "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -fno-trapping-math -Wl,--push-state,--no-as-needed -lmvec "
+      "-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -Wl,--push-state,--no-as-needed -lmvec "
       "-Wl,--pop-state";
   // Text the sources begin with (the kernel prelude's standard headers): compiled once per
   // compiler, flags and text into a precompiled header kept in the cache (pch-<key>), which the
