@@ -3,7 +3,8 @@
 where a slow row of bench/cpu_micro.py spends its time. Reads a debug directory of that compile
 (kernels.cpp and memory.json, e.g. from tools/gpu/inductor_cpu_code.py --toroid-debug), builds
 kernels.cpp with the runtime's flags, allocates the buffers memory.json lists, and calls the
-kernels in the wrapper's order: the whole sequence, then each kernel alone (median of --reps);
+kernels in the wrapper's order: the whole sequence, then each kernel alone (cpu_micro's
+timed_round: the median of calls for --budget seconds);
 then Inductor's compiled module for the same workload and inputs (its `call`, outputs allocated).
 
     python3 tools/gpu/kernel_times.py DEBUG_DIR/toroid_0_p0.0 cross_entropy --mb 64 --dtype bf16
@@ -13,27 +14,15 @@ import ctypes
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import torch  # noqa: E402
-from cpu_micro import DTYPES, WORKLOADS, inputs  # noqa: E402
+from cpu_micro import DTYPES, WORKLOADS, inputs, timed_round  # noqa: E402
 
 FLAGS = ["-O3", "-march=native", "-mprefer-vector-width=512", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno"]
-
-
-def median_ms(fn, reps):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts) * 1e3
 
 
 def main():
@@ -42,7 +31,7 @@ def main():
     ap.add_argument("workload", choices=sorted(WORKLOADS))
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
-    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--budget", type=float, default=0.5, help="seconds of calls per figure")
     a = ap.parse_args()
     fn, kinds = WORKLOADS[a.workload]
     args = inputs(kinds, a.mb, DTYPES[a.dtype])
@@ -70,16 +59,16 @@ def main():
     everything = lambda: [f(p, syms) for _, f, p in bound]  # noqa: E731
     print(f"| kernel | ms ({a.workload} {a.dtype} {a.mb:g} MB, {torch.get_num_threads()} threads) |")
     print("|---|---|")
-    print(f"| all {len(bound)} in order | {median_ms(everything, a.reps):.3f} |")
+    print(f"| all {len(bound)} in order | {timed_round(everything, [], a.budget):.3f} |")
     for name, f, p in bound:
-        print(f"| {name} | {median_ms(lambda: f(p, syms), a.reps):.3f} |")
+        print(f"| {name} | {timed_round(f, [p, syms], a.budget):.3f} |")
     if hasattr(torch, "compile"):
         from torch._inductor.codecache import PyCodeCache
         with torch.no_grad():
             torch.compile(fn, dynamic=False)(*args)
         modules = [m for m in getattr(PyCodeCache, "modules", []) if hasattr(m, "call")]
         if modules:
-            print(f"| Inductor's call | {median_ms(lambda: modules[-1].call(list(args)), a.reps):.3f} |")
+            print(f"| Inductor's call | {timed_round(lambda: modules[-1].call(list(args)), [], a.budget):.3f} |")
 
 
 if __name__ == "__main__":
