@@ -137,9 +137,9 @@ class CppEmitter : public KernelEmitter {
   // (bench/RESULTS.md 32a), where two threads share a core and count instructions.
   bool inline_exp_ = env_flag("TOROID_CPU_INLINE_EXP").value_or(false);
   // float erf as the prelude's t_erf rather than libmvec's call ($TOROID_CPU_INLINE_ERF, read
-  // per kernel): off until timed on the GPU machine's host (as t_exp, fewer cycles on a core of
-  // its own need not mean a faster kernel where two threads share a core).
-  bool inline_erf_ = env_flag("TOROID_CPU_INLINE_ERF").value_or(false);
+  // per kernel). On: a bf16 gelu kernel ran 643 -> 407 us at 16 threads of the GPU machine's host
+  // and 9.0 -> 5.6 ms on one (bench/RESULTS.md 34a), unlike t_exp.
+  bool inline_erf_ = env_flag("TOROID_CPU_INLINE_ERF").value_or(true);
   // Checks each position (recording an error and reading nothing when one is out of range),
   // then loads.
   std::string indirect_load_expr(std::ostream& os, const std::string& ind, Expr e,
