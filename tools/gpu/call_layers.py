@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Where a small CPU call's fixed time goes through torch.compile(backend="toroid") (issue 18): the
-same add of two [rows, cols] f32 tensors timed at each layer in one process, without a
+same add of two [rows, cols] tensors (f32, or --dtype bf16) timed at each layer in one process, without a
 profiler: the whole compiled call (dynamo, AOTAutograd), the boxed function AOTAutograd calls,
 CompiledGraph.call_list, Partition.__call__ (its guard check and the lean run), the lean run
 alone (data pointers, output allocation, the C call), and beside them eager and Inductor.
 
     TOROID_LIBRARY=build/src/capi/libtoroid.so PYTHONPATH=python python3 tools/gpu/call_layers.py \
-        [--rows 1 --cols 256] [--calls 20000]
+        [--rows 1 --cols 256] [--dtype f32|bf16] [--calls 20000]
 """
 import argparse
 import os
@@ -41,12 +41,14 @@ def main():
     ap.add_argument("--rows", type=int, default=1)
     ap.add_argument("--cols", type=int, default=256)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--dtype", choices=["f32", "bf16"], default="f32")
     a = ap.parse_args()
     import toroid
     from toroid import backend
     graphs = []
     backend.listeners.append(lambda name, cg, bw: graphs.append(cg))
-    x, y = torch.rand(a.rows, a.cols), torch.rand(a.rows, a.cols)
+    dtype = {"f32": torch.float32, "bf16": torch.bfloat16}[a.dtype]
+    x, y = torch.rand(a.rows, a.cols).to(dtype), torch.rand(a.rows, a.cols).to(dtype)
     code = add.__code__
     fresh = lambda: type(add)(code.replace(), add.__globals__, "add")  # noqa: E731 (a cache list each)
     # What dynamo calls (AOTAutograd's compiled function), kept to be timed without dynamo.
@@ -99,7 +101,7 @@ def main():
             layers.append(("lean run through ctypes (TOROID_PYTHON_CALL=0)", lambda: through_ctypes(full)))
         if check:
             layers.append(("the guard's check alone", lambda: check(x, y)))
-        layers.append(("one output allocation alone", lambda: empty((a.rows, a.cols), (a.cols, 1), torch.float32)))
+        layers.append(("one output allocation alone", lambda: empty((a.rows, a.cols), (a.cols, 1), dtype)))
         import gc
         print("partition: guard", "set" if part._guard else "NONE", "| lean functions by signature:",
               {str(k)[:60]: v is not None for k, v in part._leans.items()})
@@ -114,7 +116,7 @@ def main():
                 gc.disable()
             rows.append((name, per_call_us(fn, a.calls)))
             gc.enable()
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, add of two [{a.rows}, {a.cols}] f32")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, add of two [{a.rows}, {a.cols}] {a.dtype}")
     print("| layer | µs a call |\n|---|---|")
     for name, us in rows:
         print(f"| {name} | {us:.2f} |")
