@@ -4,6 +4,7 @@
 // subnormals), in a vectorized loop as in a kernel and one element at a time. t_exp (the inline
 // expf) stays within 1.01 ulp of the true value over a sweep of floats, vectorized and not, and
 // keeps expf's special values; t_erf (the inline erff) within 8 ulp, with erf's special values.
+// The t_lm_ functions (libmvec's) give the same bits for an input wherever a loop computes it.
 #include "../src/codegen/cpu/kernel_prelude.h"
 
 #include <cmath>
@@ -83,11 +84,57 @@ int check_erf() {
   return 0;
 }
 
+bool same_bits(float a, float b) { return bits_of(a) == bits_of(b) || (a != a && b != b); }
+
+// `fn` (a t_lm_ function) over a sweep of floats in loops of every length from 1 to 37, so that
+// each input lands in a loop's full vectors, its narrower remainder and its scalar tail, against
+// `one` (the same function through a pointer: never vectorized).
+template <class Fn>
+int check_one_variant(const char* name, Fn fn, float (*volatile one)(float)) {
+  std::vector<float> x{0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, nan, 1e-40f, -1e-40f, 88.7f, -103.9f};
+  for (uint64_t u = 0; u <= 0xffffffffull; u += 65521) {
+    float f;
+    uint32_t b = static_cast<uint32_t>(u);
+    std::memcpy(&f, &b, 4);
+    x.push_back(f);
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> out(x.size());
+  for (int64_t len = 1; len <= 37; ++len) {
+    for (int64_t start = 0; start < n; start += len) {
+      const int64_t m = std::min(len, n - start);
+      const float* in = x.data() + start;
+      float* o = out.data() + start;
+#pragma omp simd
+      for (int64_t i = 0; i < m; ++i) o[i] = fn(in[i]);
+    }
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float alone = one(x[i]);
+      if (!same_bits(out[i], alone)) {
+        std::printf("%s(%a) = %a in loops of %lld, %a alone\n", name, x[i], out[i], static_cast<long long>(len), alone);
+        return 1;
+      }
+    }
+  }
+  std::printf("%s: %zu floats, the same bits in loops of 1 to 37 and alone\n", name, x.size());
+  return 0;
+}
+
+int check_vector_math() {
+  return check_one_variant("t_lm_expf", [](float v) { return t_lm_expf(v); }, t_lm_expf) ||
+         check_one_variant("t_lm_logf", [](float v) { return t_lm_logf(v); }, t_lm_logf) ||
+         check_one_variant("t_lm_erff", [](float v) { return t_lm_erff(v); }, t_lm_erff) ||
+         check_one_variant("t_lm_tanhf", [](float v) { return t_lm_tanhf(v); }, t_lm_tanhf) ||
+         check_one_variant("t_lm_expm1f", [](float v) { return t_lm_expm1f(v); }, t_lm_expm1f) ||
+         check_one_variant("t_lm_log1pf", [](float v) { return t_lm_log1pf(v); }, t_lm_log1pf);
+}
+
 }  // namespace
 
 int main() {
   if (int rc = check_exp()) return rc;
   if (int rc = check_erf()) return rc;
+  if (int rc = check_vector_math()) return rc;
   std::vector<uint32_t> in{0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
                            0x7f800001u, 0x7fffffffu, 0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu,
                            0x00008000u, 0x00018000u};

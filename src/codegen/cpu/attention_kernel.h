@@ -84,12 +84,12 @@ void t_attention(char* const* bufs, const int64_t* p) {
           }
           if (top == neg_inf) continue;  // every key so far masked
           const A next = m[r] != m[r] || top != top ? m[r] + top : std::max(m[r], top);
-          const A keep_old = std::exp(m[r] - next);  // 0 while m is -inf
+          const A keep_old = t_exp_of(m[r] - next);  // 0 while m is -inf
           m[r] = next;
           A sum = 0;
 #pragma omp simd reduction(+ : sum)
           for (int64_t j = 0; j < n; ++j) {
-            w[j] = std::exp(s[j] - next);
+            w[j] = t_exp_of(s[j] - next);
             sum += w[j];
           }
           l[r] = l[r] * keep_old + sum;

@@ -228,6 +228,9 @@ class CppEmitter : public KernelEmitter {
     if (fn == "sigmoid") return inline_exp ? "t_sigmoid_exp" : "t_sigmoid";
     if (fn == "exp" && inline_exp) return "t_exp";
     if (fn == "erf" && inline_erf_ && is_float) return "t_erf";
+    // libmvec's, one variant wherever g++ calls it (kernel_prelude.h).
+    static const std::unordered_set<std::string> vector_math = {"exp", "log", "erf", "tanh", "expm1", "log1p"};
+    if (is_float && vector_math.count(fn)) return "t_lm_" + fn + "f";
     return "std::" + fn;
   }
   std::string float_literal(double v, DType d) const override { return cpu::float_literal(v, d); }

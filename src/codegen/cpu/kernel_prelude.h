@@ -10,17 +10,79 @@
 
 #include <omp.h>
 
-// glibc declares the vector variants of its float math (libmvec) only under -ffast-math; declare
-// the ones kernels use so `#pragma omp simd` loops call _ZGV*_expf etc. instead of scalar expf.
-#if defined(__x86_64__) && defined(__GLIBC__)
-extern "C" {
-__attribute__((simd("notinbranch"))) float expf(float) noexcept;
-__attribute__((simd("notinbranch"))) float logf(float) noexcept;
-__attribute__((simd("notinbranch"))) float erff(float) noexcept;
-__attribute__((simd("notinbranch"))) float tanhf(float) noexcept;
-__attribute__((simd("notinbranch"))) float expm1f(float) noexcept;
-__attribute__((simd("notinbranch"))) float log1pf(float) noexcept;
+// Float exp, log, tanh, expm1, log1p and erf: t_lm_<f>f, libmvec's vector functions with one
+// variant behind every call. glibc's scalar expf and its SSE, AVX2 and AVX-512 variants round
+// differently (tanhf and expm1f even AVX2 against AVX-512), and g++ picks one per loop and per
+// loop version (a row's remainder, one half of a split outer loop): equal inputs at two positions
+// came out an ulp apart, and an argmax over tied rows picked the wrong one. Each t_lm_ function is
+// declared with vector clones (so `omp simd` loops call them) that all run the widest variant,
+// narrower vectors padded with 1s. Its scalar form (a broadcast, then the same variant) is
+// assembly: a body g++ could see would be inlined before vectorizing, and a function defined in
+// this file gets no clones but its own. Everything is file-local, so a library built from several
+// kernel files has each once per file. Elsewhere (no AVX2, no glibc, not g++'s simd clones): the
+// scalar C library, and such loops stay scalar.
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__) && \
+    (defined(__AVX512F__) || defined(__AVX2__))
+typedef float t_v4sf __attribute__((vector_size(16)));
+typedef float t_v8sf __attribute__((vector_size(32)));
+#if defined(__AVX512F__)
+typedef float t_lm_wide __attribute__((vector_size(64)));
+#define T_LM_WIDE(f) _ZGVeN16v_##f
+#define T_LM_SCALAR_ASM(f) "\tvbroadcastss %xmm0, %zmm0\n\tjmp _ZGVeN16v_" #f "@PLT\n"
+static inline t_lm_wide t_lm_from8(t_v8sf x) {
+  const t_v8sf one = {1, 1, 1, 1, 1, 1, 1, 1};
+  return __builtin_shufflevector(x, one, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
+static inline t_lm_wide t_lm_from4(t_v4sf x) {
+  const t_v4sf one = {1, 1, 1, 1};
+  return __builtin_shufflevector(x, one, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+}
+#define T_LM_CLONES(f)                                                                          \
+  __attribute__((used)) static t_lm_wide _ZGVeN16v_t_lm_##f(t_lm_wide x) { return T_LM_WIDE(f)(x); } \
+  __attribute__((used)) static t_v8sf _ZGVdN8v_t_lm_##f(t_v8sf x) {                            \
+    const t_lm_wide r = T_LM_WIDE(f)(t_lm_from8(x));                                           \
+    return __builtin_shufflevector(r, r, 0, 1, 2, 3, 4, 5, 6, 7);                              \
+  }
+#else
+typedef t_v8sf t_lm_wide;
+#define T_LM_WIDE(f) _ZGVdN8v_##f
+#define T_LM_SCALAR_ASM(f) "\tvbroadcastss %xmm0, %ymm0\n\tjmp _ZGVdN8v_" #f "@PLT\n"
+static inline t_lm_wide t_lm_from4(t_v4sf x) {
+  const t_v4sf one = {1, 1, 1, 1};
+  return __builtin_shufflevector(x, one, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+#define T_LM_CLONES(f) \
+  __attribute__((used)) static t_v8sf _ZGVdN8v_t_lm_##f(t_v8sf x) { return T_LM_WIDE(f)(x); }
+#endif
+#define T_LM(f)                                                                                      \
+  extern "C" {                                                                                       \
+  t_lm_wide T_LM_WIDE(f)(t_lm_wide);                                                                 \
+  __attribute__((simd("notinbranch"), const, nothrow, visibility("hidden"))) float t_lm_##f(float); \
+  T_LM_CLONES(f)                                                                                     \
+  __attribute__((used)) static t_v8sf _ZGVcN8v_t_lm_##f(t_v8sf x) { return _ZGVdN8v_t_lm_##f(x); }   \
+  __attribute__((used)) static t_v4sf _ZGVbN4v_t_lm_##f(t_v4sf x) {                                  \
+    const t_lm_wide r = T_LM_WIDE(f)(t_lm_from4(x));                                                 \
+    return __builtin_shufflevector(r, r, 0, 1, 2, 3);                                                \
+  }                                                                                                  \
+  }                                                                                                  \
+  asm(".text\n.type t_lm_" #f ", @function\nt_lm_" #f ":\n" T_LM_SCALAR_ASM(f) ".size t_lm_" #f ", .-t_lm_" #f "\n");
+T_LM(expf)
+T_LM(logf)
+T_LM(erff)
+T_LM(tanhf)
+T_LM(expm1f)
+T_LM(log1pf)
+#undef T_LM
+#undef T_LM_CLONES
+#undef T_LM_SCALAR_ASM
+#undef T_LM_WIDE
+#else
+static inline float t_lm_expf(float x) { return std::exp(x); }
+static inline float t_lm_logf(float x) { return std::log(x); }
+static inline float t_lm_erff(float x) { return std::erf(x); }
+static inline float t_lm_tanhf(float x) { return std::tanh(x); }
+static inline float t_lm_expm1f(float x) { return std::expm1(x); }
+static inline float t_lm_log1pf(float x) { return std::log1p(x); }
 #endif
 
 namespace {
@@ -166,7 +228,9 @@ template <class T> inline T t_ipow(T base, T exp) {
   }
   return r;
 }
-template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
+inline float t_exp_of(float x) { return t_lm_expf(x); }
+inline double t_exp_of(double x) { return std::exp(x); }
+template <class T> inline T t_sigmoid(T a) { return T(1) / (T(1) + t_exp_of(-a)); }
 // expf as straight-line vector code (TOROID_CPU_INLINE_EXP): 2^k e^r with k = round(x / ln 2),
 // |r| <= ln2 / 2 in two steps (ln2's high part has bits to spare for k), e^r = 1 + r + r^2 P(r)
 // with P a degree-4 fit (relative error 3e-9). At most 1.01 ulp from the true value over every
