@@ -16,10 +16,10 @@
 // loop version (a row's remainder, one half of a split outer loop): equal inputs at two positions
 // came out an ulp apart, and an argmax over tied rows picked the wrong one. Each t_lm_ function is
 // declared with vector clones (so `omp simd` loops call them) that all run the widest variant,
-// narrower vectors padded with 1s. Its scalar form (a broadcast, then the same variant) is
-// assembly: a body g++ could see would be inlined before vectorizing, and a function defined in
-// this file gets no clones but its own. Everything is file-local, so a library built from several
-// kernel files has each once per file. Elsewhere (no AVX2, no glibc, not g++'s simd clones): the
+// narrower vectors padded with 1s; the widest clone is libmvec's own symbol under a second name.
+// Its scalar form (a broadcast, then the same variant) is assembly: a body g++ could see would be
+// inlined before vectorizing, and a function defined in this file gets no clones but its own.
+// Everything is file-local, so a library built from several kernel files has each once per file. Elsewhere (no AVX2, no glibc, not g++'s simd clones): the
 // scalar C library, and such loops stay scalar.
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__) && \
     (defined(__AVX512F__) || defined(__AVX2__))
@@ -29,43 +29,44 @@ typedef float t_v8sf __attribute__((vector_size(32)));
 typedef float t_lm_wide __attribute__((vector_size(64)));
 #define T_LM_WIDE(f) _ZGVeN16v_##f
 #define T_LM_SCALAR_ASM(f) "\tvbroadcastss %xmm0, %zmm0\n\tjmp _ZGVeN16v_" #f "@PLT\n"
+#define T_LM_WIDE_ASM(f) ".set _ZGVeN16v_t_lm_" #f ", _ZGVeN16v_" #f "\n"
 static inline t_lm_wide t_lm_from8(t_v8sf x) {
   const t_v8sf one = {1, 1, 1, 1, 1, 1, 1, 1};
   return __builtin_shufflevector(x, one, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
+static inline t_v8sf t_lm_to8(t_lm_wide r) { return __builtin_shufflevector(r, r, 0, 1, 2, 3, 4, 5, 6, 7); }
 static inline t_lm_wide t_lm_from4(t_v4sf x) {
   const t_v4sf one = {1, 1, 1, 1};
   return __builtin_shufflevector(x, one, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
 }
-#define T_LM_CLONES(f)                                                                          \
-  __attribute__((used)) static t_lm_wide _ZGVeN16v_t_lm_##f(t_lm_wide x) { return T_LM_WIDE(f)(x); } \
-  __attribute__((used)) static t_v8sf _ZGVdN8v_t_lm_##f(t_v8sf x) {                            \
-    const t_lm_wide r = T_LM_WIDE(f)(t_lm_from8(x));                                           \
-    return __builtin_shufflevector(r, r, 0, 1, 2, 3, 4, 5, 6, 7);                              \
-  }
+#define T_LM_CLONES(f) \
+  __attribute__((used)) static t_v8sf _ZGVdN8v_t_lm_##f(t_v8sf x) { return t_lm_to8(T_LM_WIDE(f)(t_lm_from8(x))); }
 #else
 typedef t_v8sf t_lm_wide;
 #define T_LM_WIDE(f) _ZGVdN8v_##f
 #define T_LM_SCALAR_ASM(f) "\tvbroadcastss %xmm0, %ymm0\n\tjmp _ZGVdN8v_" #f "@PLT\n"
+#define T_LM_WIDE_ASM(f) ".set _ZGVdN8v_t_lm_" #f ", _ZGVdN8v_" #f "\n"
+static inline t_lm_wide t_lm_from8(t_v8sf x) { return x; }
+static inline t_v8sf t_lm_to8(t_lm_wide r) { return r; }
 static inline t_lm_wide t_lm_from4(t_v4sf x) {
   const t_v4sf one = {1, 1, 1, 1};
   return __builtin_shufflevector(x, one, 0, 1, 2, 3, 4, 5, 6, 7);
 }
-#define T_LM_CLONES(f) \
-  __attribute__((used)) static t_v8sf _ZGVdN8v_t_lm_##f(t_v8sf x) { return T_LM_WIDE(f)(x); }
+#define T_LM_CLONES(f)
 #endif
 #define T_LM(f)                                                                                      \
   extern "C" {                                                                                       \
   t_lm_wide T_LM_WIDE(f)(t_lm_wide);                                                                 \
   __attribute__((simd("notinbranch"), const, nothrow, visibility("hidden"))) float t_lm_##f(float); \
   T_LM_CLONES(f)                                                                                     \
-  __attribute__((used)) static t_v8sf _ZGVcN8v_t_lm_##f(t_v8sf x) { return _ZGVdN8v_t_lm_##f(x); }   \
+  __attribute__((used)) static t_v8sf _ZGVcN8v_t_lm_##f(t_v8sf x) { return t_lm_to8(T_LM_WIDE(f)(t_lm_from8(x))); } \
   __attribute__((used)) static t_v4sf _ZGVbN4v_t_lm_##f(t_v4sf x) {                                  \
     const t_lm_wide r = T_LM_WIDE(f)(t_lm_from4(x));                                                 \
     return __builtin_shufflevector(r, r, 0, 1, 2, 3);                                                \
   }                                                                                                  \
   }                                                                                                  \
-  asm(".text\n.type t_lm_" #f ", @function\nt_lm_" #f ":\n" T_LM_SCALAR_ASM(f) ".size t_lm_" #f ", .-t_lm_" #f "\n");
+  asm(T_LM_WIDE_ASM(f) ".text\n.type t_lm_" #f ", @function\nt_lm_" #f ":\n" T_LM_SCALAR_ASM(f)          \
+      ".size t_lm_" #f ", .-t_lm_" #f "\n");
 T_LM(expf)
 T_LM(logf)
 T_LM(erff)
@@ -75,6 +76,7 @@ T_LM(log1pf)
 #undef T_LM
 #undef T_LM_CLONES
 #undef T_LM_SCALAR_ASM
+#undef T_LM_WIDE_ASM
 #undef T_LM_WIDE
 #else
 static inline float t_lm_expf(float x) { return std::exp(x); }
