@@ -170,6 +170,12 @@ class T:
         # Computed from a float sum, mean or var: a value exact arithmetic may give as 0 (the
         # mean of cat(-x, x)) comes out a few ulps away in another summation order.
         self.cancels = False
+        # The graph inputs it is computed from, and whether it divides, element by element, two
+        # values computed from a common one (softmax(x) / exp(x - max): equal elements in exact
+        # arithmetic, whose order then follows rounding, so an argmax over them picks by the last
+        # bit). softmax's own division by its row sum (another shape) keeps its argmax.
+        self.sources = frozenset([name]) if name.startswith("x") else frozenset()
+        self.ratio = False
 
     @property
     def rank(self):
@@ -412,6 +418,10 @@ class Gen:
         ts = [self.by_name[n] for n in re.findall(r"%(\w+)", " ".join(args))]  # the tensor operands
         out.mag = mag if mag is not None else self.magnitude(op, args, ts, out)
         out.cancels = (op in CANCELLING and is_float(out.dtype)) or any(t.cancels for t in ts)
+        out.sources = out.sources.union(*(t.sources for t in ts))
+        out.ratio = any(t.ratio for t in ts) or (op == "aten.div.Tensor" and len(ts) == 2
+                                                  and ts[0].sizes == ts[1].sizes
+                                                  and bool(ts[0].sources & ts[1].sources))
         return out
 
     def magnitude(self, op, args, ts, out):
@@ -552,6 +562,8 @@ class Gen:
         if x.rank == 0:
             return self.unary(x)
         kinds = ["sum", "amax", "amin", "argmax", "prod", "any"]
+        if x.ratio:
+            kinds.remove("argmax")
         if is_float(x.dtype):
             kinds += ["sum", "mean", "var", "softmax"]
         if x.dtype == "bool":
