@@ -220,8 +220,9 @@ class CppEmitter : public KernelEmitter {
     return scalar_expr(e, [&](size_t i) { return names.at(e.operand(i)); }, *this);
   }
 
-  // ScalarDialect: the standard library's overloads (float exp, sigmoid and erf inline where
-  // asked).
+  // ScalarDialect: the standard library's overloads, but float exp, log, erf, tanh, expm1 and
+  // log1p through the prelude's t_lm_ wrappers of libmvec, and exp, sigmoid and erf inline where
+  // asked.
   std::string math(const std::string& fn, DType t) const override {
     const bool is_float = compute_type(t) == std::string_view("float");
     bool inline_exp = inline_exp_ && is_float;

@@ -65,8 +65,8 @@ static inline t_lm_wide t_lm_from4(t_v4sf x) {
     return __builtin_shufflevector(r, r, 0, 1, 2, 3);                                                \
   }                                                                                                  \
   }                                                                                                  \
-  asm(T_LM_WIDE_ASM(f) ".text\n.type t_lm_" #f ", @function\nt_lm_" #f ":\n" T_LM_SCALAR_ASM(f)          \
-      ".size t_lm_" #f ", .-t_lm_" #f "\n");
+  asm(T_LM_WIDE_ASM(f) ".pushsection .text\n.type t_lm_" #f ", @function\nt_lm_" #f ":\n"             \
+      T_LM_SCALAR_ASM(f) ".size t_lm_" #f ", .-t_lm_" #f "\n.popsection\n");
 T_LM(expf)
 T_LM(logf)
 T_LM(erff)
