@@ -19,8 +19,9 @@
 // narrower vectors padded with 1s; the widest clone is libmvec's own symbol under a second name.
 // Its scalar form (a broadcast, then the same variant) is assembly: a body g++ could see would be
 // inlined before vectorizing, and a function defined in this file gets no clones but its own.
-// Everything is file-local, so a library built from several kernel files has each once per file. Elsewhere (no AVX2, no glibc, not g++'s simd clones): the
-// scalar C library, and such loops stay scalar.
+// Everything is file-local, so a library built from several kernel files has each once per file.
+// Elsewhere (no AVX2, no glibc, not g++'s simd clones): the scalar C library, and such loops stay
+// scalar.
 #if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__) && \
     (defined(__AVX512F__) || defined(__AVX2__))
 typedef float t_v4sf __attribute__((vector_size(16)));
