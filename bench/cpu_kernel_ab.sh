@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # A/B of the CPU code two toroidc builds generate for one graph: each kernel0 compiled with
-# toroid's flags and timed alone (bench/cpu_kernel_ab.cpp), best of five medians, one thread.
-#   bench/cpu_kernel_ab.sh OLD_TOROIDC NEW_TOROIDC GRAPH.tir BUFFERS BYTES SYM...
+# toroid's flags and timed alone (bench/cpu_kernel_ab.cpp), best of five medians, on $THREADS
+# OpenMP threads (default 1).
+#   [THREADS=N] bench/cpu_kernel_ab.sh OLD_TOROIDC NEW_TOROIDC GRAPH.tir BUFFERS BYTES SYM...
 # BUFFERS: the kernel's argument count (its `bufs`); BYTES: enough for the largest; SYM...: its
 # symbol values. The graph should compile to one kernel (kernel0).
 set -euo pipefail
 old=$1 new=$2 graph=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd); tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 g++ -O2 -o "$tmp/ab" "$here/cpu_kernel_ab.cpp" -ldl
+# The runtime's flags (include/toroid/runtime/so_cache.h), with its 512-bit preference on AVX-512.
+flags="-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno"
+grep -qw avx512f /proc/cpuinfo && flags="$flags -mprefer-vector-width=512"
 for side in old new; do
   "${!side}" run "$graph" --emit=cpp > "$tmp/$side.cpp"
-  g++ -O3 -march=native -fopenmp -shared -fPIC -fno-math-errno -o "$tmp/$side.so" "$tmp/$side.cpp" -lmvec
+  g++ $flags -o "$tmp/$side.so" "$tmp/$side.cpp" -lmvec
 done
 for side in old new; do
   best=
   for _ in 1 2 3 4 5; do
-    t=$(OMP_NUM_THREADS=1 "$tmp/ab" "$tmp/$side.so" kernel0 "$@" | awk '{print $2}')
+    t=$(OMP_NUM_THREADS=${THREADS:-1} "$tmp/ab" "$tmp/$side.so" kernel0 "$@" | awk '{print $2}')
     best=$(python3 -c "print(min(float('$t'), float('${best:-inf}')))")
   done
-  echo "$side: $best us (best of five medians)"
+  echo "$side: $best us (best of five medians, ${THREADS:-1} threads)"
 done
