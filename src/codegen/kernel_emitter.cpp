@@ -9,6 +9,8 @@ KernelEmitter::KernelEmitter(const sched::Kernel& k, const SymbolSlots& slots, c
 
 void KernelEmitter::collect_args() {
   auto arg = [this](loop::Buffer* b) {
+    for (const sched::Member& m : k_.members)
+      if (m.local && m.buffer == b) return;  // in a register only
     for (loop::Buffer* x : args_)
       if (x == b) return;
     args_.push_back(b);

@@ -358,6 +358,7 @@ SymExpr member_store_position(const Member& m) {
 Schedule schedule(const loop::LoopProgram& program, const ScheduleOptions& options) {
   Schedule s = Scheduler(program, options).run();
   if (options.combo_kernels) combine_kernels(s);
+  if (program.target.is_cuda()) keep_local_reductions(s, program);
   return s;
 }
 

@@ -21,6 +21,9 @@ struct Member {
   // The buffer's index and reduction variables in terms of the kernel's variables.
   std::vector<SymExpr> index;
   std::vector<SymExpr> reduction_index;
+  // A reduction that only later members of its kernel read (keep_local_reductions): the kernel
+  // keeps it in a register and stores it nowhere; it has no memory.
+  bool local = false;
 };
 
 struct Kernel {
@@ -67,6 +70,12 @@ struct Schedule {
 
 // Fusion decisions are logged under TOROID_LOG=fusion.
 Schedule schedule(const loop::LoopProgram& program, const ScheduleOptions& options = {});
+
+// Marks each reduction that nothing outside its kernel reads (no other kernel, call, host step
+// or output; no buffer writing into its memory) as local. For CUDA, whose row kernels read their
+// reductions from registers; the C++ kernels read theirs back from memory. Logged under
+// TOROID_LOG=fusion.
+void keep_local_reductions(Schedule& schedule, const loop::LoopProgram& program);
 
 // Combo kernels: groups runs of consecutive Kernel steps into Combo steps (at most
 // kMaxComboParts each) when every kernel of the run is flat (inner pointwise members only) and

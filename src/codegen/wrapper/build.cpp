@@ -388,7 +388,8 @@ WrapperProgram build_program(const loop::LoopProgram& program, const sched::Sche
   };
   // A kernel's comment line, naming each member and what it computes.
   auto comment = [&](const sched::Kernel& k) {
-    for (const sched::Member& m : k.members) alloc(m.buffer);
+    for (const sched::Member& m : k.members)
+      if (!m.local) alloc(m.buffer);
     Line c;
     c.text = k.name + ":";
     for (const sched::Member& m : k.members)
