@@ -3,7 +3,8 @@
 // bytes: which change to toroid's row code generation would pay, measured before writing it.
 //   nvcc -O3 -arch=sm_90 -o /tmp/short_rows tools/gpu/short_rows.cu && /tmp/short_rows [REPS]
 // Prints the median µs of REPS runs (default 50) and the % of the same-bytes copy's rate.
-// Built with -DGENERATED_SOFTMAX_197=\"F.cu\" or -DGENERATED_LAYER_NORM_768=\"F.cu\" (toroidc's
+// Built with -DGENERATED_SOFTMAX_197=\"F.cu\", -DGENERATED_LAYER_NORM_768=\"F.cu\" or
+// -DGENERATED_LAYER_NORM_4096=\"F.cu\" (the micro suite's layer_norm: 16384 rows of 4096 bf16; toroidc's
 // --emit=cuda of that workload; tools/gpu/short_rows.sh), it also times toroid's own kernel0 on
 // the same buffers, launched as toroid's executor launches it.
 #include <cuda_bf16.h>
@@ -13,6 +14,8 @@
 #include GENERATED_SOFTMAX_197
 #elif defined(GENERATED_LAYER_NORM_768)
 #include GENERATED_LAYER_NORM_768
+#elif defined(GENERATED_LAYER_NORM_4096)
+#include GENERATED_LAYER_NORM_4096
 #endif
 
 #include <algorithm>
@@ -242,5 +245,30 @@ int main(int argc, char** argv) {
     CHECK(cudaFree(w));
     CHECK(cudaFree(b));
   }
+#ifdef GENERATED_LAYER_NORM_4096
+  {  // the GPU micro suite's layer_norm: 16384 rows of 4096 bf16, a block of 128 threads a row
+    constexpr int C = 4096;
+    const int rows = 16384;
+    const size_t bytes = size_t(rows) * C * 2;
+    __nv_bfloat16 *x, *y, *w, *b;
+    CHECK(cudaMalloc(&x, bytes));
+    CHECK(cudaMalloc(&y, bytes));
+    CHECK(cudaMalloc(&w, C * 2));
+    CHECK(cudaMalloc(&b, C * 2));
+    CHECK(cudaMemset(x, 0x3f, bytes));
+    CHECK(cudaMemset(w, 0x3f, C * 2));
+    CHECK(cudaMemset(b, 0, C * 2));
+    const double copy = copy_us(x, y, 2 * bytes);
+    report("copy of layer_norm's bytes", copy, copy);
+    report("layer_norm toroid's kernel0", median_us([&] {
+      kernel0_i32<<<rows, 128>>>(reinterpret_cast<t_bf16*>(x), reinterpret_cast<t_bf16*>(y), reinterpret_cast<t_bf16*>(w),
+                                 reinterpret_cast<t_bf16*>(b), rows); }, reps), copy);
+    CHECK(cudaGetLastError());
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(y));
+    CHECK(cudaFree(w));
+    CHECK(cudaFree(b));
+  }
+#endif
   return 0;
 }
