@@ -9,12 +9,11 @@ set -euo pipefail
 old=$1 new=$2 graph=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd); tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 g++ -O2 -o "$tmp/ab" "$here/cpu_kernel_ab.cpp" -ldl
-# The runtime's flags (include/toroid/runtime/so_cache.h), with its 512-bit preference on AVX-512.
-flags="-O3 -march=native -fopenmp -shared -fPIC -fno-math-errno"
-grep -qw avx512f /proc/cpuinfo && flags="$flags -mprefer-vector-width=512"
+# The runtime's compiler and flags on this host (the 512-bit preference on AVX-512 included).
+build=$("$new" cache flags)
 for side in old new; do
   "${!side}" run "$graph" --emit=cpp > "$tmp/$side.cpp"
-  g++ $flags -o "$tmp/$side.so" "$tmp/$side.cpp" -lmvec
+  $build -o "$tmp/$side.so" "$tmp/$side.cpp"
 done
 for side in old new; do
   best=

@@ -294,19 +294,26 @@ SharedObject compile_and_load(const std::string& source, const CompileFlags& f) 
   return compile_and_load(std::vector<std::string>{source}, f);
 }
 
-SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& f) {
-  TOROID_CHECK(!sources.empty(), "compile_and_load without sources");
-  std::string compiler = f.compiler;
-  if (compiler.empty()) {
+CompileCommand compile_command(const CompileFlags& f) {
+  CompileCommand c;
+  c.compiler = f.compiler;
+  if (c.compiler.empty()) {
     const char* cxx = std::getenv("CXX");
-    compiler = cxx && *cxx ? cxx : "c++";
+    c.compiler = cxx && *cxx ? cxx : "c++";
   }
-  bool native = f.flags.find("-march=native") != std::string::npos;
   // g++ and clang keep to 256-bit vectors on AVX-512 CPUs unless told otherwise; the kernels'
   // loops (16-bit float conversions, vectorized exp) run up to 1.7x faster with 512-bit ones
   // (bench/RESULTS.md 14a).
-  std::string flags = f.flags;
-  if (native && host_isa().find(" avx512f ") != std::string::npos) flags += " -mprefer-vector-width=512";
+  c.flags = f.flags;
+  if (f.flags.find("-march=native") != std::string::npos && host_isa().find(" avx512f ") != std::string::npos)
+    c.flags += " -mprefer-vector-width=512";
+  return c;
+}
+
+SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& f) {
+  TOROID_CHECK(!sources.empty(), "compile_and_load without sources");
+  const auto [compiler, flags] = compile_command(f);
+  bool native = f.flags.find("-march=native") != std::string::npos;
   std::string compiler_id = compiler_identity(compiler);
   std::string identity = compiler_id + (native ? "\n" + host_isa() : std::string());
   uint64_t h = fnv1a64(compiler_id + "\n" + flags + (native ? "\n" + host_isa() : std::string()));

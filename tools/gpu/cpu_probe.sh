@@ -12,7 +12,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 carry=$1; shift
 dir=$root/tools/gpu/cpu_probe
 work=$(mktemp -d)
-flags="-O3 -march=native -mprefer-vector-width=512 -fopenmp -shared -fPIC -fno-math-errno"
+build=$("$carry/toroidc" cache flags)  # the runtime's compiler and flags on this host
 g++ -O2 -o "$work/probe" "$dir/probe.cpp" -ldl
 names=("$@"); [ ${#names[@]} -gt 0 ] || names=($(cd "$dir" && ls *.tir | sed 's/\.tir$//'))
 threads=$(nproc)
@@ -24,7 +24,7 @@ for n in "${names[@]}"; do
   for v in "${variants[@]}"; do
     setting=(); [ "$v" = default ] || setting=("$v")
     env "${setting[@]}" "$carry/toroidc" run "$dir/$n.tir" --emit=cpp > "$work/$n.cpp"
-    g++ $flags -o "$work/$n.so" "$work/$n.cpp" -Wl,--no-as-needed -lmvec
+    $build -o "$work/$n.so" "$work/$n.cpp"
     nbufs=$(grep -o 'bufs\[[0-9]*\]' "$work/$n.cpp" | sort -u | wc -l)
     bytes=$((64 << 20))
     one=$(OMP_NUM_THREADS=1 "$work/probe" "$work/$n.so" "$nbufs" "$bytes" 50)

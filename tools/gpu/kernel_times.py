@@ -22,7 +22,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 from cpu_micro import DTYPES, WORKLOADS, inputs, timed_round  # noqa: E402
 
-FLAGS = ["-O3", "-march=native", "-mprefer-vector-width=512", "-fopenmp", "-shared", "-fPIC", "-fno-math-errno"]
 
 
 def main():
@@ -32,6 +31,8 @@ def main():
     ap.add_argument("--mb", type=float, default=8)
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
     ap.add_argument("--budget", type=float, default=0.5, help="seconds of calls per figure")
+    ap.add_argument("--toroidc", default=".cudacarry/toroidc",
+                    help="the toroidc whose runtime flags build the kernels (`toroidc cache flags`)")
     a = ap.parse_args()
     fn, kinds = WORKLOADS[a.workload]
     args = inputs(kinds, a.mb, DTYPES[a.dtype])
@@ -46,8 +47,8 @@ def main():
         if m:
             calls.append((m.group(1), [s.strip() for s in m.group(2).split(",") if s.strip()]))
     so = os.path.join(tempfile.mkdtemp(), "kernels.so")
-    subprocess.run(["g++", *FLAGS, "-o", so, os.path.join(a.debug_dir, "kernels.cpp"), "-Wl,--no-as-needed", "-lmvec"],
-                   check=True)
+    command = subprocess.run([a.toroidc, "cache", "flags"], check=True, capture_output=True, text=True).stdout.split()
+    subprocess.run([*command, "-o", so, os.path.join(a.debug_dir, "kernels.cpp")], check=True)
     lib = ctypes.CDLL(so)
     syms = (ctypes.c_int64 * 64)()
     bound = []

@@ -39,7 +39,7 @@ using toroid::ops::RtValue;
 constexpr const char* kUsage =
     "usage: toroidc run FILE [options]\n"
     "       toroidc aot FILE -o PACKAGE [options]\n"
-    "       toroidc cache info|clear\n"
+    "       toroidc cache info|clear|flags\n"
     "       toroidc --help | --version\n"
     "\n"
     "Compiles a .tir graph (FILE '-' reads standard input) into CPU or CUDA kernels, runs it and\n"
@@ -91,12 +91,14 @@ constexpr const char* kUsage =
     "graph's size hints only).\n"
     "\n"
     "'cache info' prints the kernel cache's directory, entries, bytes and limit\n"
-    "(TOROID_CACHE_MAX_MB); 'cache clear' removes its entries.\n";
+    "(TOROID_CACHE_MAX_MB); 'cache clear' removes its entries; 'cache flags' prints the compiler\n"
+    "and flags CPU kernels compile with on this host (the shared object's, as in\n"
+    "`$(toroidc cache flags) -o k.so k.cpp`).\n";
 
 [[noreturn]] void usage_error(const std::string& message) { toroid::usage_error("toroidc", message, kUsage); }
 
 struct Options {
-  std::string cache;  // "info" or "clear": the cache command instead of run
+  std::string cache;  // "info", "clear" or "flags": the cache command instead of run
   bool aot = false;   // toroidc aot: write a package to `output`
   bool static_shapes = false;
   std::string file;
@@ -172,7 +174,8 @@ Options parse_command_line(int argc, char** argv) {
   cache.option("WHAT", cache_what);
   app.parse_or_exit(argc, argv);
   if (cache.given()) {
-    if (cache_what != "info" && cache_what != "clear") usage_error("'cache' takes one of info, clear");
+    if (cache_what != "info" && cache_what != "clear" && cache_what != "flags")
+      usage_error("'cache' takes one of info, clear, flags");
     o.cache = cache_what;
     return o;
   }
@@ -312,8 +315,13 @@ std::string json_number(double v) {
   return buf;
 }
 
-// `toroidc cache info|clear`.
+// `toroidc cache info|clear|flags`.
 int run_cache(const std::string& what) {
+  if (what == "flags") {
+    toroid::runtime::CompileCommand c = toroid::runtime::compile_command();
+    std::cout << c.compiler << " " << c.flags << "\n";
+    return 0;
+  }
   toroid::runtime::CacheUsage u = what == "clear" ? toroid::runtime::clear_cache() : toroid::runtime::cache_usage();
   auto mib = [](uint64_t b) { return std::to_string((b + (1 << 19)) >> 20) + " MiB"; };
   std::cout << (what == "clear" ? "removed from " : "kernel cache: ") << u.dir << "\n"

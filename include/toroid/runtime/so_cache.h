@@ -42,6 +42,13 @@ struct CompileFlags {
 // The flags for a CPU target (its -march); a UserError for an -march that is not a plain name.
 CompileFlags compile_flags_for(const Target& target);
 
+// The compiler and flags compile_and_load runs with `f` on this host (`toroidc cache flags`
+// prints them, for tools that build generated kernels as the runtime does).
+struct CompileCommand {
+  std::string compiler, flags;
+};
+CompileCommand compile_command(const CompileFlags& f = {});
+
 SharedObject compile_and_load(const std::string& source, const CompileFlags& flags = {});
 // Several translation units (codegen::wrapper::kernels_sources), compiled in parallel and
 // linked into one shared object; one cache entry keyed by all of them.
