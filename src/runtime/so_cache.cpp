@@ -312,7 +312,9 @@ CompileCommand compile_command(const CompileFlags& f) {
 
 SharedObject compile_and_load(const std::vector<std::string>& sources, const CompileFlags& f) {
   TOROID_CHECK(!sources.empty(), "compile_and_load without sources");
-  const auto [compiler, flags] = compile_command(f);
+  // Named copies, not a structured binding: clang 14's lambdas cannot capture one.
+  const CompileCommand command_line = compile_command(f);
+  const std::string compiler = command_line.compiler, flags = command_line.flags;
   bool native = f.flags.find("-march=native") != std::string::npos;
   std::string compiler_id = compiler_identity(compiler);
   std::string identity = compiler_id + (native ? "\n" + host_isa() : std::string());
