@@ -138,6 +138,25 @@ __global__ void copy4(const uint4* __restrict__ x, uint4* __restrict__ y, int64_
     y[i] = __ldg(x + i);
 }
 
+// A layer norm's buffers: ROWS x C bf16 input and output, a weight of 1.5 and a bias of 0.
+struct LayerNormBuffers {
+  __nv_bfloat16 *x = nullptr, *y = nullptr, *w = nullptr, *b = nullptr;
+  size_t bytes;  // of x (and of y)
+  LayerNormBuffers(int rows, int cols) : bytes(size_t(rows) * cols * 2) {
+    CHECK(cudaMalloc(&x, bytes));
+    CHECK(cudaMalloc(&y, bytes));
+    CHECK(cudaMalloc(&w, cols * 2));
+    CHECK(cudaMalloc(&b, cols * 2));
+    CHECK(cudaMemset(x, 0x3f, bytes));
+    CHECK(cudaMemset(w, 0x3f, cols * 2));
+    CHECK(cudaMemset(b, 0, cols * 2));
+  }
+  ~LayerNormBuffers() {
+    for (void* p : {static_cast<void*>(x), static_cast<void*>(y), static_cast<void*>(w), static_cast<void*>(b)})
+      CHECK(cudaFree(p));
+  }
+};
+
 static double median_us(const std::function<void()>& run, int reps) {
   for (int i = 0; i < 3; ++i) run();
   std::vector<cudaEvent_t> ev(reps + 1);
@@ -210,16 +229,9 @@ int main(int argc, char** argv) {
   {  // BERT-base's layer norm: 131072 rows of 768 bf16
     constexpr int C = 768;
     const int rows = 131072;
-    const size_t bytes = size_t(rows) * C * 2;
-    __nv_bfloat16 *x, *y, *w, *b;
-    CHECK(cudaMalloc(&x, bytes));
-    CHECK(cudaMalloc(&y, bytes));
-    CHECK(cudaMalloc(&w, C * 2));
-    CHECK(cudaMalloc(&b, C * 2));
-    CHECK(cudaMemset(x, 0x3f, bytes));
-    CHECK(cudaMemset(w, 0x3f, C * 2));
-    CHECK(cudaMemset(b, 0, C * 2));
-    const double copy = copy_us(x, y, 2 * bytes);
+    LayerNormBuffers buf(rows, C);
+    __nv_bfloat16 *x = buf.x, *y = buf.y, *w = buf.w, *b = buf.b;
+    const double copy = copy_us(x, y, 2 * buf.bytes);
     report("copy of layer_norm_768's bytes", copy, copy);
     auto run = [&](const char* name, auto kernel, int lanes, int threads) {
       const int blocks = int((int64_t(rows) * lanes + threads - 1) / threads);
@@ -240,34 +252,18 @@ int main(int argc, char** argv) {
     run("layer_norm_768 16 lanes, 256 threads", layer_norm_rows<C, 16>, 16, 256);
     run("layer_norm_768 8 lanes, 128 threads", layer_norm_rows<C, 8>, 8, 128);
     run("layer_norm_768 32 lanes, 64 threads", layer_norm_rows<C, 32>, 32, 64);
-    CHECK(cudaFree(x));
-    CHECK(cudaFree(y));
-    CHECK(cudaFree(w));
-    CHECK(cudaFree(b));
   }
 #ifdef GENERATED_LAYER_NORM_4096
   {  // the GPU micro suite's layer_norm: 16384 rows of 4096 bf16, a block of 128 threads a row
-    constexpr int C = 4096;
     const int rows = 16384;
-    const size_t bytes = size_t(rows) * C * 2;
-    __nv_bfloat16 *x, *y, *w, *b;
-    CHECK(cudaMalloc(&x, bytes));
-    CHECK(cudaMalloc(&y, bytes));
-    CHECK(cudaMalloc(&w, C * 2));
-    CHECK(cudaMalloc(&b, C * 2));
-    CHECK(cudaMemset(x, 0x3f, bytes));
-    CHECK(cudaMemset(w, 0x3f, C * 2));
-    CHECK(cudaMemset(b, 0, C * 2));
-    const double copy = copy_us(x, y, 2 * bytes);
+    LayerNormBuffers buf(rows, 4096);
+    __nv_bfloat16 *x = buf.x, *y = buf.y, *w = buf.w, *b = buf.b;
+    const double copy = copy_us(x, y, 2 * buf.bytes);
     report("copy of layer_norm's bytes", copy, copy);
     report("layer_norm toroid's kernel0", median_us([&] {
       kernel0_i32<<<rows, 128>>>(reinterpret_cast<t_bf16*>(x), reinterpret_cast<t_bf16*>(y), reinterpret_cast<t_bf16*>(w),
                                  reinterpret_cast<t_bf16*>(b), rows); }, reps), copy);
     CHECK(cudaGetLastError());
-    CHECK(cudaFree(x));
-    CHECK(cudaFree(y));
-    CHECK(cudaFree(w));
-    CHECK(cudaFree(b));
   }
 #endif
   return 0;
