@@ -4,7 +4,7 @@
 # share once for dynamic shapes, which skews the second), the settings alternate per workload,
 # and each setting keeps a kernel cache of its own. Run on the GPU machine from the repository
 # root with .cudacarry carried; a setting is "-" (nothing added) or VAR=VALUE[,VAR=VALUE...].
-#   WORKLOADS="layer_norm softmax layer_norm_768" tools/gpu/env_ab.sh - TOROID_CUDA_STREAMING=1
+#   WORKLOADS="layer_norm softmax layer_norm_768" tools/gpu/env_ab.sh - TOROID_CUDA_ROW_SLOTS=8
 # INDUCTOR=1 times Inductor too; ROUNDS=N (default 1) repeats the alternation. JSON per setting,
 # workload and round in $OUT (default /tmp/env-ab); the table rows go to standard output.
 set -uo pipefail

@@ -198,9 +198,6 @@ class CudaEmitter : public KernelEmitter {
   bool prefetched_ = false;
   std::unordered_map<const Buffer*, std::string> store_slots_;
   std::unordered_set<Expr> forwarded_loads_;  // loads read from store_slots_ in the slot path
-  // Row kernels: the slot path's row loads and every vector store in their streaming forms
-  // ($TOROID_CUDA_STREAMING=1; an experiment, off by default: bench/RESULTS.md 35c).
-  bool streaming_ = false;
   std::string slots_ok_;
   // Registers for slot arrays, counted in arrays of row_slots_ x 16 bytes: those kept over the
   // row (caches and store slots), and those of one loop with them (a loop's loads beyond it are
@@ -629,8 +626,8 @@ class CudaEmitter : public KernelEmitter {
         unravel(os, in3, d, f0);
         for (auto& [l, arr] : to_load) {
           const char* nc = written(l.buffer()->storage) ? "false" : "true";
-          if (packed_slots_.count(arr)) os << in3 << (streaming_ ? std::string("t_vload_slot_cs(") : std::string("t_vload_slot<") + nc + ">(");
-          else os << in3 << (streaming_ ? "t_vload_cs<" + Vs + ">(" : "t_vload<" + Vs + ", " + nc + ">(");
+          if (packed_slots_.count(arr)) os << in3 << "t_vload_slot<" << nc << ">(";
+          else os << in3 << "t_vload<" << Vs << ", " << nc << ">(";
           os << arr << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
         }
       });
@@ -710,8 +707,7 @@ class CudaEmitter : public KernelEmitter {
       if (!arrays[i].empty()) {
         const Buffer* st = group[i]->buffer->storage;
         bool in_slot = slotted && store_slots_.count(st);
-        const std::string cs = streaming_ ? "_cs" : "";
-        os << ind << (in_slot && packed_slots_.count(arrays[i]) ? "t_vstore_slot" + cs + "(" : "t_vstore" + cs + "<" + Vs + ">(") << ptr(st)
+        os << ind << (in_slot && packed_slots_.count(arrays[i]) ? "t_vstore_slot(" : "t_vstore<" + Vs + ">(") << ptr(st)
            << " + " << index(sched::member_store_position(*group[i])) << ", " << arrays[i] << (in_slot ? "[k]" : "")
            << ");\n";
       }
@@ -767,7 +763,6 @@ class CudaEmitter : public KernelEmitter {
   // A row of the outer domain per block; members in order, consecutive inner ones sharing a loop.
   void emit_rows(std::ostream& os, CudaKernel& out) {
     out.rows = numel_expr(k_.outer);
-    streaming_ = env_flag("TOROID_CUDA_STREAMING").value_or(false);
     out.elements = numel_expr(k_.inner);
     // Four groups in flight per thread; rows known to have 1024 groups or more get eight (half
     // the threads): on an H200 softmax over 8192 f32 went from 84% to 93% of the copy bandwidth,

@@ -210,37 +210,6 @@ template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[
     for (int k = 0; k < N; ++k) p[k] = src[k];
   }
 }
-// Streaming forms (ld.global.cs / st.global.cs, evict-first in L1 and L2) of the row loads and
-// stores above, for a row kernel's values read once and results written once when
-// $TOROID_CUDA_STREAMING asks for them. 16- and 8-byte accesses only; narrower ones stay plain.
-template <class T> T_DEV void t_vload_slot_cs(uint4& dst, const T* __restrict__ p) { dst = __ldcs(reinterpret_cast<const uint4*>(p)); }
-template <class T> T_DEV void t_vstore_slot_cs(T* __restrict__ p, const uint4& s) { __stcs(reinterpret_cast<uint4*>(p), s); }
-template <int N, class T> T_DEV void t_vload_cs(T (&dst)[N], const T* __restrict__ p) {
-  constexpr int bytes = N * int(sizeof(T));
-  if constexpr (bytes % 16 == 0) {
-#pragma unroll
-    for (int k = 0; k < bytes / 16; ++k) reinterpret_cast<uint4*>(dst)[k] = __ldcs(reinterpret_cast<const uint4*>(p) + k);
-  } else if constexpr (bytes % 8 == 0) {
-#pragma unroll
-    for (int k = 0; k < bytes / 8; ++k) reinterpret_cast<uint2*>(dst)[k] = __ldcs(reinterpret_cast<const uint2*>(p) + k);
-  } else {
-#pragma unroll
-    for (int k = 0; k < N; ++k) dst[k] = p[k];
-  }
-}
-template <int N, class T> T_DEV void t_vstore_cs(T* __restrict__ p, const T (&src)[N]) {
-  constexpr int bytes = N * int(sizeof(T));
-  if constexpr (bytes % 16 == 0) {
-#pragma unroll
-    for (int k = 0; k < bytes / 16; ++k) __stcs(reinterpret_cast<uint4*>(p) + k, reinterpret_cast<const uint4*>(src)[k]);
-  } else if constexpr (bytes % 8 == 0) {
-#pragma unroll
-    for (int k = 0; k < bytes / 8; ++k) __stcs(reinterpret_cast<uint2*>(p) + k, reinterpret_cast<const uint2*>(src)[k]);
-  } else {
-#pragma unroll
-    for (int k = 0; k < N; ++k) p[k] = src[k];
-  }
-}
 template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
