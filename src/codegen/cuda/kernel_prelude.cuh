@@ -279,10 +279,20 @@ template <class A> T_DEV t_welford<A> t_welford_add(t_welford<A> w, A x) {
   w.m2 += d * (x - w.mean);
   return w;
 }
+// A merge's weight b.n / n: counts are exact integers, so an approximate float quotient (2 ulp,
+// as Triton's division) moves the mean by ~1e-7 of d and saves the IEEE division's sequence.
+T_DEV float t_welford_weight(float bn, float n) {
+#ifdef T_WELFORD_IEEE_DIV
+  return bn / n;
+#else
+  return __fdividef(bn, n);
+#endif
+}
+T_DEV double t_welford_weight(double bn, double n) { return bn / n; }
 template <class A> T_DEV t_welford<A> t_welford_merge(t_welford<A> a, t_welford<A> b) {
   const A n = a.n + b.n;
   if (n == A(0)) return a;
-  const A d = b.mean - a.mean, fb = b.n / n;
+  const A d = b.mean - a.mean, fb = t_welford_weight(b.n, n);
   return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
 }
 // N values at once: their own mean and M2 (two passes in registers), merged with one division.
