@@ -1102,9 +1102,7 @@ std::string entry_symbol(const CudaKernel& k, bool i64) {
 
 std::string cuda_translation_unit(const CudaKernel& k, bool i64) {
   TOROID_CHECK(i64 || k.has_i32, k.name + " has no 32-bit entry point");
-  // $TOROID_CUDA_WELFORD_IEEE=1: Welford merges divide exactly (an A/B experiment; RESULTS 36d).
-  static const bool ieee_welford = env_flag("TOROID_CUDA_WELFORD_IEEE").value_or(false);
-  return (ieee_welford ? "#define T_WELFORD_IEEE_DIV\n" : "") + cuda_prelude() + "\n" +
+  return cuda_prelude() + "\n" +
          renamed_code(k.definitions + (i64 ? k.entry_i64 : k.entry_i32), k.name, k.symbol.empty() ? k.name : k.symbol);
 }
 
