@@ -14,6 +14,11 @@ the first compile is cold; the warm one compiles the same graph again in this pr
 its in-memory module cache; Inductor: torch._dynamo.reset() then its FX graph and Triton caches).
 "warm, new process" is toroid's whole pipeline in a fresh toroidc process (--compile-only), with
 only the kernels coming from the on-disk cache.
+--isolate runs each workload in a process of its own (this script again, with --only), the rows
+then merged into one table and JSON: a workload then meets no state an earlier one left (the
+caching allocator's blocks, Inductor's dynamo caches: two workloads built from the same Python
+function make Inductor recompile the second with dynamic shapes). Each row's bandwidth shares
+are against its own process's copy measurement.
 """
 import argparse
 import ctypes
@@ -371,7 +376,10 @@ def main():
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--toroidc", help="toroidc for the new-process warm compile (default: beside --lib)")
+    ap.add_argument("--isolate", action="store_true", help="each workload in a process of its own")
     args = ap.parse_args()
+    if args.isolate:
+        return isolated(args)
     torch.manual_seed(0)
     toroid = Toroid(args.lib)
     toroidc = args.toroidc or os.path.join(os.path.dirname(os.path.abspath(args.lib)), "toroidc")
@@ -379,11 +387,8 @@ def main():
     print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}, copy bandwidth {bw / 1e12:.2f} TB/s",
           flush=True)
     results = []
-    chosen = dict(WORKLOADS, **{n: f for n, f in OPT_IN.items() if args.only and n in args.only})
-    for name, make in chosen.items():
-        if args.only and name not in args.only:
-            continue
-        tir, fn, inputs, moved = make()
+    for name in chosen_workloads(args.only):
+        tir, fn, inputs, moved = dict(WORKLOADS, **OPT_IN)[name]()
         r = {"workload": name, "bytes": moved}
         # toroid: cold compile (empty cache), warm compile (the same graph again).
         t0 = time.perf_counter()
@@ -434,21 +439,60 @@ def main():
         toroid.lib.toroid_module_free(m)
         del inputs, expected
         torch.cuda.empty_cache()
+    report(results, bw, args.json, torch.cuda.get_device_name())
+    return 0
+
+
+def chosen_workloads(only):
+    chosen = dict(WORKLOADS, **{n: f for n, f in OPT_IN.items() if only and n in only})
+    return [n for n in chosen if not only or n in only]
+
+
+def isolated(args):
+    """Each workload through this script in a fresh process; their rows merged."""
+    names = chosen_workloads(args.only)
+    results, bws, device = [], [], None
+    for name in names:
+        with tempfile.NamedTemporaryFile(suffix=".json") as tmp:
+            cmd = [sys.executable, os.path.abspath(__file__), "--lib", args.lib, "--reps", str(args.reps),
+                   "--only", name, "--json", tmp.name]
+            cmd += ["--no-inductor"] if args.no_inductor else []
+            cmd += ["--toroidc", args.toroidc] if args.toroidc else []
+            run = subprocess.run(cmd, capture_output=True, text=True)
+            if run.returncode != 0:
+                print(f"{name}: its process failed (exit {run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}",
+                      file=sys.stderr, flush=True)
+                continue
+            with open(tmp.name) as f:
+                got = json.load(f)
+        for r in got["results"]:
+            r["copy_bw"] = got["copy_bw"]
+            results.append(r)
+            print(json.dumps(r), flush=True)
+        bws.append(got["copy_bw"])
+        device = got["device"]
+    if not results:
+        return 1
+    report(results, statistics.median(bws), args.json, device)
+    return 0 if len(results) == len(names) else 1
+
+
+def report(results, bw, json_path, device):
+    """The table of `results` on standard output; all of it as JSON to json_path."""
     print()
-    print(f"| workload | toroid ms | eager ms | Inductor ms | toroid % copy BW | Inductor % copy BW "
-          f"| same-bytes copy % copy BW | toroid % same-bytes copy | toroid/Inductor | toroid cold s | toroid warm ms | toroid warm, new process ms | Inductor cold s | Inductor warm ms | matches |")
+    print("| workload | toroid ms | eager ms | Inductor ms | toroid % copy BW | Inductor % copy BW "
+          "| same-bytes copy % copy BW | toroid % same-bytes copy | toroid/Inductor | toroid cold s | toroid warm ms | toroid warm, new process ms | Inductor cold s | Inductor warm ms | matches |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         g = lambda k, f="{:.3f}": f.format(r[k]) if k in r else "-"  # noqa: E731
-        print(f"| {r['workload']} | {g('toroid_ms')} | {g('eager_ms')} | {g('inductor_ms')} | {g('toroid_bw_pct', '{:.0f}%')} "
-              f"| {g('inductor_bw_pct', '{:.0f}%')} | {g('copy_same_bytes_bw_pct', '{:.0f}%')} "
+        print(f"| {r['workload']} | {g('toroid_ms')} | {g('eager_ms')} | {g('inductor_ms')} | {g('toroid_bw_pct', '{:.1f}%')} "
+              f"| {g('inductor_bw_pct', '{:.1f}%')} | {g('copy_same_bytes_bw_pct', '{:.0f}%')} "
               f"| {g('toroid_copy_same_bytes_pct', '{:.0f}%')} | {g('toroid_vs_inductor', '{:.2f}x')} | {g('toroid_cold_s', '{:.2f}')} "
               f"| {g('toroid_warm_ms', '{:.2f}')} | {g('toroid_warm_process_ms', '{:.1f}')} | {g('inductor_cold_s', '{:.2f}')} | {g('inductor_warm_ms', '{:.0f}')} "
               f"| {r['toroid_matches_eager']} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(), "copy_bw": bw, "results": results}, f, indent=1)
-    return 0
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"device": device, "copy_bw": bw, "results": results}, f, indent=1)
 
 
 if __name__ == "__main__":
