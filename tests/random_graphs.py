@@ -631,7 +631,6 @@ class Gen:
 
     def view_op(self, x):
         r = self.r
-        m = self.m
         kinds = ["permute", "transpose", "unsqueeze", "slice", "select", "expand", "squeeze", "reshape"]
         for _ in range(8):
             k = r.choice(kinds)
