@@ -4,6 +4,7 @@ skips the padding gives 0). Decides which answer toroid's CPU and CUDA backward 
   python3 tools/gpu/conv_nan_probe.py          (CPU; CUDA too where there is a GPU)"""
 import torch
 
+
 def probe(device):
     x = torch.tensor([[[1.5, -2.0]], [[0.5, 3.0]]], device=device)          # N=2, C=1, L=2
     w = torch.arange(10, dtype=torch.float32, device=device).reshape(2, 1, 5) / 7
@@ -14,9 +15,11 @@ def probe(device):
     print(f"{device}: grad_weight {gw.flatten().tolist()}")
     print(f"{device}: grad_input  {gi.flatten().tolist()}")
 
+
 print("torch", torch.__version__, "mkldnn" if torch.backends.mkldnn.is_available() else "no mkldnn")
 probe("cpu")
 with torch.backends.mkldnn.flags(enabled=False):
-    print("mkldnn off:"); probe("cpu")
+    print("mkldnn off:")
+    probe("cpu")
 if torch.cuda.is_available():
     probe("cuda")

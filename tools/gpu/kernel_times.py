@@ -23,7 +23,6 @@ import torch  # noqa: E402
 from cpu_micro import DTYPES, WORKLOADS, inputs, timed_round  # noqa: E402
 
 
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("debug_dir")
