@@ -124,9 +124,27 @@ TEST(RowKernels, LayerNormMeanComesFromTheWelfordResult) {
   CudaKernel k = row_kernel("768", "f32",
                             "  %y = aten.layer_norm.default(%x, [768], %w, %b, 1e-05, true) : f32[s0, 768]\n  output %y\n",
                             "  %w = input : f32[768]\n  %b = input : f32[768]\n");
-  EXPECT_NE(k.body.find("t_block_welford("), std::string::npos);
+  EXPECT_NE(k.body.find("t_block_welford"), std::string::npos);
   EXPECT_EQ(k.body.find("t_block_reduce("), std::string::npos) << k.body;
   EXPECT_NE(k.body.find(".mean : float(0) / float(0)"), std::string::npos);
+}
+
+TEST(RowKernels, WelfordMergesWeighHalvesOnlyWhenTheThreadsSplitTheRowEvenly) {
+  auto layer_norm = [](const std::string& n) {
+    return row_kernel(n, "f32", "  %y = aten.layer_norm.default(%x, [" + n + "], %w, %b, 1e-05, true) : f32[s0, " + n + "]\n  output %y\n",
+                      "  %w = input : f32[" + n + "]\n  %b = input : f32[" + n + "]\n");
+  };
+  CudaKernel even = layer_norm("768");  // 192 groups of 4 over 32 threads
+  EXPECT_EQ(even.row_threads, 32);
+  EXPECT_NE(even.body.find("t_block_welford_even("), std::string::npos) << even.body;
+  for (const char* n : {"770", "1000"}) {  // 385 groups of 2 over 128 threads; 250 of 4 over 64
+    CudaKernel uneven = layer_norm(n);
+    EXPECT_NE(uneven.body.find("t_block_welford("), std::string::npos) << n;
+    EXPECT_EQ(uneven.body.find("t_block_welford_even"), std::string::npos) << n;
+  }
+  CudaKernel symbolic = row_kernel("s1", "f32", "  %y = aten.layer_norm.default(%x, [s1], %w, %b, 1e-05, true) : f32[s0, s1]\n  output %y\n",
+                                   "  %w = input : f32[s1]\n  %b = input : f32[s1]\n");
+  EXPECT_EQ(symbolic.body.find("t_block_welford_even"), std::string::npos);
 }
 
 TEST(RowKernels, AValueReadBackByALaterLoopNeedsNoBarrierOnTheSlotPath) {

@@ -186,6 +186,11 @@ class CudaEmitter : public KernelEmitter {
   std::string segment_arg(const char* before, const char* after) const {
     return segment_lanes_ ? before + std::to_string(segment_lanes_) + after : std::string();
   }
+  // Every thread of a row takes the same number of its elements on every path (a constant row
+  // length that the compiled-in thread count and vector width divide): Welford merges then weigh
+  // equal halves (t_block_welford_even).
+  bool even_row_split_ = false;
+  std::optional<int64_t> row_elements_;
   // The block's thread count as the row body reads it: a constant where the kernel fixes it.
   std::string block_dim_ = "static_cast<I>(blockDim.x)";
   std::unordered_map<Expr, std::string> row_cache_;
@@ -793,6 +798,9 @@ class CudaEmitter : public KernelEmitter {
       if (threads * row_slots_ >= groups) {
         out.row_threads = static_cast<int>(threads);
         block_dim_ = "I(" + std::to_string(threads) + ")";
+        row_elements_ = row_elements;
+        even_row_split_ = *row_elements % vector_width_ == 0 && (*row_elements / vector_width_) % threads == 0 &&
+                          env_flag("TOROID_CUDA_WELFORD_EVEN").value_or(true);
         if (threads < 32) segment_lanes_ = static_cast<int>(threads);
         // Rows of a warp or less share a block of threads x R: at least a warp, eight rows, and
         // 128 threads ($TOROID_CUDA_ROWS_PER_BLOCK sets R). A block a row of 32 threads leaves
@@ -1045,7 +1053,9 @@ class CudaEmitter : public KernelEmitter {
           std::snprintf(corr, sizeof corr, "%.17g", b->correction);
           os << ind << "__shared__ t_welford<" << A << "> " << sm << "[33];\n";
           std::string w = tmp();
-          os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford" << segment_arg("<", ">") << "(" << p << ", " << sm << ");\n";
+          const bool even = even_row_split_ && env_.simplify(numel_expr(b->reduction_sizes)).as_int() == row_elements_;
+          os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford" << (even ? "_even" : "")
+             << segment_arg("<", ">") << "(" << p << ", " << sm << ");\n";
           welford_of[b] = w;
           os << ind << "const " << A << " " << r << " = " << w << ".m2 / t_imax<" << A << ">(" << A << "(0), static_cast<" << A
              << ">(" << n_red << ") - " << A << "(" << corr << "));\n";

@@ -304,10 +304,12 @@ template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w,
 template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m, unsigned lanes = 0xffffffffu) {
   return {t_shfl_xor(w.n, m, lanes), t_shfl_xor(w.mean, m, lanes), t_shfl_xor(w.m2, m, lanes)};
 }
-template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<A>* sm) {
+// A block's (or a row segment's) Welford partials combined: `step(w, m, lanes)` merges w with
+// the partial of lane ^ m, over the row's lanes, then warp 0 combines the warps.
+template <int Lanes, class A, class Step> T_DEV t_welford<A> t_block_welford_by(t_welford<A> w, t_welford<A>* sm, Step step) {
   const unsigned lanes = t_row_lanes<Lanes>();
 #pragma unroll
-  for (int m = Lanes / 2; m > 0; m >>= 1) w = t_welford_merge(w, t_welford_shfl(w, m, lanes));
+  for (int m = Lanes / 2; m > 0; m >>= 1) w = step(w, m, lanes);
   if (Lanes < 32 || blockDim.x <= 32) return w;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
   __syncthreads();
@@ -315,11 +317,26 @@ template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<
   __syncthreads();
   if (threadIdx.x < 32) {
     t_welford<A> r = sm[lane < warps ? lane : 0];
-    for (int m = warps >> 1; m > 0; m >>= 1) r = t_welford_merge(r, t_welford_shfl(r, m));
+    for (int m = warps >> 1; m > 0; m >>= 1) r = step(r, m, 0xffffffffu);
     if (lane == 0) sm[32] = r;
   }
   __syncthreads();
   return sm[32];
+}
+template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<A>* sm) {
+  return t_block_welford_by<Lanes>(w, sm, [](t_welford<A> a, int m, unsigned lanes) { return t_welford_merge(a, t_welford_shfl(a, m, lanes)); });
+}
+// t_block_welford where every lane holds the same count (a row of constant length its threads
+// split evenly): each merge weighs its sides by one half, so the counts are not exchanged and no
+// quotient is taken (two shuffles a step instead of three).
+template <class A> T_DEV t_welford<A> t_welford_merge_even(t_welford<A> a, A b_mean, A b_m2) {
+  const A d = b_mean - a.mean;
+  return {a.n + a.n, a.mean + d * A(0.5), a.m2 + b_m2 + d * d * a.n * A(0.5)};
+}
+template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford_even(t_welford<A> w, t_welford<A>* sm) {
+  return t_block_welford_by<Lanes>(w, sm, [](t_welford<A> a, int m, unsigned lanes) {
+    return t_welford_merge_even(a, t_shfl_xor(a.mean, m, lanes), t_shfl_xor(a.m2, m, lanes));
+  });
 }
 // Arg reductions: (value, flat position); NaN wins, then the better value, then the first position.
 template <class T> struct t_arg {
