@@ -185,16 +185,18 @@ int toroid_run_into(toroid_module* m, const toroid_tensor* inputs, int num_input
 int toroid_run_into_data(toroid_module* m, const toroid_tensor* inputs, const void* const* input_data,
                          int num_inputs, toroid_tensor* outputs, const void* const* output_data, int num_outputs,
                          void* workspace, size_t workspace_bytes, void* stream);
-/* For toroid's Python package (python/toroid/runtime.py), called through ctypes.PyDLL with the
- * GIL held: toroid_run_into_data of a repeated CPU call whose inputs are a Python list of torch
- * tensors, each output allocated by a Python callable and appended to the list `results`, in
- * one C call (the run itself releases the GIL). `plan` is a tuple (module, input headers, output
- * headers, allocate, per-output (sizes, strides, dtype) tuples, data_ptr callable, address of a
- * C data-pointer function or 0); the arguments are PyObject*. Nonzero: a Python exception is set,
- * or toroid_last_error says what failed. toroid_python_call_available: whether this process
- * has the CPython functions it uses (the stable ABI's, found at run time). */
+/* For toroid's Python package (python/toroid/runtime.py): a builtin function of the running
+ * CPython (a new reference, made with the GIL held, e.g. through ctypes.PyDLL) that runs
+ * toroid_run_into_data for a repeated CPU call: fn(plan, inputs) with inputs a list of torch
+ * tensors returns the list of outputs, each allocated by a Python callable, in one C call (the
+ * run itself releases the GIL). `plan` is a tuple (module, input headers, output headers,
+ * allocate, per-output (sizes, strides, dtype) tuples, data_ptr callable, address of a C
+ * data-pointer function or 0). A library error raises `error_type` with toroid_last_error's
+ * text; a Python exception of the allocation propagates. NULL where this process has no CPython
+ * API. toroid_python_call_available: whether this process has the CPython functions it uses
+ * (the stable ABI's, found at run time). */
 int toroid_python_call_available(void);
-int toroid_python_run(void* plan, void* inputs, void* results);
+void* toroid_python_function(void* error_type);
 /* Releases an output of toroid_run (its `owner`; NULL owner: nothing). Releasing a copy of a
  * tensor whose owner was released already is detected and ignored (toroid_last_error says so). */
 void toroid_tensor_release(toroid_tensor* t);

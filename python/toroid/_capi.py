@@ -135,24 +135,24 @@ def lib():
     return L
 
 
-_python_run = False  # not looked for yet
+_python_function = False  # not looked for yet
 
 
-def python_run():
-    """libtoroid's toroid_python_run, called with the GIL held (ctypes.PyDLL over the loaded
-    library: a Python exception it leaves set is raised), taking (plan, inputs, results) as
-    Python objects; None where the library lacks it, finds no CPython API in this process, or
-    TOROID_PYTHON_CALL=0 (docs/environment.md). runtime.Partition's lean run uses it."""
-    global _python_run
-    if _python_run is False:
-        _python_run = None
+def python_function():
+    """libtoroid's lean run as a builtin function of this CPython: fn(plan, inputs) -> the list of
+    outputs (toroid_python_function; a library error raises ToroidError). None where the library
+    lacks it, finds no CPython API in this process, or TOROID_PYTHON_CALL=0 (docs/environment.md).
+    runtime.Partition's lean run uses it."""
+    global _python_function
+    if _python_function is False:
+        _python_function = None
         L = lib()
-        if env_flag("TOROID_PYTHON_CALL", True) and hasattr(L, "toroid_python_run") and \
+        if env_flag("TOROID_PYTHON_CALL", True) and hasattr(L, "toroid_python_function") and \
                 L.toroid_python_call_available():
-            fn = ctypes.PyDLL(L._name, handle=L._handle)["toroid_python_run"]
-            fn.argtypes, fn.restype = [ctypes.py_object] * 3, ctypes.c_int
-            _python_run = fn
-    return _python_run
+            make = ctypes.PyDLL(L._name, handle=L._handle)["toroid_python_function"]
+            make.argtypes, make.restype = [ctypes.py_object], ctypes.py_object
+            _python_function = make(ToroidError)
+    return _python_function
 
 
 def check(rc):

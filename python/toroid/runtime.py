@@ -305,9 +305,10 @@ class Partition:
     def _lean(self, plan):
         """_run for one plan, where it is a plain call on the CPU: every input a tensor, every
         output a fresh tensor in order, no workspace, scalar result or view. The per-call work is
-        then the data pointers, the outputs' allocation and the C call, in one C function
-        (toroid_python_run) where _capi.python_run has it, else in one Python frame (the C call
-        without ctypes' argument conversion). None where the plan needs _run."""
+        then the data pointers, the outputs' allocation and the C call: one builtin function's
+        call where _capi.python_function has it (the plan bound by functools.partial), else one
+        Python frame (the C call without ctypes' argument conversion). None where the plan needs
+        _run."""
         import torch
         headers, tensors, infos, ws_bytes, outs, allocate, finish, scalars, data_type, out_data_type = plan
         if (self.device != "cpu" or infos is None or ws_bytes or finish or scalars or self.cpu_outputs or
@@ -319,20 +320,15 @@ class Partition:
         specs = [(tuple(int(n) for n in sizes), tuple(int(n) for n in strides), dtype)
                  for _, sizes, strides, dtype in allocate]
         empty = _empty_strided_cpu()
-        native = _capi.python_run()
-        if native is not None:
-            # The same call in one C function (toroid_python_run): no pointer arrays built in
-            # Python, no ctypes conversion of ten arguments. `plan` keeps the headers alive.
+        builtin = _capi.python_function()
+        if builtin is not None:
+            # No pointer arrays built in Python, no ctypes conversion; `plan` keeps the headers
+            # alive.
             fields = (handle.value, ctypes.addressof(headers), ctypes.addressof(outs), empty, tuple(specs), data_ptr,
                       _tensor_data_ptr_function())
-
-            def run_native(full):
-                results = []
-                if native(fields, full, results):
-                    check(1)  # no Python exception: the library's error
-                return results
-            run_native.plan = plan
-            return run_native
+            run_builtin = functools.partial(builtin, fields)
+            run_builtin.plan = plan
+            return run_builtin
         n_in, n_out = len(headers), len(infos)
         no_bytes = ctypes.c_size_t(0)
 
@@ -651,7 +647,7 @@ _data_ptr_function = None
 def _tensor_data_ptr_function():
     """The address of torch's C function from a tensor (PyObject*) to its data pointer (what
     Inductor's CPU kernels' Python bindings call), checked once on a probe tensor; 0 where
-    this torch has none (toroid_python_run then calls torch.Tensor.data_ptr)."""
+    this torch has none (the builtin lean run then calls torch.Tensor.data_ptr)."""
     global _data_ptr_function
     if _data_ptr_function is None:
         _data_ptr_function = 0

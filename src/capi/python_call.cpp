@@ -1,15 +1,17 @@
-// toroid_python_run: the Python package's repeated CPU call (runtime.Partition's lean run) in
-// one C function, called through ctypes.PyDLL with the GIL held. Through plain ctypes the call
-// built two pointer arrays in Python and converted ten arguments: its lean function took ~6.5
-// µs on the GPU machine's host against 2-3 µs for Inductor's whole compiled call
-// (bench/RESULTS.md 24b); locally this takes it from 3.75 to 3.15 µs (24c). The CPython
-// functions used are the stable ABI's, looked up in the running process (libtoroid is built
-// without Python's headers; run on CPython 3.11 and 3.12); where one is missing,
-// toroid_python_call_available() says 0 and the package keeps the ctypes call.
+// toroid_python_function: the Python package's repeated CPU call (runtime.Partition's lean run)
+// as a builtin function of CPython, made by the library: (plan, inputs) -> the outputs list. A
+// builtin call (METH_FASTCALL) costs the caller ~0.1 µs where the same C function through
+// ctypes.PyDLL cost ~0.7 (its argument conversion and libffi; bench/RESULTS.md 37f); before
+// either, plain ctypes built two pointer arrays in Python and converted ten arguments (~6.5 µs
+// against 2-3 for Inductor's whole compiled call, 24b). The CPython functions used are the stable
+// ABI's, looked up in the running process (libtoroid is built without Python's headers; run on
+// CPython 3.11 and 3.12); where one is missing, toroid_python_call_available() says 0 and the
+// package keeps the ctypes call.
 #include <dlfcn.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -38,6 +40,10 @@ struct PythonApi {
   void (*decref)(PyObj*) = nullptr;
   void* (*save_thread)() = nullptr;
   void (*restore_thread)(void*) = nullptr;
+  PyObj* (*list_new)(Ssize) = nullptr;
+  PyObj* (*decode_utf8)(const char*, Ssize, const char*) = nullptr;
+  void (*err_set_object)(PyObj*, PyObj*) = nullptr;
+  PyObj* (*cfunction_new_ex)(void*, PyObj*, PyObj*) = nullptr;
   bool ok = false;
 
   PythonApi() {
@@ -58,6 +64,10 @@ struct PythonApi {
     get(decref, "Py_DecRef");
     get(save_thread, "PyEval_SaveThread");
     get(restore_thread, "PyEval_RestoreThread");
+    get(list_new, "PyList_New");
+    get(decode_utf8, "PyUnicode_DecodeUTF8");
+    get(err_set_object, "PyErr_SetObject");
+    get(cfunction_new_ex, "PyCFunction_NewEx");
     ok = all;
   }
 };
@@ -92,20 +102,11 @@ void* data_of(const PythonApi& py, PyObj* tensor, DataPtrFn fn, PyObj* method) {
   return p;
 }
 
-}  // namespace
-
-extern "C" {
-
-int toroid_python_call_available(void) { return python().ok ? 1 : 0; }
-
-int toroid_python_run(void* plan, void* inputs, void* results) {
-  const PythonApi& py = python();
-  if (!py.ok) {
-    toroid::capi::set_last_error("toroid_python_run: this process has no CPython API (use toroid_run_into_data)");
-    return 1;
-  }
+// The lean run of `plan` on `inputs`, the outputs appended to `results`. Nonzero: a Python
+// exception is set, or toroid_last_error says what failed.
+int run_plan(const PythonApi& py, PyObj* plan, PyObj* inputs, PyObj* results) {
   if (py.tuple_size(plan) != kPlanFields) {
-    toroid::capi::set_last_error("toroid_python_run: a plan of " + std::to_string(py.tuple_size(plan)) +
+    toroid::capi::set_last_error("toroid_python_function: a plan of " + std::to_string(py.tuple_size(plan)) +
                                  " fields, not " + std::to_string(static_cast<int>(kPlanFields)));
     return 1;
   }
@@ -116,7 +117,7 @@ int toroid_python_run(void* plan, void* inputs, void* results) {
   PyObj* specs = py.tuple_get_item(plan, kSpecs);
   PyObj* data_ptr = py.tuple_get_item(plan, kDataPtr);
   auto fn = reinterpret_cast<DataPtrFn>(py.long_as_void_ptr(py.tuple_get_item(plan, kDataPtrFn)));
-  if (py.err_occurred()) return 1;  // a malformed plan: ctypes raises the exception
+  if (py.err_occurred()) return 1;  // a malformed plan: the exception is raised
   Ssize n_in = py.list_size(inputs), n_out = py.tuple_size(specs);
   if (n_in < 0 || n_out < 0) return 1;
   // Small calls keep their pointers on the stack; an optimizer step's hundreds of inputs do not.
@@ -148,6 +149,53 @@ int toroid_python_run(void* plan, void* inputs, void* results) {
                                 static_cast<int>(n_out), nullptr, 0, nullptr);
   py.restore_thread(thread);
   return rc;
+}
+
+// METH_FASTCALL's calling convention: (self, args, nargs); `self` is the exception type a
+// library error raises (the package's ToroidError).
+PyObj* run_builtin(PyObj* error_type, PyObj* const* args, Ssize nargs) {
+  const PythonApi& py = python();
+  if (nargs != 2) {
+    toroid::capi::set_last_error("toroid_python_function: takes (plan, inputs), got " + std::to_string(nargs) + " arguments");
+  } else if (PyObj* results = py.list_new(0)) {
+    if (run_plan(py, args[0], args[1], results) == 0) return results;
+    py.decref(results);
+    if (py.err_occurred()) return nullptr;
+  } else {
+    return nullptr;
+  }
+  const char* message = toroid_last_error();
+  if (PyObj* text = py.decode_utf8(message, static_cast<Ssize>(std::strlen(message)), "replace")) {
+    py.err_set_object(error_type, text);
+    py.decref(text);
+  }
+  return nullptr;
+}
+
+// PyMethodDef's layout (the stable ABI's).
+struct MethodDef {
+  const char* name;
+  PyObj* (*meth)(PyObj*, PyObj* const*, Ssize);
+  int flags;
+  const char* doc;
+};
+constexpr int kMethFastcall = 0x0080;
+MethodDef run_def = {"toroid_lean_run", run_builtin, kMethFastcall,
+                     "(plan, inputs) -> outputs: a repeated CPU call of toroid's Python package"};
+
+}  // namespace
+
+extern "C" {
+
+int toroid_python_call_available(void) { return python().ok ? 1 : 0; }
+
+void* toroid_python_function(void* error_type) {
+  const PythonApi& py = python();
+  if (!py.ok) {
+    toroid::capi::set_last_error("toroid_python_function: this process has no CPython API (use toroid_run_into_data)");
+    return nullptr;
+  }
+  return py.cfunction_new_ex(&run_def, error_type, nullptr);
 }
 
 }  // extern "C"

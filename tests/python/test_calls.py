@@ -170,7 +170,7 @@ class CheckedCalls(unittest.TestCase):
         close(self, got, fn(x, y)[0])
 
     def test_lean_run_in_c_and_through_ctypes_agree(self):
-        # toroid_python_run (the lean run in one C call) against the ctypes call it replaces
+        # The builtin lean run (one C call) against the ctypes call it replaces
         # (TOROID_PYTHON_CALL=0), over more inputs than the C call keeps on its stack.
         from toroid import _capi
         fn = lambda *xs: (sum(x * (i + 1) for i, x in enumerate(xs)), xs[0] - xs[-1])  # noqa: E731
@@ -178,7 +178,7 @@ class CheckedCalls(unittest.TestCase):
         results = {}
         for flag in ("1", "0"):
             with env("TOROID_PYTHON_CALL", flag):
-                _capi._python_run = False  # looked for again under this setting
+                _capi._python_function = False  # looked for again under this setting
                 c = boxed(compile_graph(make_fx(fn)(*xs), xs))
                 for _ in range(3):
                     got = c(list(xs))
@@ -186,21 +186,21 @@ class CheckedCalls(unittest.TestCase):
                 lean = [f for f in part._leans.values() if f is not None]
                 self.assertEqual(len(lean), 1)
                 if flag == "1" and _capi.lib().toroid_python_call_available():
-                    self.assertEqual(lean[0].__name__, "run_native")
+                    self.assertIs(lean[0].func, _capi.python_function())
                 elif flag == "0":
                     self.assertEqual(lean[0].__name__, "run")
                 results[flag] = got
-        _capi._python_run = False
+        _capi._python_function = False
         for a, b, w in zip(results["1"], results["0"], fn(*xs)):
             close(self, a, w)
             self.assertTrue(torch.equal(a, b))
 
     def test_lean_run_in_c_reports_errors(self):
         # An error of the run (an out of range gather position) and a Python exception of the
-        # output allocation both reach the caller from toroid_python_run.
+        # output allocation both reach the caller from the builtin lean run.
         from toroid import _capi, runtime
-        if _capi.python_run() is None:
-            self.skipTest("no toroid_python_run in this process")
+        if _capi.python_function() is None:
+            self.skipTest("no builtin lean run in this process")
         fn = lambda w, i: w[i] * 2  # noqa: E731
         w, i = torch.randn(4, 3), torch.tensor([0, 3, 1])
         c = boxed(compile_graph(make_fx(fn)(w, i), [w, i]))
@@ -228,18 +228,20 @@ class CheckedCalls(unittest.TestCase):
             part._guard = None
         close(self, c([w, i]), fn(w, i))
 
-    def test_python_run_refuses_a_malformed_plan(self):
-        # toroid_python_run checks what it is given: a tuple of another length is the library's
-        # error (rc 1, toroid_last_error says it), a plan that is no tuple a Python exception.
+    def test_lean_builtin_refuses_a_malformed_call(self):
+        # The builtin lean run checks what it is given: a tuple of another length or a wrong
+        # argument count is the library's error (ToroidError), a plan that is no tuple a Python
+        # exception.
         from toroid import _capi
-        native = _capi.python_run()
-        if native is None:
-            self.skipTest("no toroid_python_run in this process")
-        self.assertEqual(native((1, 2), [], []), 1)
+        run = _capi.python_function()
+        if run is None:
+            self.skipTest("no builtin lean run in this process")
         with self.assertRaisesRegex(toroid.ToroidError, "a plan of 2 fields, not 7"):
-            _capi.check(1)
+            run((1, 2), [])
+        with self.assertRaisesRegex(toroid.ToroidError, r"takes \(plan, inputs\), got 1 arguments"):
+            run((1, 2))
         with self.assertRaises(SystemError):
-            native([1, 2, 3, 4, 5, 6, 7], [], [])
+            run([1, 2, 3, 4, 5, 6, 7], [])
 
     def test_eager_result_of_another_dtype_than_traced_is_cast(self):
         # PyTorch's eager kernels and fake tensors disagree on a few dtypes (CUDA batch norm's
