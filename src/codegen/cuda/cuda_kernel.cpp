@@ -705,8 +705,14 @@ class CudaEmitter : public KernelEmitter {
     forwarded_ = saved;
     lane_var_ = SymExpr();
     os << ind << "}\n";
+    // On the slot path a thread's groups are k = 0, 1, ... in order (none skipped), so group k
+    // meets k earlier ones: its merge weight is a constant once the loop is unrolled. (An
+    // experiment, $TOROID_CUDA_WELFORD_SLOT_WEIGHTS=1: 22 fewer PTX instructions in layer_norm's
+    // kernel, but 62 registers where it had 54, so 8 blocks an SM instead of 9; untimed.)
+    const bool slot_weights = slotted && env_flag("TOROID_CUDA_WELFORD_SLOT_WEIGHTS").value_or(false);
     for (auto& [b, arr] : welford_lanes_)
-      os << ind << partials.at(b) << " = t_welford_add_group(" << partials.at(b) << ", " << arr << ");\n";
+      os << ind << partials.at(b) << " = " << (slot_weights ? "t_welford_add_slot_group(" : "t_welford_add_group(")
+         << partials.at(b) << ", " << arr << (slot_weights ? ", k" : "") << ");\n";
     welford_lanes_.clear();
     for (size_t i = 0; i < group.size(); ++i)
       if (!arrays[i].empty()) {

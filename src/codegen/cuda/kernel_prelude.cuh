@@ -290,8 +290,8 @@ template <class A> T_DEV t_welford<A> t_welford_merge(t_welford<A> a, t_welford<
   const A d = b.mean - a.mean, fb = t_welford_weight(b.n, n);
   return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
 }
-// N values at once: their own mean and M2 (two passes in registers), merged with one division.
-template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w, const A (&x)[N]) {
+// N values' own count, mean and M2 (two passes in registers).
+template <int N, class A> T_DEV t_welford<A> t_welford_group(const A (&x)[N]) {
   A s = 0;
 #pragma unroll
   for (int k = 0; k < N; ++k) s += x[k];
@@ -299,7 +299,20 @@ template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w,
   A m2 = 0;
 #pragma unroll
   for (int k = 0; k < N; ++k) m2 += (x[k] - mean) * (x[k] - mean);
-  return t_welford_merge(w, t_welford<A>{A(N), mean, m2});
+  return {A(N), mean, m2};
+}
+// N values at once, merged with one division.
+template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w, const A (&x)[N]) {
+  return t_welford_merge(w, t_welford_group(x));
+}
+// Group k of a thread's row slots, merged into the partial of its k earlier groups of N (a slot
+// loop starts from an empty partial and takes a thread's groups in order, none skipped): every
+// count and the weight 1 / (k + 1) are constants once the loop is unrolled (the approximate
+// quotient of t_welford_merge is not folded).
+template <int N, class A> T_DEV t_welford<A> t_welford_add_slot_group(t_welford<A> w, const A (&x)[N], int k) {
+  const t_welford<A> g = t_welford_group(x);
+  const A d = g.mean - w.mean, fb = A(1) / A(k + 1);
+  return {A(k + 1) * A(N), w.mean + d * fb, w.m2 + g.m2 + d * d * (A(k) * A(N)) * fb};
 }
 template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m, unsigned lanes = 0xffffffffu) {
   return {t_shfl_xor(w.n, m, lanes), t_shfl_xor(w.mean, m, lanes), t_shfl_xor(w.m2, m, lanes)};
