@@ -5,7 +5,7 @@ input, in fp32 and bf16, in one process.
 
     PYTHONPATH=python TOROID_LIBRARY=build/src/capi/libtoroid.so \\
         python3 bench/cpu_micro.py [--sizes 1,8,64] [--dtypes f32,bf16] [--only NAME,..] [--rounds 5]
-        [--json FILE] [--commit C] [--profile FILE]
+        [--fresh-inputs] [--json FILE] [--commit C] [--profile FILE]
 
 Rows of width 1024 (a transformer's hidden size); the number of rows sets the size. Before the
 first row both compilers compile and run the first workload at 10 KB (the process's one-time
@@ -192,6 +192,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", default=None, help="append one JSON line per row to this file")
     ap.add_argument("--commit", default=None)
+    ap.add_argument("--fresh-inputs", action="store_true",
+                    help="copies of the inputs, at new addresses, for every round (so that one placement of the "
+                         "inputs against the outputs does not decide a row for the whole process)")
     ap.add_argument("--torch-threads", type=int, default=0,
                     help="torch.set_num_threads(N) (with OMP_NUM_THREADS=M: toroid's kernels use M, torch N)")
     ap.add_argument("--breakdown", action="store_true",
@@ -244,6 +247,8 @@ def main():
                     per = {k: [] for k in backends}
                     keys = list(backends)
                     for r in range(a.rounds):
+                        if a.fresh_inputs and r:
+                            args = [t.clone() for t in args]
                         for k in keys[r % 3:] + keys[:r % 3]:
                             for t in (timers or {}).values():
                                 t.on = k == "toroid"
@@ -264,7 +269,8 @@ def main():
                                             "dtype": dname, "mb": mb, "threads": torch.get_num_threads(),
                                             "eager_ms": ms["eager"], "toroid_ms": ms["toroid"],
                                             "inductor_ms": ms["inductor"], "toroid_compile_s": compile_s["toroid"],
-                                            "inductor_compile_s": compile_s["inductor"], "match": ok}) + "\n")
+                                            "inductor_compile_s": compile_s["inductor"], "match": ok, "rounds": a.rounds,
+                                            "fresh_inputs": a.fresh_inputs}) + "\n")
     for dname, rs in ratios.items():
         geo = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
         worst = min(rs)
