@@ -162,6 +162,7 @@ class CudaEmitter : public KernelEmitter {
   // Inside a lane loop: the array collecting each var reduction's lane values (one division per
   // group instead of one per element).
   std::unordered_map<const Buffer*, std::string> welford_lanes_;
+  std::unordered_set<const Buffer*> shifted_;  // vars summed as offsets in the current slot loop
   // The slot path of a Rows kernel, taken when the row fits row_slots_ vector groups per thread
   // (slots_ok_ names the row's flag; empty: no such path): each loop first loads every group it
   // will touch, then computes, so a thread has all its loads in flight at once. Read-only loads
@@ -636,7 +637,25 @@ class CudaEmitter : public KernelEmitter {
           os << arr << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
         }
       });
+    // Experiment ($TOROID_CUDA_WELFORD_SHIFTED=1): a var's values summed as offsets from the
+    // thread's first value, its partial made once after the loop.
+    std::vector<const Buffer*> shifted;
+    if (env_flag("TOROID_CUDA_WELFORD_SHIFTED").value_or(false))
+      for (const sched::Member* m : group)
+        if (m->buffer->kind == BufferKind::Reduction && m->buffer->reduce == ReduceOp::Var && partials.count(m->buffer)) {
+          const std::string& p = partials.at(m->buffer);
+          os << ind << acc_type(ReduceOp::Var, sched::member_body(*m).dtype()) << " " << p << "_k = 0, " << p << "_s1 = 0, " << p
+             << "_s2 = 0, " << p << "_n = 0;\n";
+          shifted.push_back(m->buffer);
+          shifted_.insert(m->buffer);
+        }
     each_group([&](const std::string& g) { emit_vector_group(os, in3, d, g, group, partials, hoisted, plan, &slotted); });
+    for (const Buffer* b : shifted) {
+      const std::string& p = partials.at(b);
+      os << ind << p << " = t_welford_merge(" << p << ", t_welford_from_shift(" << p << "_n, " << p << "_k, " << p << "_s1, " << p
+         << "_s2));\n";
+      shifted_.erase(b);
+    }
   }
 
   // One group of V elements starting at group index `g`. On the slot path (`slotted`), the loads
@@ -710,9 +729,14 @@ class CudaEmitter : public KernelEmitter {
     // experiment, $TOROID_CUDA_WELFORD_SLOT_WEIGHTS=1: 22 fewer PTX instructions in layer_norm's
     // kernel, but 62 registers where it had 54, so 8 blocks an SM instead of 9; untimed.)
     const bool slot_weights = slotted && env_flag("TOROID_CUDA_WELFORD_SLOT_WEIGHTS").value_or(false);
-    for (auto& [b, arr] : welford_lanes_)
-      os << ind << partials.at(b) << " = " << (slot_weights ? "t_welford_add_slot_group(" : "t_welford_add_group(")
-         << partials.at(b) << ", " << arr << (slot_weights ? ", k" : "") << ");\n";
+    for (auto& [b, arr] : welford_lanes_) {
+      const std::string& p = partials.at(b);
+      if (slotted && shifted_.count(b))
+        os << ind << "t_shift_add_group(" << p << "_k, " << p << "_s1, " << p << "_s2, " << p << "_n, " << arr << ", k);\n";
+      else
+        os << ind << p << " = " << (slot_weights ? "t_welford_add_slot_group(" : "t_welford_add_group(") << p << ", " << arr
+           << (slot_weights ? ", k" : "") << ");\n";
+    }
     welford_lanes_.clear();
     for (size_t i = 0; i < group.size(); ++i)
       if (!arrays[i].empty()) {

@@ -314,6 +314,24 @@ template <int N, class A> T_DEV t_welford<A> t_welford_add_slot_group(t_welford<
   const A d = g.mean - w.mean, fb = A(1) / A(k + 1);
   return {A(k + 1) * A(N), w.mean + d * fb, w.m2 + g.m2 + d * d * (A(k) * A(N)) * fb};
 }
+// A thread's values as offsets from its first one, K (group k = 0 sets it): their count, sum
+// and sum of squares, a partial made once (t_welford_from_shift). M2 = s2 - s1^2 / n loses at
+// most ~n eps relative to itself: (x - mean)^2 <= n var for each of the thread's own n values.
+template <int N, class A> T_DEV void t_shift_add_group(A& K, A& s1, A& s2, A& n, const A (&x)[N], int k) {
+  if (k == 0) K = x[0];
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const A f = x[j] - K;
+    s1 += f;
+    s2 += f * f;
+  }
+  n += A(N);
+}
+template <class A> T_DEV t_welford<A> t_welford_from_shift(A n, A K, A s1, A s2) {
+  if (n == A(0)) return {0, 0, 0};
+  const A m = t_welford_weight(s1, n), m2 = s2 - s1 * m;
+  return {n, K + m, m2 < A(0) ? A(0) : m2};
+}
 template <class A> T_DEV t_welford<A> t_welford_shfl(t_welford<A> w, int m, unsigned lanes = 0xffffffffu) {
   return {t_shfl_xor(w.n, m, lanes), t_shfl_xor(w.mean, m, lanes), t_shfl_xor(w.m2, m, lanes)};
 }
