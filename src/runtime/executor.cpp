@@ -71,6 +71,7 @@ class CpuExecutor final : public Executor {
   RunSlots rs;
   sym::Binding binding;
   std::vector<int64_t> syms;
+  std::vector<char*> kernel_args;  // a kernel call's buffer pointers (kept: no allocation a call)
   size_t line = 0;  // the line running (for lifecycle messages)
 
   CpuExecutor(const codegen::wrapper::WrapperProgram& prog, const SharedObject& object)
@@ -290,10 +291,10 @@ class CpuExecutor final : public Executor {
     TOROID_INTERNAL_ERROR("no CPU implementation of library call " + std::string(loop::library_call_name(l.library)));
   }
 
-  void run_kernel(const Line& l, std::vector<char*>& ptrs) {
+  void run_kernel(const Line& l) {
     const codegen::CppKernel& k = w.kernels[static_cast<size_t>(l.kernel)];
-    ptrs.clear();
-    for (int slot : l.args) ptrs.push_back(reinterpret_cast<char*>(rs.memory(slot, line)->data()));
+    kernel_args.clear();
+    for (int slot : l.args) kernel_args.push_back(reinterpret_cast<char*>(rs.memory(slot, line)->data()));
     // Symbols bound since the call started (unbacked sizes from fallbacks).
     for (size_t i = 0; i < w.symbols.size(); ++i) {
       auto it = binding.find(w.symbols[i]);
@@ -304,7 +305,7 @@ class CpuExecutor final : public Executor {
       if (!binding.count(w.symbols[i]))
         user_error("kernel " + k.name + " needs symbol " + w.symbols[i].str() +
                    ", which no input's size or scalar value determines");
-    kernels[static_cast<size_t>(l.kernel)](ptrs.data(), syms.data());
+    kernels[static_cast<size_t>(l.kernel)](kernel_args.data(), syms.data());
     check_index_error(k);
   }
 
@@ -350,7 +351,6 @@ class CpuExecutor final : public Executor {
       auto it = binding.find(s);
       syms.push_back(it == binding.end() ? 0 : symbol_word(it->second));
     }
-    std::vector<char*> ptrs;
     std::vector<RtValue> out;
     for (line = 0; line < w.lines.size(); ++line) {
       const Line& l = w.lines[line];
@@ -368,7 +368,7 @@ class CpuExecutor final : public Executor {
           break;
         }
         case Line::Kind::PoolFree: rs.pool_free(l, line); break;
-        case Line::Kind::KernelCall: run_kernel(l, ptrs); break;
+        case Line::Kind::KernelCall: run_kernel(l); break;
         case Line::Kind::ExternCall: run_extern(l); break;
         case Line::Kind::UserKernel: run_user_kernel(l); break;
         case Line::Kind::FallbackCall:
