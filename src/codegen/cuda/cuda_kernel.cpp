@@ -211,6 +211,9 @@ class CudaEmitter : public KernelEmitter {
   static constexpr size_t kRowArrays = 4, kSlotArrays = 6;
   size_t slot_arrays_ = kSlotArrays;  // kSlotArrays, or $TOROID_CUDA_SLOT_ARRAYS (a tuning knob)
   int row_min_blocks_ = 0;            // __launch_bounds__'s blocks per SM ($TOROID_CUDA_ROW_MIN_BLOCKS)
+  // Welford experiments on the slot path, off by default ($TOROID_CUDA_WELFORD_SLOT_WEIGHTS,
+  // $TOROID_CUDA_WELFORD_SHIFTED; read once per kernel, in emit_rows).
+  bool welford_slot_weights_ = false, welford_shifted_ = false;
   // Sum and mean reductions that a var reduction of the same values in the same loop already
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
@@ -640,7 +643,7 @@ class CudaEmitter : public KernelEmitter {
     // Experiment ($TOROID_CUDA_WELFORD_SHIFTED=1): a var's values summed as offsets from the
     // thread's first value, its partial made once after the loop.
     std::vector<const Buffer*> shifted;
-    if (env_flag("TOROID_CUDA_WELFORD_SHIFTED").value_or(false))
+    if (welford_shifted_)
       for (const sched::Member* m : group)
         if (m->buffer->kind == BufferKind::Reduction && m->buffer->reduce == ReduceOp::Var && partials.count(m->buffer)) {
           const std::string& p = partials.at(m->buffer);
@@ -728,7 +731,7 @@ class CudaEmitter : public KernelEmitter {
     // meets k earlier ones: its merge weight is a constant once the loop is unrolled. (An
     // experiment, $TOROID_CUDA_WELFORD_SLOT_WEIGHTS=1: 22 fewer PTX instructions in layer_norm's
     // kernel, but 62 registers where it had 54, so 8 blocks an SM instead of 9; untimed.)
-    const bool slot_weights = slotted && env_flag("TOROID_CUDA_WELFORD_SLOT_WEIGHTS").value_or(false);
+    const bool slot_weights = slotted && welford_slot_weights_;
     for (auto& [b, arr] : welford_lanes_) {
       const std::string& p = partials.at(b);
       if (slotted && shifted_.count(b))
@@ -818,6 +821,8 @@ class CudaEmitter : public KernelEmitter {
       slot_arrays_ = static_cast<size_t>(std::clamp<int64_t>(*tuned, 1, static_cast<int64_t>(kSlotArrays)));
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_MIN_BLOCKS"))
       row_min_blocks_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 32));
+    welford_slot_weights_ = env_flag("TOROID_CUDA_WELFORD_SLOT_WEIGHTS").value_or(false);
+    welford_shifted_ = env_flag("TOROID_CUDA_WELFORD_SHIFTED").value_or(false);
     // A row of known length that fits the slots gets a block size of its own, compiled in: the
     // groups' offsets are constants and the launch bound tells the compiler the thread count.
     if (groups > 0) {
