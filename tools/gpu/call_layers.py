@@ -9,6 +9,7 @@ alone (data pointers, output allocation, the C call), and beside them eager and 
         [--rows 1 --cols 256] [--dtype f32|bf16] [--calls 20000]
 """
 import argparse
+import functools
 import os
 import statistics
 import sys
@@ -84,6 +85,7 @@ def main():
         empty = toroid.runtime._empty_strided_cpu()
         CompiledFxGraph.__call__ = inner_call
         layers = [("eager", lambda: add(x, y)), ("Inductor, whole call", lambda: i(x, y)),
+                  ("Inductor, whole call, gc disabled", lambda: i(x, y)),
                   ("Inductor, AOTAutograd's function (what dynamo calls)", lambda: compiled["inductor"](x, y))]
         if inductor_calls:
             layers.append(("Inductor, CompiledFxGraph (what AOTAutograd calls)", lambda: inductor_calls[0]([x, y])))
@@ -94,11 +96,12 @@ def main():
                   ("CompiledGraph.call_list", lambda: cg.call_list([x, y])),
                   ("Partition.__call__", lambda: part([x, y]))]
         if lean:
-            layers.append(("lean run (%s)" % lean.__name__, lambda: lean(full)))
-            saved, toroid._capi._python_run = toroid._capi._python_run, None  # the ctypes call
-            through_ctypes = part._lean(part._plan(full, part._last_key))
-            toroid._capi._python_run = saved
-            layers.append(("lean run through ctypes (TOROID_PYTHON_CALL=0)", lambda: through_ctypes(full)))
+            kind = "builtin" if isinstance(lean, functools.partial) else "Python frame"
+            layers.append(("lean run (%s)" % kind, lambda: lean(full)))
+            saved, toroid._capi._python_function = toroid._capi._python_function, None  # the Python frame
+            through_frame = part._lean(part._plan(full, part._last_key))
+            toroid._capi._python_function = saved
+            layers.append(("lean run as a Python frame (TOROID_PYTHON_CALL=0)", lambda: through_frame(full)))
         if check:
             layers.append(("the guard's check alone", lambda: check(x, y)))
         layers.append(("one output allocation alone", lambda: empty((a.rows, a.cols), (a.cols, 1), dtype)))
@@ -111,15 +114,30 @@ def main():
             print("TensorGuards check:", g.check(x, y))
         except Exception as e:  # noqa: BLE001
             print("TensorGuards failed:", type(e).__name__, e)
+        # The garbage collector's runs inside each layer's loops: how many a 1000 calls, and their
+        # µs a call (a layer that leaves container objects behind makes the collector run more).
+        gc_runs, gc_time, started = [0, 0, 0], [0.0], [0.0]
+
+        def on_gc(phase, info):
+            if phase == "start":
+                started[0] = time.perf_counter()
+            else:
+                gc_runs[info["generation"]] += 1
+                gc_time[0] += time.perf_counter() - started[0]
+        gc.callbacks.append(on_gc)
         for name, fn in layers:
             if "gc disabled" in name:
                 gc.disable()
-            rows.append((name, per_call_us(fn, a.calls)))
+            gc_runs[:], gc_time[0] = [0, 0, 0], 0.0
+            us = per_call_us(fn, a.calls)
+            calls = 200 + 5 * a.calls
+            rows.append((name, us, "/".join(f"{n * 1000 / calls:.1f}" for n in gc_runs), gc_time[0] / calls * 1e6))
             gc.enable()
+        gc.callbacks.remove(on_gc)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, add of two [{a.rows}, {a.cols}] {a.dtype}")
-    print("| layer | µs a call |\n|---|---|")
-    for name, us in rows:
-        print(f"| {name} | {us:.2f} |")
+    print("| layer | µs a call | gc runs a 1000 calls (gen 0/1/2) | gc µs a call |\n|---|---|---|---|")
+    for name, us, runs, gc_us in rows:
+        print(f"| {name} | {us:.2f} | {runs} | {gc_us:.2f} |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The CUDA row kernels' Welford arithmetic replayed in f32 with numpy (no GPU): a row of 4096
 values over 128 threads of 32 (four groups of 8), each thread's partial by the default per-group
-two-pass merges or by the $TOROID_CUDA_WELFORD_SHIFTED sums of offsets from its first value, then
+two-pass merges ($TOROID_CUDA_WELFORD_SHIFTED=0) or by the default sums of offsets from its first value, then
 the block's pairwise merges (weights as exact quotients); the relative error of the mean and M2
 against f64, on rows chosen to hurt (a large offset, an outlier as the shift). RESULTS.md 37h.
 

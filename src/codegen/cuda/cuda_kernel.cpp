@@ -211,9 +211,9 @@ class CudaEmitter : public KernelEmitter {
   static constexpr size_t kRowArrays = 4, kSlotArrays = 6;
   size_t slot_arrays_ = kSlotArrays;  // kSlotArrays, or $TOROID_CUDA_SLOT_ARRAYS (a tuning knob)
   int row_min_blocks_ = 0;            // __launch_bounds__'s blocks per SM ($TOROID_CUDA_ROW_MIN_BLOCKS)
-  // Welford experiments on the slot path, off by default ($TOROID_CUDA_WELFORD_SLOT_WEIGHTS,
-  // $TOROID_CUDA_WELFORD_SHIFTED; read once per kernel, in emit_rows).
-  bool welford_slot_weights_ = false, welford_shifted_ = false;
+  // A var's slot-path values summed as offsets from the thread's first ($TOROID_CUDA_WELFORD_SHIFTED=0
+  // turns it off; read once per kernel, in emit_rows).
+  bool welford_shifted_ = true;
   // Sum and mean reductions that a var reduction of the same values in the same loop already
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
@@ -640,8 +640,10 @@ class CudaEmitter : public KernelEmitter {
           os << arr << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
         }
       });
-    // Experiment ($TOROID_CUDA_WELFORD_SHIFTED=1): a var's values summed as offsets from the
-    // thread's first value, its partial made once after the loop.
+    // A var's values summed as offsets from the thread's first value, its partial made once after
+    // the loop: ~3 operations a value where a group's two-pass statistics and merge take ~5
+    // (layer_norm over 4096 bf16 on an H200: 90.2% of the copy bandwidth against 89.6-90.0%,
+    // bench/RESULTS.md 38a).
     std::vector<const Buffer*> shifted;
     if (welford_shifted_)
       for (const sched::Member* m : group)
@@ -727,18 +729,12 @@ class CudaEmitter : public KernelEmitter {
     forwarded_ = saved;
     lane_var_ = SymExpr();
     os << ind << "}\n";
-    // On the slot path a thread's groups are k = 0, 1, ... in order (none skipped), so group k
-    // meets k earlier ones: its merge weight is a constant once the loop is unrolled. (An
-    // experiment, $TOROID_CUDA_WELFORD_SLOT_WEIGHTS=1: 22 fewer PTX instructions in layer_norm's
-    // kernel, but 62 registers where it had 54, so 8 blocks an SM instead of 9; untimed.)
-    const bool slot_weights = slotted && welford_slot_weights_;
     for (auto& [b, arr] : welford_lanes_) {
       const std::string& p = partials.at(b);
       if (slotted && shifted_.count(b))
         os << ind << "t_shift_add_group(" << p << "_k, " << p << "_s1, " << p << "_s2, " << p << "_n, " << arr << ", k);\n";
       else
-        os << ind << p << " = " << (slot_weights ? "t_welford_add_slot_group(" : "t_welford_add_group(") << p << ", " << arr
-           << (slot_weights ? ", k" : "") << ");\n";
+        os << ind << p << " = t_welford_add_group(" << p << ", " << arr << ");\n";
     }
     welford_lanes_.clear();
     for (size_t i = 0; i < group.size(); ++i)
@@ -821,8 +817,7 @@ class CudaEmitter : public KernelEmitter {
       slot_arrays_ = static_cast<size_t>(std::clamp<int64_t>(*tuned, 1, static_cast<int64_t>(kSlotArrays)));
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_MIN_BLOCKS"))
       row_min_blocks_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 32));
-    welford_slot_weights_ = env_flag("TOROID_CUDA_WELFORD_SLOT_WEIGHTS").value_or(false);
-    welford_shifted_ = env_flag("TOROID_CUDA_WELFORD_SHIFTED").value_or(false);
+    welford_shifted_ = env_flag("TOROID_CUDA_WELFORD_SHIFTED").value_or(true);
     // A row of known length that fits the slots gets a block size of its own, compiled in: the
     // groups' offsets are constants and the launch bound tells the compiler the thread count.
     if (groups > 0) {

@@ -305,15 +305,6 @@ template <int N, class A> T_DEV t_welford<A> t_welford_group(const A (&x)[N]) {
 template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w, const A (&x)[N]) {
   return t_welford_merge(w, t_welford_group(x));
 }
-// Group k of a thread's row slots, merged into the partial of its k earlier groups of N (a slot
-// loop starts from an empty partial and takes a thread's groups in order, none skipped): every
-// count and the weight 1 / (k + 1) are constants once the loop is unrolled (the approximate
-// quotient of t_welford_merge is not folded).
-template <int N, class A> T_DEV t_welford<A> t_welford_add_slot_group(t_welford<A> w, const A (&x)[N], int k) {
-  const t_welford<A> g = t_welford_group(x);
-  const A d = g.mean - w.mean, fb = A(1) / A(k + 1);
-  return {A(k + 1) * A(N), w.mean + d * fb, w.m2 + g.m2 + d * d * (A(k) * A(N)) * fb};
-}
 // A thread's values as offsets from its first one, K (group k = 0 sets it): their count, sum
 // and sum of squares, a partial made once (t_welford_from_shift). M2 = s2 - s1^2 / n loses at
 // most ~n eps relative to itself: (x - mean)^2 <= n var for each of the thread's own n values.
