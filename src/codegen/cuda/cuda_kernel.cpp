@@ -214,8 +214,6 @@ class CudaEmitter : public KernelEmitter {
   // A var's slot-path values summed as offsets from the thread's first ($TOROID_CUDA_WELFORD_SHIFTED=0
   // turns it off; read once per kernel, in emit_rows).
   bool welford_shifted_ = true;
-  // bf16 and f16 vector stores converted in pairs ($TOROID_CUDA_PACKED_CVT=0: one at a time).
-  const bool packed_cvt_ = env_flag("TOROID_CUDA_PACKED_CVT").value_or(true);
   // Sum and mean reductions that a var reduction of the same values in the same loop already
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
@@ -700,17 +698,12 @@ class CudaEmitter : public KernelEmitter {
       names[l] = "t_load(" + t + "[j])";
     }
     std::vector<std::string> arrays(group.size());
-    // 16-bit stores staged as floats and converted two at a time (t_vstore_cvt): one cvt a pair
-    // where two conversions and a pack take three instructions.
-    std::vector<bool> staged(group.size(), false);
     for (size_t i = 0; i < group.size(); ++i)
       if (plan.stores[i].kind == Access::Kind::Contiguous && slotted && store_slots_.count(group[i]->buffer->storage)) {
         arrays[i] = store_slots_.at(group[i]->buffer->storage);
       } else if (plan.stores[i].kind == Access::Kind::Contiguous) {
-        const DType st = group[i]->buffer->storage->dtype;
-        staged[i] = packed_cvt_ && vector_width_ % 2 == 0 && (st == DType::BFloat16 || st == DType::Float16);
         arrays[i] = tmp();
-        os << ind << (staged[i] ? "float" : storage_type(st)) << " " << arrays[i] << "[" << Vs << "];\n";
+        os << ind << storage_type(group[i]->buffer->storage->dtype) << " " << arrays[i] << "[" << Vs << "];\n";
       }
     for (const sched::Member* m : group)
       if (m->buffer->kind == BufferKind::Reduction && m->buffer->reduce == ReduceOp::Var) {
@@ -727,9 +720,7 @@ class CudaEmitter : public KernelEmitter {
       const sched::Member& m = *group[i];
       std::string v = value(os, in2, sched::member_body(m), names);
       std::string pos;
-      if (m.buffer->kind == BufferKind::Pointwise && staged[i])
-        os << in2 << arrays[i] << "[j] = static_cast<float>(" << v << ");\n";
-      else if (m.buffer->kind == BufferKind::Pointwise && plan.stores[i].kind == Access::Kind::Contiguous)
+      if (m.buffer->kind == BufferKind::Pointwise && plan.stores[i].kind == Access::Kind::Contiguous)
         store_lane(os, in2, arrays[i], slotted && store_slots_.count(m.buffer->storage), m.buffer->storage->dtype, v);
       else if (m.buffer->kind == BufferKind::Pointwise)
         pos = index(sched::member_store_position(m));
@@ -750,10 +741,7 @@ class CudaEmitter : public KernelEmitter {
       if (!arrays[i].empty()) {
         const Buffer* st = group[i]->buffer->storage;
         bool in_slot = slotted && store_slots_.count(st);
-        const std::string store = in_slot && packed_slots_.count(arrays[i]) ? "t_vstore_slot("
-                                  : staged[i]                                 ? "t_vstore_cvt<" + Vs + ">("
-                                                                              : "t_vstore<" + Vs + ">(";
-        os << ind << store << ptr(st)
+        os << ind << (in_slot && packed_slots_.count(arrays[i]) ? "t_vstore_slot(" : "t_vstore<" + Vs + ">(") << ptr(st)
            << " + " << index(sched::member_store_position(*group[i])) << ", " << arrays[i] << (in_slot ? "[k]" : "")
            << ");\n";
       }

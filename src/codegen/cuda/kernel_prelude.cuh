@@ -210,43 +210,6 @@ template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[
     for (int k = 0; k < N; ++k) p[k] = src[k];
   }
 }
-// Two floats as one word of two 16-bit values, the first in the low half (cvt.rn.*x2 takes the
-// high half first): one instruction where two conversions and a pack take three.
-T_DEV unsigned t_pack2(float lo, float hi, t_bf16*) {
-  unsigned r;
-#if __CUDA_ARCH__ >= 800
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  r = static_cast<unsigned>(t_to_bf16(lo).bits) | (static_cast<unsigned>(t_to_bf16(hi).bits) << 16);
-#endif
-  return r;
-}
-T_DEV unsigned t_pack2(float lo, float hi, t_f16*) {
-  unsigned r;
-#if __CUDA_ARCH__ >= 800
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  r = static_cast<unsigned>(t_to_f16(lo).bits) | (static_cast<unsigned>(t_to_f16(hi).bits) << 16);
-#endif
-  return r;
-}
-// N floats stored at p as N 16-bit values (N even; the alignment t_vstore asks).
-template <int N, class T> T_DEV void t_vstore_cvt(T* __restrict__ p, const float (&src)[N]) {
-  static_assert(N % 2 == 0 && sizeof(T) == 2, "pairs of 16-bit values");
-  unsigned w[N / 2];
-#pragma unroll
-  for (int k = 0; k < N / 2; ++k) w[k] = t_pack2(src[2 * k], src[2 * k + 1], static_cast<T*>(nullptr));
-  if constexpr (N % 8 == 0) {
-#pragma unroll
-    for (int k = 0; k < N / 8; ++k) reinterpret_cast<uint4*>(p)[k] = reinterpret_cast<const uint4*>(w)[k];
-  } else if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int k = 0; k < N / 4; ++k) reinterpret_cast<uint2*>(p)[k] = reinterpret_cast<const uint2*>(w)[k];
-  } else {
-#pragma unroll
-    for (int k = 0; k < N / 2; ++k) reinterpret_cast<unsigned*>(p)[k] = w[k];
-  }
-}
 template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
