@@ -286,10 +286,16 @@ template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* 
 template <class A> struct t_welford {
   A n, mean, m2;
 };
+// Infinite values: a partial holding one has an infinite mean and a NaN M2, and a merge keeps
+// the mean a plain sum would give (inf, or NaN for infinities of both signs), where the update by
+// d = b.mean - a.mean would turn it into NaN (eager's mean of [inf, 1] is inf, its var NaN).
+template <class A> T_DEV A t_welford_mean(A a_mean, A b_mean, A shift) {
+  return t_isinf(a_mean) || t_isinf(b_mean) ? a_mean + b_mean : a_mean + shift;
+}
 template <class A> T_DEV t_welford<A> t_welford_add(t_welford<A> w, A x) {
   w.n += A(1);
   const A d = x - w.mean;
-  w.mean += d / w.n;
+  w.mean = t_isinf(w.mean) ? w.mean + x : w.mean + d / w.n;
   w.m2 += d * (x - w.mean);
   return w;
 }
@@ -302,7 +308,7 @@ template <class A> T_DEV t_welford<A> t_welford_merge(t_welford<A> a, t_welford<
   const A n = a.n + b.n;
   if (n == A(0)) return a;
   const A d = b.mean - a.mean, fb = t_welford_weight(b.n, n);
-  return {n, a.mean + d * fb, a.m2 + b.m2 + d * d * a.n * fb};
+  return {n, t_welford_mean(a.mean, b.mean, d * fb), a.m2 + b.m2 + d * d * a.n * fb};
 }
 // N values' own count, mean and M2 (two passes in registers).
 template <int N, class A> T_DEV t_welford<A> t_welford_group(const A (&x)[N]) {
@@ -323,7 +329,7 @@ template <int N, class A> T_DEV t_welford<A> t_welford_add_group(t_welford<A> w,
 // and sum of squares, a partial made once (t_welford_from_shift). M2 = s2 - s1^2 / n loses at
 // most ~n eps relative to itself: (x - mean)^2 <= n var for each of the thread's own n values.
 template <int N, class A> T_DEV void t_shift_add_group(A& K, A& s1, A& s2, A& n, const A (&x)[N], int k) {
-  if (k == 0) K = x[0];
+  if (k == 0) K = t_isinf(x[0]) || x[0] != x[0] ? A(0) : x[0];  // a finite shift: inf - inf is NaN
 #pragma unroll
   for (int j = 0; j < N; ++j) {
     const A f = x[j] - K;
@@ -367,7 +373,7 @@ template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<
 // quotient is taken (two shuffles a step instead of three).
 template <class A> T_DEV t_welford<A> t_welford_merge_even(t_welford<A> a, A b_mean, A b_m2) {
   const A d = b_mean - a.mean;
-  return {a.n + a.n, a.mean + d * A(0.5), a.m2 + b_m2 + d * d * a.n * A(0.5)};
+  return {a.n + a.n, t_welford_mean(a.mean, b_mean, d * A(0.5)), a.m2 + b_m2 + d * d * a.n * A(0.5)};
 }
 template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford_even(t_welford<A> w, t_welford<A>* sm) {
   return t_block_welford_by<Lanes>(w, sm, [](t_welford<A> a, int m, unsigned lanes) {
