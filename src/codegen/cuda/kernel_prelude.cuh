@@ -295,7 +295,7 @@ template <class A> T_DEV A t_welford_mean(A a_mean, A b_mean, A shift) {
 template <class A> T_DEV t_welford<A> t_welford_add(t_welford<A> w, A x) {
   w.n += A(1);
   const A d = x - w.mean;
-  w.mean = t_isinf(w.mean) ? w.mean + x : w.mean + d / w.n;
+  w.mean = t_welford_mean(w.mean, x, d / w.n);
   w.m2 += d * (x - w.mean);
   return w;
 }
