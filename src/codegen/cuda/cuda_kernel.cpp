@@ -214,9 +214,6 @@ class CudaEmitter : public KernelEmitter {
   // A var's slot-path values summed as offsets from the thread's first ($TOROID_CUDA_WELFORD_SHIFTED=0
   // turns it off; read once per kernel, in emit_rows).
   bool welford_shifted_ = true;
-  // An experiment ($TOROID_CUDA_ROW_L1_NO_ALLOCATE=1; read in emit_rows): the slot loops' row
-  // loads (read once) skip L1, where the loads every row repeats (a norm's weight and bias) live.
-  bool row_no_l1_ = false;
   // Sum and mean reductions that a var reduction of the same values in the same loop already
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
@@ -637,10 +634,9 @@ class CudaEmitter : public KernelEmitter {
         os << in3 << "const I " << f0 << " = " << g << " * " << Vs << ";\n";
         unravel(os, in3, d, f0);
         for (auto& [l, arr] : to_load) {
-          const bool read_only = !written(l.buffer()->storage);
-          const std::string hints = std::string(read_only ? "true" : "false") + (read_only && row_no_l1_ ? ", true" : "");
-          if (packed_slots_.count(arr)) os << in3 << "t_vload_slot<" << hints << ">(";
-          else os << in3 << "t_vload<" << Vs << ", " << hints << ">(";
+          const char* nc = written(l.buffer()->storage) ? "false" : "true";
+          if (packed_slots_.count(arr)) os << in3 << "t_vload_slot<" << nc << ">(";
+          else os << in3 << "t_vload<" << Vs << ", " << nc << ">(";
           os << arr << "[k], " << ptr(l.buffer()->storage) << " + " << index(l.index()) << ");\n";
         }
       });
@@ -822,7 +818,6 @@ class CudaEmitter : public KernelEmitter {
     if (std::optional<int64_t> tuned = env_count("TOROID_CUDA_ROW_MIN_BLOCKS"))
       row_min_blocks_ = static_cast<int>(std::clamp<int64_t>(*tuned, 1, 32));
     welford_shifted_ = env_flag("TOROID_CUDA_WELFORD_SHIFTED").value_or(true);
-    row_no_l1_ = env_flag("TOROID_CUDA_ROW_L1_NO_ALLOCATE").value_or(false);
     // A row of known length that fits the slots gets a block size of its own, compiled in: the
     // groups' offsets are constants and the launch bound tells the compiler the thread count.
     if (groups > 0) {

@@ -159,32 +159,18 @@ template <class S> struct t_store {
 
 // N elements at p (16-byte aligned when N * sizeof(T) is a multiple of 16), in 16- or 8-byte
 // transactions; through the read-only cache (NC) only for storages the kernel never writes.
-// NoL1 (read-only storages): the line is not kept in L1, so a row read once does not evict what
-// every row re-reads there (a norm's weight and bias).
-T_DEV uint4 t_ld_no_l1(const uint4* p) {
-  uint4 v;
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-T_DEV uint2 t_ld_no_l1(const uint2* p) {
-  uint2 v;
-  asm("ld.global.nc.L1::no_allocate.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-  return v;
-}
-template <class V, bool NC, bool NoL1 = false> T_DEV V t_ld(const V* p) {
-  static_assert(!NoL1 || NC, "no_allocate loads are read-only loads");
-  if constexpr (NoL1) return t_ld_no_l1(p);
-  else if constexpr (NC) return __ldg(p);
+template <class V, bool NC> T_DEV V t_ld(const V* p) {
+  if constexpr (NC) return __ldg(p);
   else return *p;
 }
-template <int N, bool NC, bool NoL1 = false, class T> T_DEV void t_vload(T (&dst)[N], const T* __restrict__ p) {
+template <int N, bool NC, class T> T_DEV void t_vload(T (&dst)[N], const T* __restrict__ p) {
   constexpr int bytes = N * int(sizeof(T));
   if constexpr (bytes % 16 == 0) {
 #pragma unroll
-    for (int k = 0; k < bytes / 16; ++k) reinterpret_cast<uint4*>(dst)[k] = t_ld<uint4, NC, NoL1>(reinterpret_cast<const uint4*>(p) + k);
+    for (int k = 0; k < bytes / 16; ++k) reinterpret_cast<uint4*>(dst)[k] = t_ld<uint4, NC>(reinterpret_cast<const uint4*>(p) + k);
   } else if constexpr (bytes % 8 == 0) {
 #pragma unroll
-    for (int k = 0; k < bytes / 8; ++k) reinterpret_cast<uint2*>(dst)[k] = t_ld<uint2, NC, NoL1>(reinterpret_cast<const uint2*>(p) + k);
+    for (int k = 0; k < bytes / 8; ++k) reinterpret_cast<uint2*>(dst)[k] = t_ld<uint2, NC>(reinterpret_cast<const uint2*>(p) + k);
   } else {
 #pragma unroll
     for (int k = 0; k < N; ++k) dst[k] = p[k];
@@ -192,8 +178,8 @@ template <int N, bool NC, bool NoL1 = false, class T> T_DEV void t_vload(T (&dst
 }
 // A row kernel's slot of 16-bit values: one 16-byte group kept as four 32-bit registers (an
 // array of eight 16-bit values takes eight), lanes read and written by position.
-template <bool NC, bool NoL1 = false, class T> T_DEV void t_vload_slot(uint4& dst, const T* __restrict__ p) {
-  dst = t_ld<uint4, NC, NoL1>(reinterpret_cast<const uint4*>(p));
+template <bool NC, class T> T_DEV void t_vload_slot(uint4& dst, const T* __restrict__ p) {
+  dst = t_ld<uint4, NC>(reinterpret_cast<const uint4*>(p));
 }
 template <class T> T_DEV void t_vstore_slot(T* __restrict__ p, const uint4& s) { *reinterpret_cast<uint4*>(p) = s; }
 template <class T> T_DEV T t_slot_get(const uint4& s, int j) {
