@@ -94,7 +94,7 @@ CudaKernel combine_cuda_kernels(const std::vector<const CudaKernel*>& parts, con
   for (const char* I : {"int32_t", "int64_t"}) {
     std::ostringstream e;
     e << "extern \"C\" __global__ void __launch_bounds__(1024) " << name << "_" << (I[3] == '3' ? "i32" : "i64") << "("
-      << params << ") {\n  unsigned b = blockIdx.x;\n";
+      << params << ") {\n  t_wait_on_stream();\n  unsigned b = blockIdx.x;\n";
     for (size_t j = 0; j < parts.size(); ++j) {
       const CudaKernel& k = *parts[j];
       std::string call;

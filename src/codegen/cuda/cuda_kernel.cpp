@@ -86,7 +86,7 @@ class CudaEmitter : public KernelEmitter {
       entry << "extern \"C\" __global__ void __launch_bounds__("
             << (flat ? 1024 : out.row_threads ? out.row_threads * out.rows_per_block : kRowThreads)
             << (!flat && row_min_blocks_ ? ", " + std::to_string(row_min_blocks_) : std::string()) << ") " << k_.name << "_" << (I[3] == '3' ? "i32" : "i64")
-            << "(" << params << ") {\n" << block_assumptions(flat, out) << "  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
+            << "(" << params << ") {\n  t_wait_on_stream();\n" << block_assumptions(flat, out) << "  " << k_.name << "_body<" << I << ">(" << call << (call.empty() ? "" : ", ")
             << (warp_rows ? "blockIdx.x * blockDim.y + threadIdx.y, gridDim.x * blockDim.y" : "blockIdx.x, gridDim.x") << ");\n}\n";
       (I[3] == '3' ? out.entry_i32 : out.entry_i64) = entry.str();
     }

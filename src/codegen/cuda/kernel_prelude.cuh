@@ -19,6 +19,19 @@ typedef unsigned long long uint64_t;
 #endif
 
 #define T_DEV __device__ __forceinline__
+
+// Every entry starts here. A kernel launched as a programmatic dependent (the runtime does so on
+// compute capability 9.0 and newer) may start before the stream's previous kernel has finished:
+// it waits for that kernel's completion and its memory before any access of its own, then lets
+// the next kernel's blocks be scheduled. Its blocks thus wait resident on the multiprocessors the
+// previous kernel's last blocks leave idle, and start the moment it completes. Elsewhere (an
+// ordinary launch, older devices) both are no-ops.
+T_DEV void t_wait_on_stream() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 template <class T> struct t_limits;
 template <> struct t_limits<float> {
   static T_DEV float lowest() { return -__int_as_float(0x7f800000); }

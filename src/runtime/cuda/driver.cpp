@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "driver_internal.h"
+#include "toroid/support/env.h"
 #include "toroid/support/error.h"
 
 namespace toroid::runtime::cuda {
@@ -32,7 +33,8 @@ namespace {
   X(cuMemAlloc, 3020) X(cuMemFree, 3020) X(cuMemcpyHtoDAsync, 3020)                        \
   X(cuMemcpyDtoHAsync, 3020) X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)           \
   X(cuModuleLoadDataEx, 2010) X(cuModuleUnload, 2000) X(cuModuleGetFunction, 2000)         \
-  X(cuModuleGetGlobal, 3020) X(cuLaunchKernel, 4000) X(cuEventCreate, 2000)                \
+  X(cuModuleGetGlobal, 3020) X(cuLaunchKernel, 4000) X(cuLaunchKernelEx, 11060)             \
+  X(cuEventCreate, 2000)                                                                  \
   X(cuEventRecord, 2000) X(cuEventQuery, 2000) X(cuEventSynchronize, 2000)                 \
   X(cuEventElapsedTime, 2000) X(cuEventDestroy, 4000) X(cuMemHostAlloc, 2020)               \
   X(cuMemFreeHost, 2000) X(cuFuncSetAttribute, 9000) X(cuStreamBeginCapture, 10010)      \
@@ -368,9 +370,30 @@ void launch(Function f, const LaunchDims& d, void** args, Stream s, const char* 
   TOROID_CHECK(threads <= static_cast<uint64_t>(info.max_threads_per_block),
                std::string("launching ") + what + ": " + dims() + " has more than " +
                    std::to_string(info.max_threads_per_block) + " threads per block");
+  if (d.waits_on_stream && dependent_launches()) {
+    CUlaunchAttribute early{};
+    early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    early.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config{};
+    config.gridDimX = d.grid_x, config.gridDimY = d.grid_y, config.gridDimZ = d.grid_z;
+    config.blockDimX = d.block_x, config.blockDimY = d.block_y, config.blockDimZ = d.block_z;
+    config.sharedMemBytes = d.shared_bytes;
+    config.hStream = stream_of(s);
+    config.attrs = &early;
+    config.numAttrs = 1;
+    TOROID_CU(cuLaunchKernelEx, std::string(what) + ", " + dims(), &config, static_cast<CUfunction>(f), args, nullptr);
+    return;
+  }
   TOROID_CU(cuLaunchKernel, std::string(what) + ", " + dims(), static_cast<CUfunction>(f),
             d.grid_x, d.grid_y, d.grid_z, d.block_x, d.block_y, d.block_z, d.shared_bytes,
             stream_of(s), args, nullptr);
+}
+
+bool dependent_launches() {
+  // Hopper's griddepcontrol: older devices run the kernels' wait as a no-op, so only the launch
+  // attribute depends on the device.
+  static const bool on = env_flag("TOROID_CUDA_DEPENDENT_LAUNCH").value_or(true);
+  return on && context().info.arch() >= 90;
 }
 
 GraphExec::~GraphExec() {

@@ -1012,6 +1012,7 @@ struct CudaExecutor::Impl {
     const LaunchTuning& tune = tuning();
     int64_t groups = (p.elements + V - 1) / V;
     p.dims = LaunchDims{};
+    p.dims.waits_on_stream = true;  // every generated entry begins with t_wait_on_stream()
     if (!k.parts.empty()) {
       combo_dims(k, p);
     } else if (k.shape == CudaKernel::Shape::Flat) {

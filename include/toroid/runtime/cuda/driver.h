@@ -97,10 +97,17 @@ struct LaunchDims {
   unsigned grid_x = 1, grid_y = 1, grid_z = 1;
   unsigned block_x = 1, block_y = 1, block_z = 1;
   unsigned shared_bytes = 0;  // dynamic shared memory
+  // The kernel itself waits for the stream's earlier work before touching memory (toroid's
+  // generated kernels begin with griddepcontrol.wait): it may then be launched as a programmatic
+  // dependent, its blocks scheduled during the previous kernel's last blocks.
+  bool waits_on_stream = false;
 };
 // cuLaunchKernel; `args` as cuLaunchKernel takes them (one pointer per kernel parameter).
 // `what` names the kernel in errors.
 void launch(Function f, const LaunchDims& dims, void** args, Stream s, const char* what);
+// Whether kernels that wait on their stream are launched early (programmatic dependent launch):
+// a device of compute capability 9.0 or newer, unless $TOROID_CUDA_DEPENDENT_LAUNCH=0.
+bool dependent_launches();
 
 // CUDA graphs: the work queued on a stream between begin_capture and end_capture is recorded,
 // not run, and end_capture instantiates it; launch_graph replays it on any stream. Capture is in
