@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -249,6 +250,36 @@ TEST(GpuWideIndex, The64BitEntryIsCompiledWhenALaunchNeedsIt) {
     std::vector<RtValue> out = m->run({RtValue(x), RtValue::integer(n)});
     const toroid::ops::HostTensor& y = out.at(0).tensor();
     for (int64_t i = 0; i < 16; ++i) EXPECT_EQ(static_cast<int64_t>(y.get_double(i)), i + n) << "n = " << n;
+  }
+}
+
+// Dependent launches: on sm_90+ each generated kernel is scheduled during the previous one's
+// tail and waits for it itself. A chain of 17 small kernels, each reading the one before and
+// several writing buffers freed by earlier ones (reuse lines), matches the reference on every
+// call: a kernel that started before its predecessor finished would read stale values or
+// overwrite ones still being read.
+TEST_F(GpuExecutor, DependentLaunchesKeepAChainOfReusedBuffersInOrder) {
+  if (!std::getenv("TOROID_CUDA_DEPENDENT_LAUNCH")) {
+    EXPECT_EQ(cuda::dependent_launches(), cuda::device().arch() >= 90) << "on by default from sm_90";
+  }
+  std::string text = "graph @chain functional {\n  %x0 = input : f32[256, 256]\n";
+  for (int i = 0; i < 8; ++i) {
+    const std::string n = std::to_string(i), x = "%x" + n;
+    text += "  %r" + n + " = aten.mean.dim(" + x + ", [1], true) : f32[256, 1]\n";
+    text += "  %a" + n + " = aten.sub.Tensor(" + x + ", %r" + n + ") : f32[256, 256]\n";
+    text += "  %c" + n + " = aten.mean.dim(%a" + n + ", [0], true) : f32[1, 256]\n";
+    text += "  %b" + n + " = aten.sub.Tensor(%a" + n + ", %c" + n + ") : f32[256, 256]\n";
+    text += "  %x" + std::to_string(i + 1) + " = aten.add.Tensor(%b" + n + ", %x0) : f32[256, 256]\n";
+  }
+  text += "  output %x8\n}\n";
+  auto m = compile_cuda(text.c_str(), "chain.tir");
+  std::vector<RtValue> inputs = toroid::bind::random_inputs(m->graph(), 3);
+  std::vector<RtValue> want = toroid::interp::interpret(m->graph(), inputs);
+  std::vector<RtValue> on_device;
+  for (const RtValue& v : inputs) on_device.push_back(cuda::to_device(v));
+  for (int call = 0; call < 20; ++call) {
+    SCOPED_TRACE("call " + std::to_string(call));
+    expect_close(m->run_device(on_device), want);
   }
 }
 
