@@ -391,9 +391,9 @@ void launch(Function f, const LaunchDims& d, void** args, Stream s, const char* 
 
 bool dependent_launches() {
   // Hopper's griddepcontrol: older devices run the kernels' wait as a no-op, so only the launch
-  // attribute depends on the device.
-  static const bool on = env_flag("TOROID_CUDA_DEPENDENT_LAUNCH").value_or(true);
-  return on && context().info.arch() >= 90;
+  // attribute depends on the device. Decided once (every launch asks); a failed context retries.
+  static const bool on = env_flag("TOROID_CUDA_DEPENDENT_LAUNCH").value_or(true) && context().info.arch() >= 90;
+  return on;
 }
 
 GraphExec::~GraphExec() {
