@@ -214,17 +214,6 @@ class CudaEmitter : public KernelEmitter {
   // A var's slot-path values summed as offsets from the thread's first ($TOROID_CUDA_WELFORD_SHIFTED=0
   // turns it off; read once per kernel, in emit_rows).
   bool welford_shifted_ = true;
-  // Row-invariant loads (a norm's weight and bias) on the slot path, kept per thread in shared
-  // memory across the rows a block loops over: filled on its first row, read back after
-  // ($TOROID_CUDA_ROW_INVARIANT_SHARED=1, an experiment for capped grids). Each thread reads back
-  // only the groups it stored, so no barrier is needed.
-  bool invariant_shared_ = false;
-  int invariant_threads_ = 0;
-  size_t invariant_bytes_ = 0;
-  static constexpr size_t kInvariantBytes = 32768;
-  std::unordered_map<Expr, std::string> invariant_cache_;  // load -> its shared array (flag: name + "_f")
-  std::vector<std::string> invariant_decls_;
-  std::vector<std::string> invariant_used_;  // arrays the current slot loop reads
   // Sum and mean reductions that a var reduction of the same values in the same loop already
   // computes (a layer norm's mean beside its variance): taken from its Welford result.
   std::unordered_map<const Buffer*, const Buffer*> mean_from_welford_;
@@ -238,25 +227,6 @@ class CudaEmitter : public KernelEmitter {
       for (size_t k = 0; k < k_.outer.size(); ++k)
         if (s == sched::outer_var(k)) return false;
     return true;
-  }
-  // The shared array caching `l` for the rows a block loops over, or "" (see invariant_shared_).
-  std::string invariant_array(Expr l) {
-    const Buffer* s = l.buffer()->storage;
-    if (!invariant_shared_ || l.op() != Op::Load || !row_invariant(l) || written(s)) return "";
-    auto it = invariant_cache_.find(l);
-    if (it == invariant_cache_.end()) {
-      const size_t bytes = size_t(row_slots_) * size_t(invariant_threads_) * size_t(vector_width_) * size_t(dtype_size(s->dtype));
-      if (invariant_bytes_ + bytes > kInvariantBytes) return "";
-      invariant_bytes_ += bytes;
-      std::string c = tmp();
-      invariant_decls_.push_back("__shared__ __align__(16) " + std::string(storage_type(s->dtype)) + " " + c + "[" +
-                                 std::to_string(bytes / dtype_size(s->dtype)) + "];\n");
-      invariant_decls_.push_back("bool " + c + "_f = false;\n");
-      it = invariant_cache_.emplace(l, c).first;
-    }
-    if (std::find(invariant_used_.begin(), invariant_used_.end(), it->second) == invariant_used_.end())
-      invariant_used_.push_back(it->second);
-    return it->second;
   }
   bool written(const Buffer* storage) const {
     for (const sched::Member& m : k_.members)
@@ -684,9 +654,7 @@ class CudaEmitter : public KernelEmitter {
           shifted.push_back(m->buffer);
           shifted_.insert(m->buffer);
         }
-    invariant_used_.clear();
     each_group([&](const std::string& g) { emit_vector_group(os, in3, d, g, group, partials, hoisted, plan, &slotted); });
-    for (const std::string& c : invariant_used_) os << ind << c << "_f = true;\n";
     for (const Buffer* b : shifted) {
       const std::string& p = partials.at(b);
       os << ind << p << " = t_welford_merge(" << p << ", t_welford_from_shift(" << p << "_n, " << p << "_k, " << p << "_s1, " << p
@@ -721,14 +689,6 @@ class CudaEmitter : public KernelEmitter {
       }
       if (slotted && slotted->count(l)) {
         names[l] = "t_load(" + slot_lane(slotted->at(l), s->dtype) + ")";
-        continue;
-      }
-      if (std::string c = slotted ? invariant_array(l) : std::string(); !c.empty()) {
-        std::string t = tmp();
-        os << ind << storage_type(s->dtype) << " " << t << "[" << Vs << "];\n";
-        os << ind << "t_vload_cached<" << Vs << ", true>(" << t << ", " << ptr(s) << " + " << index(l.index()) << ", " << c
-           << " + (static_cast<unsigned>(k) * " << invariant_threads_ << "u + threadIdx.x) * " << Vs << "u, " << c << "_f);\n";
-        names[l] = "t_load(" + t + "[j])";
         continue;
       }
       std::string t = tmp();
@@ -886,20 +846,6 @@ class CudaEmitter : public KernelEmitter {
     for (size_t k = 0; k < k_.outer.size(); ++k) outer.vars.push_back(sched::outer_var(k)), outer.sizes.push_back(k_.outer[k]);
     for (size_t k = 0; k < k_.inner.size(); ++k) inner.vars.push_back(sched::inner_var(k)), inner.sizes.push_back(k_.inner[k]);
     std::string ind = "  ";
-    invariant_shared_ = !outer.vars.empty() && out.row_threads > 0 && out.rows_per_block <= 1 && segment_lanes_ == 0 &&
-                        env_flag("TOROID_CUDA_ROW_INVARIANT_SHARED").value_or(false);
-    invariant_threads_ = out.row_threads;
-    invariant_bytes_ = 0;
-    invariant_cache_.clear();
-    invariant_decls_.clear();
-    std::ostream& head = os;
-    std::ostringstream body;
-    emit_row_loop(body, out, outer, inner, ind);
-    for (const std::string& d : invariant_decls_) head << ind << d;
-    head << body.str();
-  }
-
-  void emit_row_loop(std::ostream& os, CudaKernel& out, const Domain& outer, const Domain& inner, std::string ind) {
     if (!outer.vars.empty()) {
       os << ind << "const I n_rows = " << numel(outer.sizes) << ";\n";
       os << ind << "for (I row = t_block; row < n_rows; row += t_blocks) {\n";

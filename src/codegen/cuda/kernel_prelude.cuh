@@ -223,16 +223,6 @@ template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[
     for (int k = 0; k < N; ++k) p[k] = src[k];
   }
 }
-// N elements at p that every row reads, kept in this thread's part of a shared array across the
-// rows its block loops over: read from p (and stored) on the first, from the cache after.
-template <int N, bool NC, class T> T_DEV void t_vload_cached(T (&dst)[N], const T* __restrict__ p, T* cache, bool filled) {
-  if (filled) {
-    t_vload<N, false>(dst, cache);
-  } else {
-    t_vload<N, NC>(dst, p);
-    t_vstore<N>(cache, dst);
-  }
-}
 template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
