@@ -123,7 +123,9 @@ std::string scalar_expr(Expr e, const std::function<std::string(size_t)>& a, Sca
     case Op::Log2: return call("log2");
     case Op::Log10: return call("log10");
     case Op::Sqrt: return call("sqrt");
-    case Op::Rsqrt: return std::string("(") + T + "(1) / " + call("sqrt") + ")";
+    case Op::Rsqrt:
+      if (std::string f = d.math("rsqrt", in); !f.empty()) return f + "(" + a(0) + ")";
+      return std::string("(") + T + "(1) / " + call("sqrt") + ")";
     case Op::Sin: return call("sin");
     case Op::Cos: return call("cos");
     case Op::Tan: return call("tan");

@@ -226,6 +226,7 @@ class CppEmitter : public KernelEmitter {
   std::string math(const std::string& fn, DType t) const override {
     const bool is_float = compute_type(t) == std::string_view("float");
     bool inline_exp = inline_exp_ && is_float;
+    if (fn == "rsqrt") return "";  // 1 / sqrt: no approximate form
     if (fn == "sigmoid") return inline_exp ? "t_sigmoid_exp" : "t_sigmoid";
     if (fn == "exp" && inline_exp) return "t_exp";
     if (fn == "erf" && inline_erf_ && is_float) return "t_erf";

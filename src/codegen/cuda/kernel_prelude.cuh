@@ -257,6 +257,24 @@ template <class T> T_DEV T t_shfl_xor(T v, int m, unsigned lanes = 0xffffffffu) 
     return static_cast<T>(__shfl_xor_sync(lanes, static_cast<int>(v), m));
   }
 }
+// Lane 0's value in every lane of the warp.
+template <class T> T_DEV T t_shfl0(T v) {
+  if constexpr (sizeof(T) == 8) {
+    long long x;
+    memcpy(&x, &v, 8);
+    x = __shfl_sync(0xffffffffu, x, 0);
+    memcpy(&v, &x, 8);
+    return v;
+  } else if constexpr (sizeof(T) == 4) {
+    int x;
+    memcpy(&x, &v, 4);
+    x = __shfl_sync(0xffffffffu, x, 0);
+    memcpy(&v, &x, 4);
+    return v;
+  } else {
+    return static_cast<T>(__shfl_sync(0xffffffffu, static_cast<int>(v), 0));
+  }
+}
 template <int Lanes = 32, class T, class F> T_DEV T t_warp_reduce(T v, F f) {
   const unsigned lanes = t_row_lanes<Lanes>();
 #pragma unroll
@@ -273,6 +291,7 @@ template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* 
   __syncthreads();
   if (lane == 0) sm[threadIdx.x >> 5] = v;
   __syncthreads();
+#ifdef T_WARP0_COMBINE
   if (threadIdx.x < 32) {
     T r = sm[lane < warps ? lane : 0];
     for (int m = warps >> 1; m > 0; m >>= 1) r = f(r, t_shfl_xor(r, m));
@@ -280,6 +299,13 @@ template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* 
   }
   __syncthreads();
   return sm[32];
+#else
+  T r = sm[lane & (warps - 1)];
+#pragma unroll
+  for (int m = 8; m > 0; m >>= 1)
+    if (m < warps) r = f(r, t_shfl_xor(r, m));
+  return t_shfl0(r);
+#endif
 }
 // Welford partials (count, mean, M2), merged with Chan's formula.
 template <class A> struct t_welford {
@@ -356,6 +382,7 @@ template <int Lanes, class A, class Step> T_DEV t_welford<A> t_block_welford_by(
   __syncthreads();
   if (lane == 0) sm[threadIdx.x >> 5] = w;
   __syncthreads();
+#ifdef T_WARP0_COMBINE
   if (threadIdx.x < 32) {
     t_welford<A> r = sm[lane < warps ? lane : 0];
     for (int m = warps >> 1; m > 0; m >>= 1) r = step(r, m, 0xffffffffu);
@@ -363,6 +390,13 @@ template <int Lanes, class A, class Step> T_DEV t_welford<A> t_block_welford_by(
   }
   __syncthreads();
   return sm[32];
+#else
+  t_welford<A> r = sm[lane & (warps - 1)];
+#pragma unroll
+  for (int m = 8; m > 0; m >>= 1)
+    if (m < warps) r = step(r, m, 0xffffffffu);
+  return {t_shfl0(r.n), t_shfl0(r.mean), t_shfl0(r.m2)};
+#endif
 }
 template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<A> w, t_welford<A>* sm) {
   return t_block_welford_by<Lanes>(w, sm, [](t_welford<A> a, int m, unsigned lanes) { return t_welford_merge(a, t_welford_shfl(a, m, lanes)); });
