@@ -114,10 +114,6 @@ class CudaEmitter : public KernelEmitter {
     return s;
   }
 
-  static bool exact_rsqrt() {
-    static const bool exact = env_flag("TOROID_CUDA_EXACT_RSQRT").value_or(false);
-    return exact;
-  }
   // ScalarDialect: CUDA's math library.
   std::string math(const std::string& fn, DType t) const override {
     bool d = t == DType::Float64;
@@ -130,9 +126,10 @@ class CudaEmitter : public KernelEmitter {
     // The hardware exponential (ex2.approx): a few ulp, well inside f32's tolerance, and many
     // times cheaper than expf (softmax and cross-entropy evaluate one per element).
     if (fn == "exp" && !d) return "__expf";
-    // The hardware reciprocal square root (rsqrtf, 2 ulp), as eager's and Inductor's CUDA rsqrt;
-    // f64 keeps 1 / sqrt. $TOROID_CUDA_EXACT_RSQRT=1: 1 / sqrtf (an experiment's baseline).
-    if (fn == "rsqrt") return d || exact_rsqrt() ? "" : "rsqrtf";
+    // The hardware reciprocal square root (rsqrtf, 2 ulp), as eager's and Inductor's CUDA rsqrt
+    // (IEEE sqrt and division cost a layer norm 0.1-0.2 us on an H200, bench/RESULTS.md 40b);
+    // f64 keeps 1 / sqrt.
+    if (fn == "rsqrt") return d ? "" : "rsqrtf";
     return d ? fn : fn + "f";
   }
   std::string float_literal(double v, DType d) const override {
@@ -1149,8 +1146,7 @@ std::string entry_symbol(const CudaKernel& k, bool i64) {
 
 std::string cuda_translation_unit(const CudaKernel& k, bool i64) {
   TOROID_CHECK(i64 || k.has_i32, k.name + " has no 32-bit entry point");
-  static const bool warp0 = env_flag("TOROID_CUDA_REDUCE_WARP0").value_or(false);
-  return (warp0 ? "#define T_WARP0_COMBINE 1\n" : "") + cuda_prelude() + "\n" +
+  return cuda_prelude() + "\n" +
          renamed_code(k.definitions + (i64 ? k.entry_i64 : k.entry_i32), k.name, k.symbol.empty() ? k.name : k.symbol);
 }
 
