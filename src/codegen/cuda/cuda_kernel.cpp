@@ -852,12 +852,16 @@ class CudaEmitter : public KernelEmitter {
     std::string ind = "  ";
     if (!outer.vars.empty()) {
       os << ind << "const I n_rows = " << numel(outer.sizes) << ";\n";
+      // The half of each block reduction's shared partials this row uses (see t_block_reduce).
+      os << ind << "unsigned t_half = 16u;\n";
       os << ind << "for (I row = t_block; row < n_rows; row += t_blocks) {\n";
       ind += "  ";
+      os << ind << "t_half ^= 16u;\n";
       unravel(os, ind, outer, "row");
     } else {
       os << ind << "if (t_block == 0) {\n";
       ind += "  ";
+      os << ind << "const unsigned t_half = 0u;\n";
     }
     // Items in order: an outer-level member, or a loop group (consecutive inner members, none
     // reading a reduction of the same group).
@@ -1076,20 +1080,20 @@ class CudaEmitter : public KernelEmitter {
                           : b->reduce == ReduceOp::Any ? "a || b"
                           : b->reduce == ReduceOp::All ? "a && b"
                                                        : "a + b";
-          os << ind << "__shared__ " << A << " " << sm << "[33];\n";
+          os << ind << "__shared__ " << A << " " << sm << "[32];\n";
           os << ind << A << " " << r << " = t_block_reduce" << segment_arg("<", ">") << "(" << p << ", [](" << A << " a, " << A << " b) { return " << f
-             << "; }, " << sm << ");\n";
+             << "; }, " << sm << " + t_half);\n";
           if (b->reduce == ReduceOp::Mean) os << ind << r << " = " << r << " / static_cast<" << A << ">(" << n_red << ");\n";
           break;
         }
         case ReduceOp::Var: {
           char corr[64];
           std::snprintf(corr, sizeof corr, "%.17g", b->correction);
-          os << ind << "__shared__ t_welford<" << A << "> " << sm << "[33];\n";
+          os << ind << "__shared__ t_welford<" << A << "> " << sm << "[32];\n";
           std::string w = tmp();
           const bool even = even_row_split_ && env_.simplify(numel_expr(b->reduction_sizes)).as_int() == row_elements_;
           os << ind << "const t_welford<" << A << "> " << w << " = t_block_welford" << (even ? "_even" : "")
-             << segment_arg("<", ">") << "(" << p << ", " << sm << ");\n";
+             << segment_arg("<", ">") << "(" << p << ", " << sm << " + t_half);\n";
           welford_of[b] = w;
           os << ind << "const " << A << " " << r << " = " << w << ".m2 / t_imax<" << A << ">(" << A << "(0), static_cast<" << A
              << ">(" << n_red << ") - " << A << "(" << corr << "));\n";
@@ -1146,7 +1150,10 @@ std::string entry_symbol(const CudaKernel& k, bool i64) {
 
 std::string cuda_translation_unit(const CudaKernel& k, bool i64) {
   TOROID_CHECK(i64 || k.has_i32, k.name + " has no 32-bit entry point");
-  return cuda_prelude() + "\n" +
+  // $TOROID_CUDA_REDUCE_LEADING_BARRIER=1: the block reductions' old leading barrier back (an A/B
+  // of RESULTS 40e, to be removed once timed).
+  static const bool leading = env_flag("TOROID_CUDA_REDUCE_LEADING_BARRIER").value_or(false);
+  return (leading ? "#define T_LEADING_BARRIER 1\n" : "") + cuda_prelude() + "\n" +
          renamed_code(k.definitions + (i64 ? k.entry_i64 : k.entry_i32), k.name, k.symbol.empty() ? k.name : k.symbol);
 }
 

@@ -226,8 +226,10 @@ template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[
 template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
-// function; every thread gets the result. The leading barrier lets consecutive reductions reuse
-// the shared memory. A row of Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block)
+// function; every thread gets the result. Their shared memory holds two halves of 16 partials:
+// a site that reduces again (a block's next row) passes the other half (t_half, flipped each row),
+// so one barrier a reduction suffices: a warp writes a half again only after passing the next
+// row's barrier, which every warp reaches after reading this row's partials. A row of Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block)
 // is a segment of its warp: its shuffles and barriers name only its own lanes, so a segment with
 // no row (past the grid's last row) leaves the others alone.
 template <int Lanes> T_DEV unsigned t_row_lanes() {
@@ -285,12 +287,14 @@ template <int Lanes = 32, class T, class F> T_DEV T t_warp_reduce(T v, F f) {
 // count: xor shuffles below it stay among the partials), then lane 0's result broadcast by shuffle
 // (one barrier fewer than combining in warp 0 and broadcasting through shared memory; layer_norm
 // over 4096 bf16 on an H200 0.2 us faster, bench/RESULTS.md 40b). Returns the same bits in every
-// thread of the row; sm holds 33 entries (unused by a warp or segment).
+// thread of the row; sm is one half (16 entries; unused by a warp or segment).
 template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* sm) {
   v = t_warp_reduce<Lanes>(v, f);
   if (Lanes < 32 || blockDim.x <= 32) return v;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
+#ifdef T_LEADING_BARRIER
   __syncthreads();
+#endif
   if (lane == 0) sm[threadIdx.x >> 5] = v;
   __syncthreads();
   T r = sm[lane & (warps - 1)];
@@ -372,7 +376,9 @@ template <int Lanes, class A, class Step> T_DEV t_welford<A> t_block_welford_by(
   for (int m = Lanes / 2; m > 0; m >>= 1) w = step(w, m, lanes);
   if (Lanes < 32 || blockDim.x <= 32) return w;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
+#ifdef T_LEADING_BARRIER
   __syncthreads();
+#endif
   if (lane == 0) sm[threadIdx.x >> 5] = w;
   __syncthreads();
   t_welford<A> r = sm[lane & (warps - 1)];
