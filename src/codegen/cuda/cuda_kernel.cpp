@@ -1150,10 +1150,10 @@ std::string entry_symbol(const CudaKernel& k, bool i64) {
 
 std::string cuda_translation_unit(const CudaKernel& k, bool i64) {
   TOROID_CHECK(i64 || k.has_i32, k.name + " has no 32-bit entry point");
-  // $TOROID_CUDA_REDUCE_LEADING_BARRIER=1: the block reductions' old leading barrier back (an A/B
-  // of RESULTS 40e, to be removed once timed).
-  static const bool leading = env_flag("TOROID_CUDA_REDUCE_LEADING_BARRIER").value_or(false);
-  return (leading ? "#define T_LEADING_BARRIER 1\n" : "") + cuda_prelude() + "\n" +
+  // $TOROID_CUDA_REDUCE_ONE_BARRIER=1: block reductions without their leading barrier (the
+  // alternating halves make it redundant; off until checked and timed on a GPU).
+  static const bool one_barrier = env_flag("TOROID_CUDA_REDUCE_ONE_BARRIER").value_or(false);
+  return (one_barrier ? "#define T_ONE_BARRIER 1\n" : "") + cuda_prelude() + "\n" +
          renamed_code(k.definitions + (i64 ? k.entry_i64 : k.entry_i32), k.name, k.symbol.empty() ? k.name : k.symbol);
 }
 

@@ -229,7 +229,9 @@ template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast
 // function; every thread gets the result. Their shared memory holds two halves of 16 partials:
 // a site that reduces again (a block's next row) passes the other half (t_half, flipped each row),
 // so one barrier a reduction suffices: a warp writes a half again only after passing the next
-// row's barrier, which every warp reaches after reading this row's partials. A row of Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block)
+// row's barrier, which every warp reaches after reading this row's partials. Until that is
+// checked and timed on a GPU the leading barrier stays (T_ONE_BARRIER, from
+// $TOROID_CUDA_REDUCE_ONE_BARRIER=1, drops it). A row of Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block)
 // is a segment of its warp: its shuffles and barriers name only its own lanes, so a segment with
 // no row (past the grid's last row) leaves the others alone.
 template <int Lanes> T_DEV unsigned t_row_lanes() {
@@ -292,7 +294,7 @@ template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* 
   v = t_warp_reduce<Lanes>(v, f);
   if (Lanes < 32 || blockDim.x <= 32) return v;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
-#ifdef T_LEADING_BARRIER
+#ifndef T_ONE_BARRIER
   __syncthreads();
 #endif
   if (lane == 0) sm[threadIdx.x >> 5] = v;
@@ -376,7 +378,7 @@ template <int Lanes, class A, class Step> T_DEV t_welford<A> t_block_welford_by(
   for (int m = Lanes / 2; m > 0; m >>= 1) w = step(w, m, lanes);
   if (Lanes < 32 || blockDim.x <= 32) return w;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
-#ifdef T_LEADING_BARRIER
+#ifndef T_ONE_BARRIER
   __syncthreads();
 #endif
   if (lane == 0) sm[threadIdx.x >> 5] = w;
