@@ -226,14 +226,15 @@ template <int N, class T> T_DEV void t_vstore(T* __restrict__ p, const T (&src)[
 template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast<uint64_t>(p) & 15) == 0; }
 
 // Warp and block reductions. Every thread of the block calls t_block_reduce with the same
-// function; every thread gets the result. Their shared memory holds two halves of 16 partials:
-// a site that reduces again (a block's next row) passes the other half (t_half, flipped each row),
-// so one barrier a reduction suffices: a warp writes a half again only after passing the next
-// row's barrier, which every warp reaches after reading this row's partials. Until that is
-// checked and timed on a GPU the leading barrier stays (T_ONE_BARRIER, from
-// $TOROID_CUDA_REDUCE_ONE_BARRIER=1, drops it). A row of Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block)
-// is a segment of its warp: its shuffles and barriers name only its own lanes, so a segment with
-// no row (past the grid's last row) leaves the others alone.
+// function; every thread gets the result. Their shared memory holds two halves of 16 partials
+// (a row's block has at most 512 threads, 16 warps): a site that reduces again (a block's next
+// row) passes the other half (t_half, flipped each row), so one barrier a reduction suffices: a
+// warp writes a half again only after passing the next row's barrier, which every warp reaches
+// after reading this row's partials. Until that is checked and timed on a GPU the leading
+// barrier stays (T_ONE_BARRIER, from $TOROID_CUDA_REDUCE_ONE_BARRIER=1, drops it). A row of
+// Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block) is a segment of its warp:
+// its shuffles and barriers name only its own lanes, so a segment with no row (past the grid's
+// last row) leaves the others alone.
 template <int Lanes> T_DEV unsigned t_row_lanes() {
   if constexpr (Lanes >= 32) return 0xffffffffu;
   else return ((1u << Lanes) - 1u) << (((threadIdx.y * Lanes + threadIdx.x) & 31u) & ~unsigned(Lanes - 1));
