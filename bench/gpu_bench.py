@@ -439,7 +439,7 @@ def main():
         toroid.lib.toroid_module_free(m)
         del inputs, expected
         torch.cuda.empty_cache()
-    report(results, bw, args.json, torch.cuda.get_device_name())
+    report(results, bw, args.json, torch.cuda.get_device_name(), build_commit(args.lib))
     return 0
 
 
@@ -473,26 +473,38 @@ def isolated(args):
         device = got["device"]
     if not results:
         return 1
-    report(results, statistics.median(bws), args.json, device)
+    report(results, statistics.median(bws), args.json, device, build_commit(args.lib))
     return 0 if len(results) == len(names) else 1
 
 
-def report(results, bw, json_path, device):
-    """The table of `results` on standard output; all of it as JSON to json_path."""
+def build_commit(lib):
+    """The commit the library was built at: tools/gpu/make_carry.sh writes COMMIT beside it."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(lib)), "COMMIT")) as f:
+            return f.read().strip()[:7] or None
+    except OSError:
+        return None
+
+
+def report(results, bw, json_path, device, commit=None):
+    """The table of `results` on standard output; all of it as JSON to json_path, with the date
+    and the library's commit."""
     print()
     print("| workload | toroid ms | eager ms | Inductor ms | toroid % copy BW | Inductor % copy BW "
           "| same-bytes copy % copy BW | toroid % same-bytes copy | toroid/Inductor | toroid cold s | toroid warm ms | toroid warm, new process ms | Inductor cold s | Inductor warm ms | matches |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
         g = lambda k, f="{:.3f}": f.format(r[k]) if k in r else "-"  # noqa: E731
-        print(f"| {r['workload']} | {g('toroid_ms')} | {g('eager_ms')} | {g('inductor_ms')} | {g('toroid_bw_pct', '{:.1f}%')} "
-              f"| {g('inductor_bw_pct', '{:.1f}%')} | {g('copy_same_bytes_bw_pct', '{:.0f}%')} "
+        # Two decimals on the shares of the copy bandwidth: one rounded 89.95% up to a 90.0% line.
+        print(f"| {r['workload']} | {g('toroid_ms', '{:.4f}')} | {g('eager_ms')} | {g('inductor_ms', '{:.4f}')} | {g('toroid_bw_pct', '{:.2f}%')} "
+              f"| {g('inductor_bw_pct', '{:.2f}%')} | {g('copy_same_bytes_bw_pct', '{:.0f}%')} "
               f"| {g('toroid_copy_same_bytes_pct', '{:.0f}%')} | {g('toroid_vs_inductor', '{:.2f}x')} | {g('toroid_cold_s', '{:.2f}')} "
               f"| {g('toroid_warm_ms', '{:.2f}')} | {g('toroid_warm_process_ms', '{:.1f}')} | {g('inductor_cold_s', '{:.2f}')} | {g('inductor_warm_ms', '{:.0f}')} "
               f"| {r['toroid_matches_eager']} |")
     if json_path:
         with open(json_path, "w") as f:
-            json.dump({"device": device, "copy_bw": bw, "results": results}, f, indent=1)
+            json.dump({"date": time.strftime("%Y-%m-%d"), "commit": commit, "device": device, "copy_bw": bw,
+                       "results": results}, f, indent=1)
 
 
 if __name__ == "__main__":
