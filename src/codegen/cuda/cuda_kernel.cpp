@@ -1153,7 +1153,10 @@ std::string cuda_translation_unit(const CudaKernel& k, bool i64) {
   // $TOROID_CUDA_REDUCE_ONE_BARRIER=1: block reductions without their leading barrier (the
   // alternating halves make it redundant; off until checked and timed on a GPU).
   static const bool one_barrier = env_flag("TOROID_CUDA_REDUCE_ONE_BARRIER").value_or(false);
-  return (one_barrier ? "#define T_ONE_BARRIER 1\n" : "") + cuda_prelude() + "\n" +
+  // $TOROID_CUDA_WELFORD_HALF_SUM=1: even Welford merges take the mean as a/2 + b/2 (an experiment).
+  static const bool half_sum = env_flag("TOROID_CUDA_WELFORD_HALF_SUM").value_or(false);
+  return std::string(one_barrier ? "#define T_ONE_BARRIER 1\n" : "") + (half_sum ? "#define T_EVEN_HALF_SUM 1\n" : "") +
+         cuda_prelude() + "\n" +
          renamed_code(k.definitions + (i64 ? k.entry_i64 : k.entry_i32), k.name, k.symbol.empty() ? k.name : k.symbol);
 }
 

@@ -396,9 +396,16 @@ template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<
 // t_block_welford where every lane holds the same count (a row of constant length its threads
 // split evenly): each merge weighs its sides by one half, so the counts are not exchanged and no
 // quotient is taken (two shuffles a step instead of three).
+// T_EVEN_HALF_SUM ($TOROID_CUDA_WELFORD_HALF_SUM=1, an experiment until checked on a GPU): the
+// mean as a/2 + b/2, one rounding and no infinity tests (an infinite side keeps it infinite, and
+// opposite infinities make it NaN, as adding the means does).
 template <class A> T_DEV t_welford<A> t_welford_merge_even(t_welford<A> a, A b_mean, A b_m2) {
   const A d = b_mean - a.mean;
+#ifdef T_EVEN_HALF_SUM
+  return {a.n + a.n, a.mean * A(0.5) + b_mean * A(0.5), a.m2 + b_m2 + d * d * a.n * A(0.5)};
+#else
   return {a.n + a.n, t_welford_mean(a.mean, b_mean, d * A(0.5)), a.m2 + b_m2 + d * d * a.n * A(0.5)};
+#endif
 }
 template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford_even(t_welford<A> w, t_welford<A>* sm) {
   return t_block_welford_by<Lanes>(w, sm, [](t_welford<A> a, int m, unsigned lanes) {
