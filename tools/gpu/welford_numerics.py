@@ -84,28 +84,26 @@ def main():
         "1e4 first in every thread": np.where(np.arange(4096) % 32 == 0, 1e4, rng.standard_normal(4096)),
         "integers -3..3": rng.integers(-3, 4, 4096).astype(np.float64),
     }
+    def errors(x, fn):
+        """The block's mean and M2 from thread partials `fn`, as errors relative to f64's."""
+        exact = x.astype(np.float64)
+        mean = exact.mean()
+        m2 = ((exact - mean) ** 2).sum()
+        _, got_mean, got_m2 = block([fn(list(x[t * 32:(t + 1) * 32])) for t in range(128)])
+        return f"{abs(got_mean - mean) / abs(mean):.1e} | {abs(got_m2 - m2) / m2:.1e}"
+
+    global INF_RULES, HALF_SUM
     print("| row | thread partial | mean rel. error | M2 rel. error |")
     print("|---|---|---|---|")
     for name, x in rows.items():
-        x = x.astype(np.float32)
-        exact = x.astype(np.float64)
-        mean = exact.mean()
-        m2 = ((exact - mean) ** 2).sum()
         for label, fn in (("groups of 8", thread_groups), ("shifted sums (default)", thread_shifted)):
-            _, got_mean, got_m2 = block([fn(list(x[t * 32:(t + 1) * 32])) for t in range(128)])
-            print(f"| {name} | {label} | {abs(got_mean - mean) / abs(mean):.1e} | {abs(got_m2 - m2) / m2:.1e} |")
-    global INF_RULES, HALF_SUM
+            print(f"| {name} | {label} | {errors(x.astype(np.float32), fn)} |")
     print("\n| row | block's even merge | mean rel. error | M2 rel. error |")
     print("|---|---|---|---|")
     for name, x in rows.items():
-        x = x.astype(np.float32)
-        exact = x.astype(np.float64)
-        mean = exact.mean()
-        m2 = ((exact - mean) ** 2).sum()
         for HALF_SUM in (False, True):
-            _, got_mean, got_m2 = block([thread_shifted(list(x[t * 32:(t + 1) * 32])) for t in range(128)])
             label = "a/2 + b/2" if HALF_SUM else "a + (b - a)/2"
-            print(f"| {name} | {label} | {abs(got_mean - mean) / abs(mean):.1e} | {abs(got_m2 - m2) / m2:.1e} |")
+            print(f"| {name} | {label} | {errors(x.astype(np.float32), thread_shifted)} |")
     HALF_SUM = False
     # Rows holding an infinity: eager's mean is inf (NaN for both signs), its variance NaN.
     x = rng.standard_normal(4096).astype(np.float32)
