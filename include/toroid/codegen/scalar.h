@@ -21,7 +21,8 @@ std::string int_literal(int64_t v);  // INT64_C(5)
 class ScalarDialect {
  public:
   virtual ~ScalarDialect() = default;
-  // The function computing `fn` ("exp", "sigmoid", "abs", "max", "isinf", ...) on values of type `t`.
+  // The function computing `fn` ("exp", "sigmoid", "abs", "max", "isinf", ...) on values of type `t`;
+  // for "rsqrt", "" where the dialect has none (scalar_expr then writes 1 / sqrt).
   virtual std::string math(const std::string& fn, DType t) const = 0;
   virtual std::string float_literal(double v, DType d) const = 0;
   // Rounds a float value to bf16 or f16 and back (a cast between floats).

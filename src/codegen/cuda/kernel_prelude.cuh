@@ -245,40 +245,30 @@ template <int Lanes = 32> T_DEV void t_row_sync() {
   else if (blockDim.x <= 32) __syncwarp();
   else __syncthreads();
 }
-template <class T> T_DEV T t_shfl_xor(T v, int m, unsigned lanes = 0xffffffffu) {
+// A shuffle of any value of 1 to 8 bytes: `shfl` moves an int or a long long, v's bits travel.
+template <class T, class Shfl> T_DEV T t_shfl_bits(T v, Shfl shfl) {
   if constexpr (sizeof(T) == 8) {
     long long x;
     memcpy(&x, &v, 8);
-    x = __shfl_xor_sync(lanes, x, m);
+    x = shfl(x);
     memcpy(&v, &x, 8);
     return v;
   } else if constexpr (sizeof(T) == 4) {
     int x;
     memcpy(&x, &v, 4);
-    x = __shfl_xor_sync(lanes, x, m);
+    x = shfl(x);
     memcpy(&v, &x, 4);
     return v;
   } else {
-    return static_cast<T>(__shfl_xor_sync(lanes, static_cast<int>(v), m));
+    return static_cast<T>(shfl(static_cast<int>(v)));
   }
+}
+template <class T> T_DEV T t_shfl_xor(T v, int m, unsigned lanes = 0xffffffffu) {
+  return t_shfl_bits(v, [&](auto x) { return __shfl_xor_sync(lanes, x, m); });
 }
 // Lane 0's value in every lane of the warp.
 template <class T> T_DEV T t_shfl0(T v) {
-  if constexpr (sizeof(T) == 8) {
-    long long x;
-    memcpy(&x, &v, 8);
-    x = __shfl_sync(0xffffffffu, x, 0);
-    memcpy(&v, &x, 8);
-    return v;
-  } else if constexpr (sizeof(T) == 4) {
-    int x;
-    memcpy(&x, &v, 4);
-    x = __shfl_sync(0xffffffffu, x, 0);
-    memcpy(&v, &x, 4);
-    return v;
-  } else {
-    return static_cast<T>(__shfl_sync(0xffffffffu, static_cast<int>(v), 0));
-  }
+  return t_shfl_bits(v, [](auto x) { return __shfl_sync(0xffffffffu, x, 0); });
 }
 template <int Lanes = 32, class T, class F> T_DEV T t_warp_reduce(T v, F f) {
   const unsigned lanes = t_row_lanes<Lanes>();
