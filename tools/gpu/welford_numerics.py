@@ -4,9 +4,8 @@ values over 128 threads of 32 (four groups of 8), each thread's partial by per-g
 merges ($TOROID_CUDA_WELFORD_SHIFTED=0) or by the default sums of offsets from its first value, then
 the block's pairwise merges (weights as exact quotients); the relative error of the mean and M2
 against f64, on rows chosen to hurt (a large offset, an outlier as the shift), RESULTS.md 37h;
-and rows holding an infinity with and without the prelude's rules for them, RESULTS.md 38i; the
-block's even merges with the mean as a + (b - a)/2 (default) or a/2 + b/2
-($TOROID_CUDA_WELFORD_HALF_SUM=1), RESULTS.md 40g.
+and rows holding an infinity with and without the prelude's rules for them, RESULTS.md 38i. (A
+block merge of the means as a/2 + b/2 was replayed too and dropped: RESULTS.md 40g, 41a.)
 
     python3 tools/gpu/welford_numerics.py
 """
@@ -16,18 +15,15 @@ f32 = np.float32
 
 
 INF_RULES = True  # the prelude's handling of infinite values (t_welford_mean, the finite shift)
-HALF_SUM = False  # equal counts: the mean as a/2 + b/2 (t_welford_merge_even under T_EVEN_HALF_SUM)
 
 
-def merge(a, b, even=False):
+def merge(a, b):
     """Chan's merge of (n, mean, M2) pairs, rounding as the f32 kernel does; with an infinite
     side the means are added (t_welford_mean)."""
     n = f32(a[0] + b[0])
     d = f32(b[1] - a[1])
     fb = f32(b[0] / n)
-    if even and HALF_SUM:
-        mean = f32(f32(a[1] * f32(0.5)) + f32(b[1] * f32(0.5)))
-    elif INF_RULES and (np.isinf(a[1]) or np.isinf(b[1])):
+    if INF_RULES and (np.isinf(a[1]) or np.isinf(b[1])):
         mean = f32(a[1] + b[1])
     else:
         mean = f32(a[1] + d * fb)
@@ -70,7 +66,7 @@ def thread_shifted(vals):
 
 def block(parts):
     while len(parts) > 1:
-        parts = [merge(parts[i], parts[i + 1], even=True) for i in range(0, len(parts), 2)]
+        parts = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts), 2)]
     return parts[0]
 
 
@@ -92,19 +88,12 @@ def main():
         _, got_mean, got_m2 = block([fn(list(x[t * 32:(t + 1) * 32])) for t in range(128)])
         return f"{abs(got_mean - mean) / abs(mean):.1e} | {abs(got_m2 - m2) / m2:.1e}"
 
-    global INF_RULES, HALF_SUM
+    global INF_RULES
     print("| row | thread partial | mean rel. error | M2 rel. error |")
     print("|---|---|---|---|")
     for name, x in rows.items():
         for label, fn in (("groups of 8", thread_groups), ("shifted sums (default)", thread_shifted)):
             print(f"| {name} | {label} | {errors(x.astype(np.float32), fn)} |")
-    print("\n| row | block's even merge | mean rel. error | M2 rel. error |")
-    print("|---|---|---|---|")
-    for name, x in rows.items():
-        for HALF_SUM in (False, True):
-            label = "a/2 + b/2" if HALF_SUM else "a + (b - a)/2"
-            print(f"| {name} | {label} | {errors(x.astype(np.float32), thread_shifted)} |")
-    HALF_SUM = False
     # Rows holding an infinity: eager's mean is inf (NaN for both signs), its variance NaN.
     x = rng.standard_normal(4096).astype(np.float32)
     inf_rows = {"inf first": np.concatenate([[np.inf], x[1:]]), "inf last": np.concatenate([x[1:], [np.inf]]),
@@ -114,12 +103,11 @@ def main():
     with np.errstate(invalid="ignore", over="ignore"):
         for name, x in inf_rows.items():
             x = x.astype(np.float32)
-            for rules, HALF_SUM in ((False, False), (True, False), (True, True)):
+            for rules in (False, True):
                 INF_RULES = rules
                 for label, fn in (("groups of 8", thread_groups), ("shifted sums (default)", thread_shifted)):
                     _, got_mean, got_m2 = block([fn(list(x[t * 32:(t + 1) * 32])) for t in range(128)])
-                    rule = "on, block means a/2 + b/2" if HALF_SUM else "on" if rules else "off"
-                    print(f"| {name} | {label} | {rule} | {got_mean} | {got_m2} | {x.mean()} |")
+                    print(f"| {name} | {label} | {'on' if rules else 'off'} | {got_mean} | {got_m2} | {x.mean()} |")
 
 
 if __name__ == "__main__":

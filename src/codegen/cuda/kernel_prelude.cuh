@@ -230,8 +230,8 @@ template <class T> T_DEV bool t_aligned16(const T* p) { return (reinterpret_cast
 // (a row's block has at most 512 threads, 16 warps): a site that reduces again (a block's next
 // row) passes the other half (t_half, flipped each row), so one barrier a reduction suffices: a
 // warp writes a half again only after passing the next row's barrier, which every warp reaches
-// after reading this row's partials. Until that is checked and timed on a GPU the leading
-// barrier stays (T_ONE_BARRIER, from $TOROID_CUDA_REDUCE_ONE_BARRIER=1, drops it). A row of
+// after reading this row's partials (checked on an H200 with blocks looping over 1000 rows,
+// bench/RESULTS.md 41a; time unchanged there, a barrier fewer where rows loop). A row of
 // Lanes < 32 threads (blockDim.x == Lanes, blockDim.y rows a block) is a segment of its warp:
 // its shuffles and barriers name only its own lanes, so a segment with no row (past the grid's
 // last row) leaves the others alone.
@@ -285,9 +285,6 @@ template <int Lanes = 32, class T, class F> T_DEV T t_block_reduce(T v, F f, T* 
   v = t_warp_reduce<Lanes>(v, f);
   if (Lanes < 32 || blockDim.x <= 32) return v;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
-#ifndef T_ONE_BARRIER
-  __syncthreads();
-#endif
   if (lane == 0) sm[threadIdx.x >> 5] = v;
   __syncthreads();
   T r = sm[lane & (warps - 1)];
@@ -369,9 +366,6 @@ template <int Lanes, class A, class Step> T_DEV t_welford<A> t_block_welford_by(
   for (int m = Lanes / 2; m > 0; m >>= 1) w = step(w, m, lanes);
   if (Lanes < 32 || blockDim.x <= 32) return w;
   const int warps = blockDim.x >> 5, lane = threadIdx.x & 31;
-#ifndef T_ONE_BARRIER
-  __syncthreads();
-#endif
   if (lane == 0) sm[threadIdx.x >> 5] = w;
   __syncthreads();
   t_welford<A> r = sm[lane & (warps - 1)];
@@ -386,16 +380,9 @@ template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford(t_welford<
 // t_block_welford where every lane holds the same count (a row of constant length its threads
 // split evenly): each merge weighs its sides by one half, so the counts are not exchanged and no
 // quotient is taken (two shuffles a step instead of three).
-// T_EVEN_HALF_SUM ($TOROID_CUDA_WELFORD_HALF_SUM=1, an experiment until checked on a GPU): the
-// mean as a/2 + b/2, one rounding and no infinity tests (an infinite side keeps it infinite, and
-// opposite infinities make it NaN, as adding the means does).
 template <class A> T_DEV t_welford<A> t_welford_merge_even(t_welford<A> a, A b_mean, A b_m2) {
   const A d = b_mean - a.mean;
-#ifdef T_EVEN_HALF_SUM
-  return {a.n + a.n, a.mean * A(0.5) + b_mean * A(0.5), a.m2 + b_m2 + d * d * a.n * A(0.5)};
-#else
   return {a.n + a.n, t_welford_mean(a.mean, b_mean, d * A(0.5)), a.m2 + b_m2 + d * d * a.n * A(0.5)};
-#endif
 }
 template <int Lanes = 32, class A> T_DEV t_welford<A> t_block_welford_even(t_welford<A> w, t_welford<A>* sm) {
   return t_block_welford_by<Lanes>(w, sm, [](t_welford<A> a, int m, unsigned lanes) {
