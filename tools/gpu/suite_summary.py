@@ -5,7 +5,9 @@ toroid faster) over CNNs and over every row, per dtype and mode.
 
     python3 tools/gpu/suite_summary.py FILE.jsonl [--commit C]
 
-With --commit only that commit's rows count; otherwise each (model, dtype, mode)'s last row.
+With --commit only that commit's rows count. Each (model, dtype, mode)'s last row counts, so a row
+re-run alone (one shard, the GPU to itself) and appended after a sharded suite supersedes it; rows
+slower than eager say whether they shared the GPU, where the timing noise is larger.
 """
 import argparse
 import json
@@ -41,7 +43,8 @@ def main():
             continue
         t, i, e = r.get("toroid_ms"), r.get("inductor_ms"), r.get("eager_ms")
         if t and e and t > e:
-            slower.append("%s %s %s: toroid %.2f ms, eager %.2f" % (model, dtype, mode, t, e))
+            shared = " (shared GPU)" if r.get("shared_gpu") else ""
+            slower.append("%s %s %s: toroid %.2f ms, eager %.2f%s" % (model, dtype, mode, t, e, shared))
         if r.get("fallback_ops"):
             fallbacks.append("%s %s %s: %s" % (model, dtype, mode, ", ".join(r["fallback_ops"])))
         if t and i:
